@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# gpuctx: BPF objects -> skeletons -> collector; emulated driver; tests.
+OUTPUT := .output
+BUILD := build
+ARCH ?= $(shell uname -m | sed 's/x86_64/x86/')
+ifneq ($(ARCH),x86)
+$(error Architecture $(ARCH) is not supported yet: add bpf/vmlinux/$(ARCH)/vmlinux.h with tools/gen-vmlinux.sh)
+endif
+VMLINUX_H ?= bpf/vmlinux/$(ARCH)/vmlinux.h
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= gcc
+VERSION := 0.1.0
+
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
+	-I$(dir $(VMLINUX_H)) $(CLANG_BPF_SYS_INCLUDES)
+CFLAGS ?= -g -O2
+CFLAGS += -Wall -Wextra -Werror=undef -Wno-unused-parameter -Iinclude -Iuser -I$(OUTPUT) \
+	-DGPUCTX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags libbpf 2>/dev/null)
+LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
+STATIC_LDLIBS := -Wl,-Bstatic -lbpf -lelf -lz $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
+
+BPF_UNITS := gpuctx
+# Userspace sources that need libbpf; everything else in user/ is pure and unit tested.
+BPF_USER_SRCS := user/main.c user/collector.c user/record.c user/discover.c
+USER_SRCS := $(wildcard user/*.c)
+PURE_SRCS := $(filter-out $(BPF_USER_SRCS),$(USER_SRCS))
+PURE_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(PURE_SRCS))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_UNITS))
+
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.c))
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all static deps test-deps unit integration test demo clean vmlinux format bench
+
+all: $(BUILD)/gpuctx $(BUILD)/fakegpu $(WORKLOADS)
+
+$(OUTPUT) $(OUTPUT)/user $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.tmp.bpf.o: bpf/%.bpf.c include/gpuctx_events.h $(wildcard bpf/*.bpf.h) $(VMLINUX_H) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.bpf.o: $(OUTPUT)/%.tmp.bpf.o
+	$(call msg,GEN-OBJ,$@)
+	$(Q)$(BPFTOOL) gen object $@ $<
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) include/gpuctx_events.h | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(patsubst user/%.c,$(OUTPUT)/user/%.o,$(BPF_USER_SRCS)): $(SKELS)
+
+$(BUILD)/gpuctx: $(USER_OBJS) | $(BUILD)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+static: $(BUILD)/gpuctx-static
+$(BUILD)/gpuctx-static: $(USER_OBJS) | $(BUILD)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LDLIBS) -o $@
+
+$(BUILD)/fakegpu: tools/fakegpu.c tools/gpu_uapi.h | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itools $(shell pkg-config --cflags fuse3) $< $(shell pkg-config --libs fuse3) -lpthread -o $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(PURE_OBJS) | $(BUILD)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) $(shell pkg-config --libs cmocka) -lz -o $@
+
+$(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itools $< -lpthread -o $@
+
+deps:
+	$(Q)tools/install-deps.sh build
+
+test-deps:
+	$(Q)tools/install-deps.sh test
+
+unit: $(UNIT_TESTS)
+	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
+
+integration: all
+	$(Q)tests/integration/run.sh
+
+# The README's test command: installs what is missing, builds, runs every test.
+test: test-deps
+	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)$(MAKE) --no-print-directory integration
+
+# The README's demo command: trace the bundled workload and print the report.
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh
+
+vmlinux:
+	$(Q)tools/gen-vmlinux.sh /sys/kernel/btf/vmlinux $(VMLINUX_H)
+
+format:
+	$(Q)clang-format -i bpf/*.bpf.c user/*.c user/*.h include/*.h tools/*.c tests/unit/*.c tests/workloads/*.c
+
+clean:
+	$(Q)rm -rf $(OUTPUT) $(BUILD)

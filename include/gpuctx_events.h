@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Wire format shared by the BPF programs and the collector: one ring buffer of tagged,
+ * fixed-width records. The same structs are stored verbatim in the trace file, so any change
+ * here must bump GCTX_TRACE_VERSION (user/tracefile.h).
+ * Userspace includes <linux/types.h> before this header.
+ */
+#ifndef __GPUCTX_EVENTS_H
+#define __GPUCTX_EVENTS_H
+
+#define GCTX_COMM_LEN	  16
+#define GCTX_PATH_LEN	  128
+#define GCTX_ARGS_LEN	  256
+#define GCTX_IOCTL_BYTES  96
+#define GCTX_MAX_REGDEVS  64
+
+/* Record tags. Values below 64 come from the kernel, 64 and up are written by the collector. */
+enum gctx_ev_type {
+	GCTX_EV_FORK = 1,  /* struct gctx_ev_fork: a process or thread was created */
+	GCTX_EV_EXEC = 2,  /* struct gctx_ev_exec */
+	GCTX_EV_EXIT = 3,  /* struct gctx_ev_exit: a thread exited (group_dead = whole process) */
+	GCTX_EV_OPEN = 4,  /* struct gctx_ev_open: a GPU device file was opened */
+	GCTX_EV_IOCTL = 5, /* struct gctx_ev_ioctl: an ioctl on a GPU file, entry and exit */
+	GCTX_EV_MMAP = 6,  /* struct gctx_ev_mmap: mmap of a GPU file */
+	GCTX_EV_CLOSE = 7, /* struct gctx_ev_fd: close() of a GPU fd */
+	GCTX_EV_FD_KEPT = 8, /* struct gctx_ev_fd: a GPU fd that survived exec (no O_CLOEXEC) */
+	GCTX_EV_KERNEL_MAX = 9,
+
+	/* Collector records (trace file only). */
+	GCTX_REC_PROC_PRESENT = 64, /* struct gctx_rec_proc: process present at attach */
+	GCTX_REC_FILE_PRESENT = 65, /* struct gctx_rec_file: GPU fd held at attach */
+	GCTX_REC_DEVICE = 66,	    /* struct gctx_rec_device: a GPU device registration */
+	GCTX_REC_DROPS = 67,	    /* struct gctx_rec_drops: lost events by kind, written at end */
+	GCTX_REC_END = 68,	    /* struct gctx_rec_end: the recording ended cleanly */
+};
+
+/* What kind of GPU device file. */
+enum gctx_dev_kind {
+	GCTX_DEV_NONE = 0,
+	GCTX_DEV_NVIDIACTL = 1,	 /* /dev/nvidiactl, major 195 minor 255 */
+	GCTX_DEV_NVIDIA = 2,	 /* /dev/nvidiaN, major 195 minor 0..247 */
+	GCTX_DEV_NVIDIA_UVM = 3, /* /dev/nvidia-uvm (dynamic major, minor 0) */
+	GCTX_DEV_NVIDIA_UVM_TOOLS = 4, /* /dev/nvidia-uvm-tools (minor 1) */
+	GCTX_DEV_KFD = 5,	 /* /dev/kfd (dynamic major) */
+	GCTX_DEV_DRM_RENDER = 6, /* /dev/dri/renderD*, major 226 minor >= 128 */
+	GCTX_DEV_MAX = 7,
+};
+
+/* Common header of every kernel record. */
+struct gctx_ev_hdr {
+	__u32 type;		    /* enum gctx_ev_type */
+	__u32 tid;		    /* kernel pid of the thread */
+	__u32 tgid;		    /* process id */
+	__u32 cpu;		    /* CPU the event was taken on */
+	__u64 ts_ns;		    /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	char comm[GCTX_COMM_LEN];   /* task comm at the time of the event */
+};
+
+#define GCTX_FORK_THREAD 0x1 /* the child is a thread of the parent's process */
+
+struct gctx_ev_fork {
+	struct gctx_ev_hdr hdr; /* tid/tgid of the parent thread */
+	__u32 child_tid;	/* new task's pid */
+	__u32 child_tgid;	/* new task's tgid (== parent tgid for a thread) */
+	__u32 flags;		/* GCTX_FORK_* */
+	__u32 pad;
+};
+
+struct gctx_ev_exec {
+	struct gctx_ev_hdr hdr;		 /* tid == tgid after exec; comm is the new one */
+	__u32 old_tid;			 /* pid of the thread that called exec (!= tid: non-leader) */
+	__u32 args_len;			 /* bytes valid in args */
+	char filename[GCTX_PATH_LEN];	 /* binary path as passed to exec */
+	char args[GCTX_ARGS_LEN];	 /* argv, NUL-separated, possibly truncated */
+};
+
+struct gctx_ev_exit {
+	struct gctx_ev_hdr hdr;
+	__u32 exit_code;  /* wait-status style: (code << 8) | termsig | 0x80 if core dumped */
+	__u32 group_dead; /* 1 when this was the last thread: the process exited */
+};
+
+struct gctx_ev_open {
+	struct gctx_ev_hdr hdr;
+	__u64 file;		 /* struct file address: identity of the open file description */
+	__s32 fd;
+	__u32 flags;		 /* open flags (O_CLOEXEC, O_RDWR, ...) */
+	__u32 kind;		 /* enum gctx_dev_kind */
+	__u32 rdev;		 /* kernel dev_t (major << 20 | minor) of a char device, else 0 */
+	__u64 ino;		 /* inode number */
+	char path[GCTX_PATH_LEN]; /* path as passed to open */
+};
+
+#define GCTX_IOCTL_XFER	   0x1 /* NV_ESC_IOCTL_XFER_CMD unwrapped: cmd/bytes are the inner call */
+#define GCTX_IOCTL_IN_OK   0x2 /* in[] was read at syscall entry */
+#define GCTX_IOCTL_OUT_OK  0x4 /* out[] was read at syscall exit */
+
+struct gctx_ev_ioctl {
+	struct gctx_ev_hdr hdr;
+	__u64 file;		  /* struct file address */
+	__s32 fd;
+	__u32 cmd;		  /* ioctl cmd as issued (the XFER cmd when unwrapped) */
+	__s64 ret;		  /* syscall return value (-errno on error) */
+	__u64 arg;		  /* user pointer argument */
+	__u64 dur_ns;		  /* time spent in the syscall */
+	__u32 kind;		  /* enum gctx_dev_kind */
+	__u32 flags;		  /* GCTX_IOCTL_* */
+	__u32 inner_cmd;	  /* XFER only: the wrapped nr; else 0 */
+	__u32 size;		  /* parameter size the driver sees (_IOC_SIZE or XFER size) */
+	__u32 len;		  /* bytes captured in in[] and out[] (<= GCTX_IOCTL_BYTES) */
+	__u32 pad;
+	__u8 in[GCTX_IOCTL_BYTES];  /* parameters at entry */
+	__u8 out[GCTX_IOCTL_BYTES]; /* parameters at exit */
+};
+
+struct gctx_ev_mmap {
+	struct gctx_ev_hdr hdr;
+	__u64 file;
+	__s32 fd;
+	__u32 kind;
+	__u64 len;
+	__u64 off;
+	__s64 ret; /* mapped address, or -errno */
+	__u32 prot;
+	__u32 flags;
+};
+
+struct gctx_ev_fd {
+	struct gctx_ev_hdr hdr;
+	__u64 file;
+	__s32 fd;
+	__u32 kind;
+};
+
+_Static_assert(sizeof(struct gctx_ev_hdr) == 40, "hdr size");
+_Static_assert(sizeof(struct gctx_ev_fork) == 56, "fork size");
+_Static_assert(sizeof(struct gctx_ev_exec) == 432, "exec size");
+_Static_assert(sizeof(struct gctx_ev_exit) == 48, "exit size");
+_Static_assert(sizeof(struct gctx_ev_open) == 200, "open size");
+_Static_assert(sizeof(struct gctx_ev_ioctl) == 296, "ioctl size");
+_Static_assert(sizeof(struct gctx_ev_mmap) == 88, "mmap size");
+_Static_assert(sizeof(struct gctx_ev_fd) == 56, "fd size");
+
+/* ---- collector records (never produced by BPF) ---- */
+
+struct gctx_rec_proc {
+	__u32 pid;
+	__u32 ppid;
+	__u64 start_ns;		   /* process start, CLOCK_MONOTONIC */
+	char comm[GCTX_COMM_LEN];
+	__u32 nthreads;
+	__u32 args_len;
+	char exe[GCTX_PATH_LEN];
+	char args[GCTX_ARGS_LEN];  /* NUL-separated argv */
+};
+
+struct gctx_rec_file {
+	__u32 pid;		  /* holder */
+	__s32 fd;
+	__u64 file;		  /* struct file address, 0 if unknown (no task/file iterator) */
+	__u32 kind;
+	__u32 flags;		  /* f_flags (O_CLOEXEC is reported through fd flags: see cloexec) */
+	__u32 cloexec;
+	__u32 pad;
+	char path[GCTX_PATH_LEN];
+};
+
+struct gctx_rec_device {
+	__u32 kind;
+	__u32 dev;		  /* kernel dev_t of the filesystem (major << 20 | minor) */
+	__u64 ino;
+	__u32 rdev;		  /* char device number for major-matched kinds, else 0 */
+	__u32 pad;
+	char path[GCTX_PATH_LEN];
+};
+
+struct gctx_rec_drops {
+	__u64 drops[GCTX_EV_KERNEL_MAX]; /* indexed by enum gctx_ev_type */
+	__u64 missed_stash;		 /* syscall exits without their entry */
+};
+
+struct gctx_rec_end {
+	__u64 end_ns;
+	__s32 exit_status;		 /* wait status of the traced command, -1 if none */
+	__u32 reason;			 /* 0 command exited, 1 signal, 2 duration */
+	__u64 events;
+};
+
+#endif /* __GPUCTX_EVENTS_H */

@@ -1,0 +1,25 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Install the Debian 12 packages gpuctx needs to build and test; a no-op when all are present.
+# Usage: tools/install-deps.sh [build|test|bench]
+set -eu
+what=${1:-build}
+pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config"
+pkgs="$pkgs libfuse3-dev fuse3"
+case "$what" in
+test) pkgs="$pkgs libcmocka-dev python3 protobuf-compiler" ;;
+bench) pkgs="$pkgs bpftrace strace python3" ;;
+esac
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing Debian packages:$missing (run as root, or install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1 ||
+	{ apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $missing >/dev/null; }
