@@ -17,7 +17,7 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 BPF_CFLAGS := -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
 	-I$(dir $(VMLINUX_H)) $(CLANG_BPF_SYS_INCLUDES)
 CFLAGS ?= -g -O2
-CFLAGS += -Wall -Wextra -Werror=undef -Wno-unused-parameter -Iinclude -Iuser -I$(OUTPUT) \
+CFLAGS += -D_GNU_SOURCE -Wall -Wextra -Werror=undef -Wno-unused-parameter -Iinclude -Iuser -I$(OUTPUT) \
 	-DGPUCTX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags libbpf 2>/dev/null)
 LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 STATIC_LDLIBS := -Wl,-Bstatic -lbpf -lelf -lz $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)

@@ -177,6 +177,7 @@ struct gctx_rec_device {
 struct gctx_rec_drops {
 	__u64 drops[GCTX_EV_KERNEL_MAX]; /* indexed by enum gctx_ev_type */
 	__u64 missed_stash;		 /* syscall exits without their entry */
+	__u64 unfollowed;		 /* children not followed: followed map full */
 };
 
 struct gctx_rec_end {

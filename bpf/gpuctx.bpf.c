@@ -1,0 +1,777 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpuctx kernel side: process lineage (fork/exec/exit) of the followed processes, and the
+ * open/ioctl/mmap/close calls they make on GPU device files.
+ *
+ * Only tracepoints, tp_btf/raw tracepoints, syscall tracepoints and iterators: no kprobe or
+ * fentry (they do not attach on our kernels). Every syscall program rejects a process that is
+ * not followed first, then a file that is not a GPU device; decoding work happens only for
+ * GPU files. Records go to one ring buffer, submitted without wakeup (the collector polls on a
+ * timer) unless the ring is filling up.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "gpuctx_events.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define NV_MAJOR	    195
+#define NV_CTL_MINOR	    255
+#define NV_MAX_GPU_MINOR    247
+#define DRM_MAJOR	    226
+#define DRM_RENDER_MINOR    128
+#define S_IFMT		    00170000
+#define S_IFCHR		    0020000
+#define MAP_ANONYMOUS	    0x20
+#define NV_ESC_IOCTL_XFER   0xD3
+#define MAX_SCAN_FDS	    4096
+#define PAGE_SZ		    4096
+
+#define IOC_NR(c)   ((c) & 0xff)
+#define IOC_TYPE(c) (((c) >> 8) & 0xff)
+#define IOC_SIZE(c) (((c) >> 16) & 0x3fff)
+
+/* Knobs, set by the collector before load. */
+const volatile bool follow_all = false;	    /* -a: every process */
+const volatile bool follow_cgroup = false;  /* --cgroup: also adopt processes that exec inside */
+const volatile __u32 self_tgid = 0;	    /* the collector itself, never followed */
+const volatile __u32 uvm_major = 0;	    /* dynamic majors from /proc/devices, 0 = absent */
+const volatile __u32 kfd_major = 0;
+const volatile __u32 nr_regdevs = 0;	    /* entries in regdevs */
+const volatile __u64 wakeup_bytes = 1 << 20; /* wake the collector past this much unread data */
+
+/* Counters, read by the collector through the skeleton's .bss. */
+__u64 drops[GCTX_EV_KERNEL_MAX] = {};
+__u64 missed_stash = 0;	 /* a syscall exit whose entry was not stashed (stash map full) */
+__u64 follow_full = 0;	 /* children that could not be followed: followed map full */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* tgid -> 1: processes being followed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} followed SEC(".maps");
+
+struct regdev_key {
+	__u32 dev; /* kernel dev_t of the filesystem */
+	__u32 pad;
+	__u64 ino;
+};
+
+/* Files registered with --device PATH:KIND, matched by (s_dev, i_ino). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GCTX_MAX_REGDEVS);
+	__type(key, struct regdev_key);
+	__type(value, __u32);
+} regdevs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_map SEC(".maps");
+
+struct open_args {
+	__u64 path;  /* user pointer to the path */
+	__u32 flags;
+	__u32 pad;
+};
+
+struct mmap_args {
+	__u64 file;
+	__u64 len;
+	__u64 off;
+	__u32 prot;
+	__u32 flags;
+	__s32 fd;
+	__u32 kind;
+};
+
+/* In-flight ioctl: the record being built, plus where its parameters live. */
+struct ioctl_slot {
+	struct gctx_ev_ioctl ev;
+	__u64 params; /* user pointer of the (inner) parameters */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct open_args);
+} open_stash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct mmap_args);
+} mmap_stash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct ioctl_slot);
+} ioctl_stash SEC(".maps");
+
+/* Zeroed template used to insert an ioctl slot without a 300-byte stack object. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ioctl_slot);
+} ioctl_zero SEC(".maps");
+
+/* Records produced by the task/file iterator (attach-time discovery). */
+struct iter_rec {
+	__u32 tgid;
+	__s32 fd;
+	__u64 file;
+	__u32 kind;
+	__u32 f_flags;
+	__u32 rdev;
+	__u32 pad;
+	__u64 ino;
+};
+
+static __always_inline bool is_followed(__u32 tgid)
+{
+	if (follow_all)
+		return tgid != self_tgid;
+	return bpf_map_lookup_elem(&followed, &tgid) != NULL;
+}
+
+static __always_inline void count_drop(__u32 type)
+{
+	if (type < GCTX_EV_KERNEL_MAX)
+		__sync_fetch_and_add(&drops[type], 1);
+}
+
+static __always_inline void *reserve(__u32 size, __u32 type)
+{
+	void *e = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!e)
+		count_drop(type);
+	return e;
+}
+
+static __always_inline void submit(void *e)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
+
+static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	h->type = type;
+	h->tid = (__u32)id;
+	h->tgid = id >> 32;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+}
+
+/* Is this inode a GPU device? Returns enum gctx_dev_kind. */
+static __always_inline __u32 classify_inode(struct inode *inode, __u32 *rdev_out, __u64 *ino_out)
+{
+	__u16 mode = BPF_CORE_READ(inode, i_mode);
+	__u32 rdev = 0;
+
+	if ((mode & S_IFMT) == S_IFCHR) {
+		__u32 major, minor;
+
+		rdev = BPF_CORE_READ(inode, i_rdev);
+		major = rdev >> 20;
+		minor = rdev & 0xfffff;
+		*rdev_out = rdev;
+		if (major == NV_MAJOR) {
+			if (minor == NV_CTL_MINOR)
+				return GCTX_DEV_NVIDIACTL;
+			if (minor <= NV_MAX_GPU_MINOR)
+				return GCTX_DEV_NVIDIA;
+			return GCTX_DEV_NONE; /* nvidia-modeset */
+		}
+		if (uvm_major && major == uvm_major)
+			return minor == 1 ? GCTX_DEV_NVIDIA_UVM_TOOLS : GCTX_DEV_NVIDIA_UVM;
+		if (kfd_major && major == kfd_major)
+			return GCTX_DEV_KFD;
+		if (major == DRM_MAJOR && minor >= DRM_RENDER_MINOR)
+			return GCTX_DEV_DRM_RENDER;
+	}
+	if (nr_regdevs) {
+		struct regdev_key key = {};
+		__u32 *kind;
+
+		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		key.ino = BPF_CORE_READ(inode, i_ino);
+		kind = bpf_map_lookup_elem(&regdevs, &key);
+		if (kind) {
+			*ino_out = key.ino;
+			return *kind;
+		}
+	}
+	return GCTX_DEV_NONE;
+}
+
+static __always_inline __u32 classify_file(struct file *f, __u32 *rdev, __u64 *ino)
+{
+	struct inode *inode = BPF_CORE_READ(f, f_inode);
+
+	if (!inode)
+		return GCTX_DEV_NONE;
+	return classify_inode(inode, rdev, ino);
+}
+
+/* fd -> struct file of the current task, NULL if none. */
+static __always_inline struct file *fd_file(__s32 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt;
+	struct file **fds;
+	struct file *f = NULL;
+
+	if (fd < 0)
+		return NULL;
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+/* ---- lineage ---- */
+
+static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct gctx_ev_fork *e;
+	__u8 one = 1;
+
+	if (!is_followed(ptgid))
+		return;
+	if (!follow_all && ctgid != ptgid &&
+	    bpf_map_update_elem(&followed, &ctgid, &one, BPF_ANY))
+		__sync_fetch_and_add(&follow_full, 1);
+	e = reserve(sizeof(*e), GCTX_EV_FORK);
+	if (!e)
+		return;
+	fill_hdr(&e->hdr, GCTX_EV_FORK);
+	e->child_tid = BPF_CORE_READ(child, pid);
+	e->child_tgid = ctgid;
+	e->flags = ctgid == ptgid ? GCTX_FORK_THREAD : 0;
+	e->pad = 0;
+	submit(e);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+struct scan_ctx {
+	struct file **fds;
+	__u32 max;
+};
+
+/* One fd of the exec'ing task: report it if it is a GPU file that survived exec. */
+static long scan_one_fd(__u32 i, struct scan_ctx *c)
+{
+	struct gctx_ev_fd *e;
+	struct file *f = NULL;
+	__u32 kind, rdev = 0;
+	__u64 ino = 0;
+
+	if (i >= c->max)
+		return 1;
+	bpf_probe_read_kernel(&f, sizeof(f), &c->fds[i]);
+	if (!f)
+		return 0;
+	kind = classify_file(f, &rdev, &ino);
+	if (!kind)
+		return 0;
+	e = reserve(sizeof(*e), GCTX_EV_FD_KEPT);
+	if (!e)
+		return 0;
+	fill_hdr(&e->hdr, GCTX_EV_FD_KEPT);
+	e->file = (__u64)f;
+	e->fd = i;
+	e->kind = kind;
+	submit(e);
+	return 0;
+}
+
+static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
+				    struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct gctx_ev_exec *e;
+	struct scan_ctx sc;
+	struct fdtable *fdt;
+	unsigned long as, ae;
+	__u32 len;
+
+	if (!is_followed(tgid)) {
+		__u8 one = 1;
+
+		if (!follow_cgroup || bpf_current_task_under_cgroup(&cgroup_map, 0) != 1)
+			return;
+		bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY);
+	}
+
+	/* GPU fds still open now survived exec (O_CLOEXEC ones are already closed). */
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (fdt) {
+		sc.fds = BPF_CORE_READ(fdt, fd);
+		sc.max = BPF_CORE_READ(fdt, max_fds);
+		if (sc.max > MAX_SCAN_FDS)
+			sc.max = MAX_SCAN_FDS;
+		bpf_loop(sc.max, scan_one_fd, &sc, 0);
+	}
+
+	e = reserve(sizeof(*e), GCTX_EV_EXEC);
+	if (!e)
+		return;
+	fill_hdr(&e->hdr, GCTX_EV_EXEC);
+	e->old_tid = old_pid;
+	e->filename[0] = 0;
+	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
+	as = BPF_CORE_READ(task, mm, arg_start);
+	ae = BPF_CORE_READ(task, mm, arg_end);
+	len = ae > as ? ae - as : 0;
+	if (len > GCTX_ARGS_LEN)
+		len = GCTX_ARGS_LEN;
+	barrier_var(len);
+	if (len > 0 && len <= GCTX_ARGS_LEN && bpf_probe_read_user(e->args, len, (void *)as) == 0)
+		e->args_len = len;
+	else
+		e->args_len = 0;
+	submit(e);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	on_exec(p, old_pid, bprm);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	on_exec(p, old_pid, bprm);
+	return 0;
+}
+
+static __always_inline void on_exit(struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct gctx_ev_exit *e;
+	bool group_dead;
+
+	if (!is_followed(tgid))
+		return;
+	/* signal->live has been decremented before the tracepoint fires. */
+	group_dead = BPF_CORE_READ(task, signal, live.counter) == 0;
+	e = reserve(sizeof(*e), GCTX_EV_EXIT);
+	if (e) {
+		fill_hdr(&e->hdr, GCTX_EV_EXIT);
+		e->exit_code = BPF_CORE_READ(task, exit_code);
+		e->group_dead = group_dead;
+		submit(e);
+	}
+	if (group_dead && !follow_all)
+		bpf_map_delete_elem(&followed, &tgid);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_btf, struct task_struct *p)
+{
+	on_exit(p);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(exit_raw, struct task_struct *p)
+{
+	on_exit(p);
+	return 0;
+}
+
+/* ---- GPU device files ---- */
+
+static __always_inline void open_enter(__u64 path, __u32 flags)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct open_args a = { .path = path, .flags = flags };
+	__u32 tid = (__u32)id;
+
+	if (!is_followed(id >> 32))
+		return;
+	if (bpf_map_update_elem(&open_stash, &tid, &a, BPF_ANY))
+		__sync_fetch_and_add(&missed_stash, 1);
+}
+
+static __always_inline void open_exit(long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct gctx_ev_open *e;
+	struct open_args *a;
+	struct file *f;
+	__u32 kind, rdev = 0;
+	__u64 ino = 0, path;
+	__u32 flags;
+
+	a = bpf_map_lookup_elem(&open_stash, &tid);
+	if (!a)
+		return;
+	path = a->path;
+	flags = a->flags;
+	bpf_map_delete_elem(&open_stash, &tid);
+	if (ret < 0)
+		return;
+	f = fd_file(ret);
+	if (!f)
+		return;
+	kind = classify_file(f, &rdev, &ino);
+	if (!kind)
+		return;
+	e = reserve(sizeof(*e), GCTX_EV_OPEN);
+	if (!e)
+		return;
+	fill_hdr(&e->hdr, GCTX_EV_OPEN);
+	e->file = (__u64)f;
+	e->fd = ret;
+	e->flags = flags;
+	e->kind = kind;
+	e->rdev = rdev;
+	e->ino = ino ? ino : BPF_CORE_READ(f, f_inode, i_ino);
+	if (bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)path) < 0)
+		e->path[0] = 0;
+	submit(e);
+}
+
+SEC("tp/syscalls/sys_enter_openat")
+int openat_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	open_enter(ctx->args[1], ctx->args[2]);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_open")
+int open_enter_prog(struct trace_event_raw_sys_enter *ctx)
+{
+	open_enter(ctx->args[0], ctx->args[1]);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_openat2")
+int openat2_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 flags = 0;
+
+	/* struct open_how starts with __u64 flags */
+	bpf_probe_read_user(&flags, sizeof(flags), (void *)ctx->args[2]);
+	open_enter(ctx->args[1], (__u32)flags);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_openat")
+int openat_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	open_exit(ctx->ret);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_open")
+int open_exit_prog(struct trace_event_raw_sys_exit *ctx)
+{
+	open_exit(ctx->ret);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_openat2")
+int openat2_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	open_exit(ctx->ret);
+	return 0;
+}
+
+/* Parameter bytes the driver reads for this command, before capping. */
+static __always_inline __u32 param_size(__u32 kind, __u32 cmd)
+{
+	if (kind == GCTX_DEV_NVIDIA_UVM || kind == GCTX_DEV_NVIDIA_UVM_TOOLS) {
+		switch (cmd) {
+		case 0x30000001: /* UVM_INITIALIZE */
+			return 16;
+		case 0x4B: /* UVM_MM_INITIALIZE */
+			return 8;
+		case 0x19: /* UVM_REGISTER_GPU_VASPACE */
+			return 32;
+		case 0x1B: /* UVM_REGISTER_CHANNEL */
+			return 56;
+		case 0x25: /* UVM_REGISTER_GPU */
+			return 40;
+		default:
+			return 64;
+		}
+	}
+	return IOC_SIZE(cmd);
+}
+
+/* Copy up to GCTX_IOCTL_BYTES of user parameters; if the range crosses into an unmapped
+ * page, keep what lies in the first page. Returns the bytes copied. */
+static __always_inline __u32 read_params(__u8 *dst, __u64 uptr, __u32 size)
+{
+	__u32 first;
+
+	if (!uptr)
+		return 0;
+	if (size > GCTX_IOCTL_BYTES)
+		size = GCTX_IOCTL_BYTES;
+	barrier_var(size);
+	if (size == 0 || size > GCTX_IOCTL_BYTES)
+		return 0;
+	if (bpf_probe_read_user(dst, size, (void *)uptr) == 0)
+		return size;
+	first = PAGE_SZ - (uptr & (PAGE_SZ - 1));
+	if (first >= size)
+		return 0;
+	size = first;
+	barrier_var(size);
+	if (size == 0 || size > GCTX_IOCTL_BYTES)
+		return 0;
+	return bpf_probe_read_user(dst, size, (void *)uptr) == 0 ? size : 0;
+}
+
+SEC("tp/syscalls/sys_enter_ioctl")
+int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, zero = 0, kind, rdev = 0, cmd, size, got;
+	struct ioctl_slot *s, *tmpl;
+	__u64 ino = 0, params;
+	struct file *f;
+	__s32 fd;
+
+	if (!is_followed(id >> 32))
+		return 0;
+	fd = ctx->args[0];
+	f = fd_file(fd);
+	if (!f)
+		return 0;
+	kind = classify_file(f, &rdev, &ino);
+	if (!kind)
+		return 0;
+
+	tmpl = bpf_map_lookup_elem(&ioctl_zero, &zero);
+	if (!tmpl || bpf_map_update_elem(&ioctl_stash, &tid, tmpl, BPF_ANY)) {
+		__sync_fetch_and_add(&missed_stash, 1);
+		return 0;
+	}
+	s = bpf_map_lookup_elem(&ioctl_stash, &tid);
+	if (!s)
+		return 0;
+	cmd = ctx->args[1];
+	params = ctx->args[2];
+	fill_hdr(&s->ev.hdr, GCTX_EV_IOCTL);
+	s->ev.file = (__u64)f;
+	s->ev.fd = fd;
+	s->ev.cmd = cmd;
+	s->ev.arg = params;
+	s->ev.kind = kind;
+	size = param_size(kind, cmd);
+	if ((kind == GCTX_DEV_NVIDIACTL || kind == GCTX_DEV_NVIDIA) && IOC_TYPE(cmd) == 'F' &&
+	    IOC_NR(cmd) == NV_ESC_IOCTL_XFER) {
+		struct {
+			__u32 cmd;
+			__u32 size;
+			__u64 ptr;
+		} x = {};
+
+		/* NV_ESC_IOCTL_XFER_CMD wraps the real escape: capture the inner one. */
+		if (bpf_probe_read_user(&x, sizeof(x), (void *)params) == 0) {
+			s->ev.flags |= GCTX_IOCTL_XFER;
+			s->ev.inner_cmd = x.cmd;
+			size = x.size;
+			params = x.ptr;
+		}
+	}
+	s->ev.size = size;
+	s->params = params;
+	got = read_params(s->ev.in, params, size);
+	if (got) {
+		s->ev.flags |= GCTX_IOCTL_IN_OK;
+		s->ev.len = got;
+	}
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_ioctl")
+int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct gctx_ev_ioctl *e;
+	struct ioctl_slot *s;
+	__u32 got;
+
+	s = bpf_map_lookup_elem(&ioctl_stash, &tid);
+	if (!s)
+		return 0;
+	s->ev.ret = ctx->ret;
+	s->ev.dur_ns = bpf_ktime_get_ns() - s->ev.hdr.ts_ns;
+	got = read_params(s->ev.out, s->params, s->ev.size);
+	if (got) {
+		s->ev.flags |= GCTX_IOCTL_OUT_OK;
+		if (!s->ev.len || got < s->ev.len)
+			s->ev.len = got;
+	}
+	e = reserve(sizeof(*e), GCTX_EV_IOCTL);
+	if (e) {
+		__builtin_memcpy(e, &s->ev, sizeof(*e));
+		submit(e);
+	}
+	bpf_map_delete_elem(&ioctl_stash, &tid);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_mmap")
+int mmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, kind, rdev = 0;
+	struct mmap_args a = {};
+	struct file *f;
+	__u64 ino = 0;
+
+	if (ctx->args[3] & MAP_ANONYMOUS)
+		return 0;
+	if (!is_followed(id >> 32))
+		return 0;
+	a.fd = ctx->args[4];
+	f = fd_file(a.fd);
+	if (!f)
+		return 0;
+	kind = classify_file(f, &rdev, &ino);
+	if (!kind)
+		return 0;
+	a.file = (__u64)f;
+	a.kind = kind;
+	a.len = ctx->args[1];
+	a.prot = ctx->args[2];
+	a.flags = ctx->args[3];
+	a.off = ctx->args[5];
+	if (bpf_map_update_elem(&mmap_stash, &tid, &a, BPF_ANY))
+		__sync_fetch_and_add(&missed_stash, 1);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_mmap")
+int mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct gctx_ev_mmap *e;
+	struct mmap_args *a;
+
+	a = bpf_map_lookup_elem(&mmap_stash, &tid);
+	if (!a)
+		return 0;
+	e = reserve(sizeof(*e), GCTX_EV_MMAP);
+	if (e) {
+		fill_hdr(&e->hdr, GCTX_EV_MMAP);
+		e->file = a->file;
+		e->fd = a->fd;
+		e->kind = a->kind;
+		e->len = a->len;
+		e->off = a->off;
+		e->prot = a->prot;
+		e->flags = a->flags;
+		e->ret = ctx->ret;
+		submit(e);
+	}
+	bpf_map_delete_elem(&mmap_stash, &tid);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_close")
+int close_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct gctx_ev_fd *e;
+	__u32 kind, rdev = 0;
+	struct file *f;
+	__u64 ino = 0;
+	__s32 fd;
+
+	if (!is_followed(id >> 32))
+		return 0;
+	fd = ctx->args[0];
+	f = fd_file(fd);
+	if (!f)
+		return 0;
+	kind = classify_file(f, &rdev, &ino);
+	if (!kind)
+		return 0;
+	e = reserve(sizeof(*e), GCTX_EV_CLOSE);
+	if (!e)
+		return 0;
+	fill_hdr(&e->hdr, GCTX_EV_CLOSE);
+	e->file = (__u64)f;
+	e->fd = fd;
+	e->kind = kind;
+	submit(e);
+	return 0;
+}
+
+/* ---- attach-time discovery: every GPU fd of the followed processes ---- */
+
+SEC("iter/task_file")
+int gpu_file_iter(struct bpf_iter__task_file *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *task = ctx->task;
+	struct file *file = ctx->file;
+	struct iter_rec r = {};
+
+	if (!task || !file)
+		return 0;
+	r.tgid = task->tgid;
+	if (!is_followed(r.tgid))
+		return 0;
+	r.kind = classify_file(file, &r.rdev, &r.ino);
+	if (!r.kind)
+		return 0;
+	r.fd = ctx->fd;
+	r.file = (__u64)file;
+	r.f_flags = file->f_flags;
+	if (!r.ino)
+		r.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	bpf_seq_write(seq, &r, sizeof(r));
+	return 0;
+}

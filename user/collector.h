@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The collector: loads and attaches the BPF programs and drains their ring buffer. */
+#ifndef __GPUCTX_COLLECTOR_H
+#define __GPUCTX_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "gpuctx_events.h"
+
+/* Called for each record drained from the ring buffer. Non-zero stops the drain. */
+typedef int (*gctx_record_fn)(void *ctx, __u32 type, const void *data, __u32 len);
+
+struct gctx_collector_opts {
+	bool follow_all;		     /* -a */
+	const char *cgroup;		     /* --cgroup DIR, or NULL */
+	const struct gctx_rec_device *devs;  /* --device registrations */
+	__u32 ndevs;
+	__u32 uvm_major, kfd_major;	     /* from /proc/devices, 0 when absent */
+	__u32 self_tgid;
+	bool verbose;			     /* libbpf debug output */
+	gctx_record_fn cb;
+	void *cb_ctx;
+};
+
+/* One GPU fd found by the attach-time task/file iterator. */
+struct gctx_found_file {
+	__u32 tgid;
+	__s32 fd;
+	__u64 file;
+	__u32 kind;
+	__u32 f_flags;
+};
+
+struct gctx_collector;
+
+/* Open, configure, load and attach. NULL with a one-line reason in err on failure. */
+struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, char *err,
+					   size_t errlen);
+int gctx_collector__follow(struct gctx_collector *c, __u32 tgid);
+/* Wait up to timeout_ms, then drain everything ready. Returns records or -errno. */
+int gctx_collector__poll(struct gctx_collector *c, int timeout_ms);
+/* Walk every followed process's GPU fds (BPF task/file iterator). -EOPNOTSUPP when this
+ * kernel cannot load the iterator. Returns the number found. */
+int gctx_collector__scan_files(struct gctx_collector *c,
+			       void (*fn)(void *ctx, const struct gctx_found_file *f), void *ctx);
+void gctx_collector__drops(const struct gctx_collector *c, struct gctx_rec_drops *out);
+const char *gctx_collector__features(const struct gctx_collector *c);
+void gctx_collector__free(struct gctx_collector *c);
+
+#endif /* __GPUCTX_COLLECTOR_H */
