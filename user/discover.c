@@ -152,7 +152,7 @@ static int proc_stat(__u32 pid, __u32 *ppid, __u64 *start_ticks, char *comm, siz
 	if (!p || !q || q < p)
 		return -EINVAL;
 	if (comm) {
-		size_t n = q - p - 1 < commlen - 1 ? (size_t)(q - p - 1) : commlen - 1;
+		size_t n = (size_t)(q - p - 1) < commlen - 1 ? (size_t)(q - p - 1) : commlen - 1;
 
 		memcpy(comm, p + 1, n);
 		comm[n] = 0;

@@ -97,12 +97,23 @@ static const struct {
 	__u32 bit;
 	const char *name;
 } gctx_open_flag_names[] = {
-	{ 00000100, "O_CREAT" },     { 00000200, "O_EXCL" },	  { 00000400, "O_NOCTTY" },
-	{ 00001000, "O_TRUNC" },     { 00002000, "O_APPEND" },	  { 00004000, "O_NONBLOCK" },
-	{ 00010000, "O_DSYNC" },     { 00020000, "FASYNC" },	  { 00040000, "O_DIRECT" },
-	{ 00100000, "O_LARGEFILE" }, { 00200000, "O_DIRECTORY" }, { 00400000, "O_NOFOLLOW" },
-	{ 01000000, "O_NOATIME" },   { 02000000, "O_CLOEXEC" },	  { 04000000, "__O_SYNC" },
-	{ 010000000, "O_PATH" },     { 020000000, "__O_TMPFILE" },
+	{ 00000100, "O_CREAT" },
+	{ 00000200, "O_EXCL" },
+	{ 00000400, "O_NOCTTY" },
+	{ 00001000, "O_TRUNC" },
+	{ 00002000, "O_APPEND" },
+	{ 00004000, "O_NONBLOCK" },
+	{ 00010000, "O_DSYNC" },
+	{ 00020000, "FASYNC" },
+	{ 00040000, "O_DIRECT" },
+	{ 00100000, "O_LARGEFILE" },
+	{ 00200000, "O_DIRECTORY" },
+	{ 00400000, "O_NOFOLLOW" },
+	{ 01000000, "O_NOATIME" },
+	{ 02000000, "O_CLOEXEC" },
+	{ 04000000, "__O_SYNC" },
+	{ 010000000, "O_PATH" },
+	{ 020000000, "__O_TMPFILE" },
 };
 
 void gctx_format_open_flags(char *dst, size_t dstlen, __u32 flags)
@@ -204,8 +215,7 @@ static __u32 gctx_ev_min_len(__u32 type)
 }
 
 /* "   0.001234 1234/1234     trainer         fork    " (no trailing separator) */
-static void gctx_print_prefix(FILE *out, const struct gctx_ev_hdr *h, __u64 start,
-			      const char *verb)
+static void gctx_print_prefix(FILE *out, const struct gctx_ev_hdr *h, __u64 start, const char *verb)
 {
 	char t[32], ids[24], comm[GCTX_ESC_SIZE(GCTX_COMM_LEN)];
 
@@ -238,8 +248,7 @@ static void gctx_print_exit(FILE *out, const struct gctx_ev_exit *e)
 
 	if (signo) {
 		gctx_format_signal(sig, sizeof(sig), signo);
-		fprintf(out, " killed by %s%s\n", sig,
-			e->exit_code & 0x80 ? " (core dumped)" : "");
+		fprintf(out, " killed by %s%s\n", sig, e->exit_code & 0x80 ? " (core dumped)" : "");
 	} else {
 		fprintf(out, " status %u\n", (e->exit_code >> 8) & 0xff);
 	}

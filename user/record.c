@@ -206,9 +206,9 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	ret = gctx_trace_writer__append(st->w, type, data, len);
 	if (ret && !st->write_err)
 		st->write_err = ret;
-	gctx_model__feed(st->model, type, data, len);
 	if (!st->env->quiet)
 		gctx_print_event(stdout, type, data, len, st->start_mono);
+	gctx_model__feed(st->model, type, data, len);
 	return 0;
 }
 
@@ -232,7 +232,7 @@ static void fill_meta(struct gctx_trace_meta *meta, const struct record_env *env
 	meta->start_mono_ns = start_mono;
 	gethostname(meta->hostname, sizeof(meta->hostname) - 1);
 	if (!uname(&u))
-		snprintf(meta->kernel, sizeof(meta->kernel), "%s", u.release);
+		snprintf(meta->kernel, sizeof(meta->kernel), "%.63s", u.release);
 	snprintf(meta->version, sizeof(meta->version), "%s", GPUCTX_VERSION);
 	if (env->cmd) {
 		off += snprintf(meta->cmdline, sizeof(meta->cmdline), "--");

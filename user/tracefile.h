@@ -48,7 +48,7 @@ int gctx_trace_writer__free(struct gctx_trace_writer *w);
  * version 9", "x: corrupt header (checksum)", "x: truncated header"). */
 struct gctx_trace_reader *gctx_trace_reader__open(const char *path, char *errbuf, size_t errlen);
 const struct gctx_trace_meta *gctx_trace_reader__meta(const struct gctx_trace_reader *r);
-/* Next record: 1 and *type/*data/*len set (data valid until the next call), 0 at the end
+/* Next record: 1 with type, data and len set (data valid until the next call), 0 at the end
  * of the file or at a truncated final record (see __truncated), -1 on a corrupt record in
  * the middle of the file (bad length or checksum; reason in __error). */
 int gctx_trace_reader__next(struct gctx_trace_reader *r, __u32 *type, const void **data,

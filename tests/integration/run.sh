@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Integration tests: load the real BPF programs, run C workloads on the emulated driver
+# (build/fakegpu), and check what `gpuctx report --json` says about them.
+# Needs root and a kernel with BTF. Usage: tests/integration/run.sh [TEST...]
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+G=$top/build/gpuctx
+W=$top/build/workloads
+CHECK="python3 $top/tests/integration/check.py"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "integration: FAIL: these tests load BPF programs and need root" >&2
+	exit 1
+fi
+if [ ! -r /sys/kernel/btf/vmlinux ]; then
+	echo "integration: FAIL: kernel has no BTF (/sys/kernel/btf/vmlinux)" >&2
+	exit 1
+fi
+
+T=$(mktemp -d /tmp/gpuctx-it.XXXXXX)
+MNT=$T/gpu
+mkdir -p "$MNT"
+"$top/build/fakegpu" "$MNT" 2>"$T/fakegpu.log" &
+FAKE=$!
+cleanup() {
+	kill "$FAKE" 2>/dev/null
+	wait "$FAKE" 2>/dev/null
+	mountpoint -q "$MNT" && umount "$MNT"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do
+	[ -e "$MNT/nvidiactl" ] && break
+	sleep 0.05
+done
+[ -e "$MNT/nvidiactl" ] || { echo "integration: FAIL: fakegpu did not mount" >&2; exit 1; }
+DEVS=(--device "$MNT/nvidiactl:nvidiactl" --device "$MNT/nvidia0:nvidia"
+	--device "$MNT/nvidia-uvm:nvidia-uvm" --device "$MNT/kfd:kfd"
+	--device "$MNT/renderD128:drm-render")
+
+pass=0
+fail=0
+failed=()
+
+# record NAME [gpuctx record options...] -- CMD...: trace into $T/NAME.gctx, JSON in $T/NAME.json
+record() {
+	local name=$1
+	shift
+	"$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" "$@" >"$T/$name.out" 2>"$T/$name.err"
+	local rc=$?
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || return 99
+	return $rc
+}
+
+result() {
+	local name=$1 rc=$2
+	if [ "$rc" = 0 ]; then
+		pass=$((pass + 1))
+		echo "ok   $name"
+	else
+		fail=$((fail + 1))
+		failed+=("$name")
+		echo "FAIL $name"
+		for f in "$T/$name.out" "$T/$name.err"; do
+			[ -s "$f" ] && sed 's/^/     | /' "$f" | tail -20
+		done
+	fi
+}
+
+# Scenario: record a workload, then run its checks.
+scenario() {
+	local name=$1 wl=$2
+	shift 2
+	record "$name" -- "$W/$wl" "$MNT" "$@"
+	local rc=$?
+	if [ $rc != 0 ]; then
+		echo "workload or report exited $rc" >>"$T/$name.err"
+		result "$name" 1
+		return
+	fi
+	$CHECK "$name" "$T/$name.json" >>"$T/$name.err" 2>&1
+	result "$name" $?
+}
+
+t_fork_child_ioctl() { scenario fork_child_ioctl wl_fork_child_ioctl; }
+t_fork_exec_own() { scenario fork_exec_own wl_fork_exec_own; }
+t_thread() { scenario thread wl_thread; }
+t_double_fork() { scenario double_fork wl_double_fork; }
+t_exec_leak() { scenario exec_leak wl_exec_leak; }
+t_segv() { scenario segv wl_segv; }
+t_kfd() { scenario kfd wl_kfd; }
+t_fdpass() { scenario fdpass wl_fdpass; }
+t_fork_storm() { scenario fork_storm wl_fork_storm 500; }
+t_nongpu() { scenario nongpu wl_nongpu; }
+t_demo() { scenario demo wl_demo; }
+
+# -p attach to a process that already holds GPU files and forks afterwards.
+t_attach() {
+	local name=attach rc
+	"$W/wl_attach" "$MNT" >"$T/attach.wl" 2>&1 &
+	local wl=$!
+	for _ in $(seq 100); do grep -q ready "$T/attach.wl" && break; sleep 0.05; done
+	"$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -p "$wl" >"$T/$name.out" 2>"$T/$name.err" &
+	local rec=$!
+	for _ in $(seq 200); do grep -q attached "$T/$name.err" && break; sleep 0.05; done
+	kill -USR1 "$wl"
+	wait "$wl"
+	rc=$?
+	wait "$rec"
+	[ $rc = 0 ] && rc=$?
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && { $CHECK attach "$T/$name.json" --pid "$wl" >>"$T/$name.err" 2>&1; rc=$?; }
+	result "$name" $rc
+}
+
+# The traced command's exit status is gpuctx's.
+t_exit_status() {
+	local rc
+	"$G" record -q -o "$T/st.gctx" -- sh -c 'exit 7' >/dev/null 2>"$T/exit_status.err"
+	rc=$?
+	[ $rc = 7 ] || { echo "expected exit 7, got $rc" >>"$T/exit_status.err"; result exit_status 1; return; }
+	"$G" record -q -o "$T/st2.gctx" -- sh -c 'kill -SEGV $$' >/dev/null 2>>"$T/exit_status.err"
+	rc=$?
+	[ $rc = 139 ] || { echo "expected exit 139, got $rc" >>"$T/exit_status.err"; result exit_status 1; return; }
+	result exit_status 0
+}
+
+# Bad input: one line on stderr, non-zero exit, no crash.
+expect_error() {
+	local name=$1 pattern=$2
+	shift 2
+	"$@" >"$T/$name.out" 2>"$T/$name.err"
+	local rc=$?
+	if [ $rc = 0 ] || [ $rc -ge 128 ]; then
+		echo "expected a clean failure, got exit $rc" >>"$T/$name.err"
+		result "$name" 1
+	elif [ "$(wc -l <"$T/$name.err")" != 1 ] || ! grep -q -- "$pattern" "$T/$name.err"; then
+		echo "expected one line matching '$pattern'" >>"$T/$name.err"
+		result "$name" 1
+	else
+		result "$name" 0
+	fi
+}
+
+t_errors() {
+	expect_error err_device_kind "unknown kind" "$G" record -o "$T/e.gctx" --device "$MNT/kfd:gpu" -- true
+	expect_error err_device_path "cannot stat" "$G" record -o "$T/e.gctx" --device /nonexistent:kfd -- true
+	expect_error err_no_pid "no such process" "$G" record -o "$T/e.gctx" -p 999999
+	expect_error err_no_target "nothing to trace" "$G" record -o "$T/e.gctx"
+	expect_error err_missing_trace "cannot open" "$G" report "$T/missing.gctx"
+	head -c 100 /dev/urandom >"$T/garbage.gctx"
+	expect_error err_garbage_trace "not a gpuctx trace" "$G" report "$T/garbage.gctx"
+	# a flipped byte in the middle of a real trace
+	"$G" record -q -o "$T/c.gctx" -- sh -c 'true; true' >/dev/null 2>&1
+	cp "$T/c.gctx" "$T/corrupt.gctx"
+	local size=$(stat -c %s "$T/corrupt.gctx")
+	printf '\xff\xff\xff\xff' | dd of="$T/corrupt.gctx" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+	expect_error err_corrupt_trace "corrupt\|checksum\|bad" "$G" report "$T/corrupt.gctx"
+	expect_error err_unknown_cmd "unknown command" "$G" frobnicate
+}
+
+# A collector killed with SIGKILL leaves a trace readable up to its last complete record.
+t_sigkill() {
+	local name=sigkill rc=0
+	"$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -- sh -c 'while :; do /bin/true; done' \
+		>/dev/null 2>"$T/$name.err" &
+	local rec=$!
+	sleep 1.5
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	pkill -f 'while :; do /bin/true; done'
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && { $CHECK sigkill "$T/$name.json" >>"$T/$name.err" 2>&1; rc=$?; }
+	result "$name" $rc
+}
+
+all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
+	fork_storm nongpu demo exit_status errors sigkill)
+[ $# -gt 0 ] && all_tests=("$@")
+for t in "${all_tests[@]}"; do
+	"t_$t"
+done
+echo "integration: $pass passed, $fail failed${failed:+: ${failed[*]}}"
+[ $fail = 0 ]

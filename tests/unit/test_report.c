@@ -1,0 +1,895 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Reports and live printing, fed through a real model: the JSON is checked by parsing it with
+ * python3 (so "valid JSON" means what a consumer sees), the text by the lines a reader greps.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/types.h>
+
+#include "gpuctx_events.h"
+#include "model.h"
+#include "print.h"
+#include "report.h"
+#include "tracefile.h"
+
+#define T0	     1000000000ULL /* start_mono_ns of every test trace */
+#define CTL_FILE     0xffff888000a01000ULL
+#define NV_CLIENT    0xc1d00001u
+#define NV_DEVICE    0xcaf00001u
+#define NV_TSG	     0x5c000010u
+#define RM_ALLOC_CMD 0xC030462Bu
+#define O_RDWR_K     02u
+#define O_CLOEXEC_K  02000000u
+
+/* ---- record builders ---- */
+
+static void hdr_fill(struct gctx_ev_hdr *h, __u32 type, __u32 pid, __u32 tid, __u64 ts,
+		     const char *comm)
+{
+	h->type = type;
+	h->tgid = pid;
+	h->tid = tid;
+	h->ts_ns = ts;
+	/* comm may be exactly GCTX_COMM_LEN bytes without a NUL, as the kernel may give it */
+	memcpy(h->comm, comm, strnlen(comm, GCTX_COMM_LEN));
+}
+
+static struct gctx_ev_fork ev_fork(__u32 pid, __u32 child, __u64 ts, const char *comm, bool thread)
+{
+	struct gctx_ev_fork e;
+
+	memset(&e, 0, sizeof(e));
+	hdr_fill(&e.hdr, GCTX_EV_FORK, pid, pid, ts, comm);
+	e.child_tid = child;
+	e.child_tgid = thread ? pid : child;
+	e.flags = thread ? GCTX_FORK_THREAD : 0;
+	return e;
+}
+
+static struct gctx_ev_exec ev_exec(__u32 pid, __u64 ts, const char *comm, const char *file,
+				   const char *args, __u32 args_len)
+{
+	struct gctx_ev_exec e;
+
+	memset(&e, 0, sizeof(e));
+	hdr_fill(&e.hdr, GCTX_EV_EXEC, pid, pid, ts, comm);
+	e.old_tid = pid;
+	snprintf(e.filename, sizeof(e.filename), "%s", file);
+	memcpy(e.args, args, args_len);
+	e.args_len = args_len;
+	return e;
+}
+
+static struct gctx_ev_exit ev_exit(__u32 pid, __u32 tid, __u64 ts, const char *comm, __u32 code,
+				   bool group_dead)
+{
+	struct gctx_ev_exit e;
+
+	memset(&e, 0, sizeof(e));
+	hdr_fill(&e.hdr, GCTX_EV_EXIT, pid, tid, ts, comm);
+	e.exit_code = code;
+	e.group_dead = group_dead;
+	return e;
+}
+
+static struct gctx_ev_open ev_open(__u32 pid, __u64 ts, const char *comm, __u64 file, int fd,
+				   __u32 flags)
+{
+	struct gctx_ev_open e;
+
+	memset(&e, 0, sizeof(e));
+	hdr_fill(&e.hdr, GCTX_EV_OPEN, pid, pid, ts, comm);
+	e.file = file;
+	e.fd = fd;
+	e.flags = flags;
+	e.kind = GCTX_DEV_NVIDIACTL;
+	e.rdev = (195u << 20) | 255u;
+	e.ino = 42;
+	snprintf(e.path, sizeof(e.path), "/dev/nvidiactl");
+	return e;
+}
+
+static void put32(__u8 *b, __u32 off, __u32 v)
+{
+	memcpy(b + off, &v, sizeof(v));
+}
+
+/* RM_ALLOC with the 48-byte NVOS64 layout, captured at entry and exit. */
+static struct gctx_ev_ioctl ev_rm_alloc(__u32 pid, __u64 ts, const char *comm, int fd, __u32 root,
+					__u32 parent, __u32 handle, __u32 cls, __u32 status,
+					__s64 ret)
+{
+	struct gctx_ev_ioctl e;
+
+	memset(&e, 0, sizeof(e));
+	hdr_fill(&e.hdr, GCTX_EV_IOCTL, pid, pid, ts, comm);
+	e.file = CTL_FILE;
+	e.fd = fd;
+	e.cmd = RM_ALLOC_CMD;
+	e.ret = ret;
+	e.arg = 0x7ffc00001000ULL;
+	e.dur_ns = 1500;
+	e.kind = GCTX_DEV_NVIDIACTL;
+	e.flags = GCTX_IOCTL_IN_OK | GCTX_IOCTL_OUT_OK;
+	e.size = 48;
+	e.len = 48;
+	put32(e.in, 0x0, root);
+	put32(e.in, 0x4, parent);
+	put32(e.in, 0x8, handle);
+	put32(e.in, 0xc, cls);
+	memcpy(e.out, e.in, sizeof(e.out));
+	put32(e.out, 0x28, status);
+	return e;
+}
+
+static struct gctx_ev_mmap ev_mmap(__u32 pid, __u64 ts, const char *comm, int fd, __s64 ret)
+{
+	struct gctx_ev_mmap e;
+
+	memset(&e, 0, sizeof(e));
+	hdr_fill(&e.hdr, GCTX_EV_MMAP, pid, pid, ts, comm);
+	e.file = 0xffff888000a02000ULL;
+	e.fd = fd;
+	e.kind = GCTX_DEV_NVIDIA;
+	e.len = 4096;
+	e.ret = ret;
+	e.prot = 0x3;
+	e.flags = 0x1;
+	return e;
+}
+
+static struct gctx_ev_fd ev_fd(__u32 type, __u32 pid, __u64 ts, const char *comm, int fd)
+{
+	struct gctx_ev_fd e;
+
+	memset(&e, 0, sizeof(e));
+	hdr_fill(&e.hdr, type, pid, pid, ts, comm);
+	e.file = CTL_FILE;
+	e.fd = fd;
+	e.kind = GCTX_DEV_NVIDIACTL;
+	return e;
+}
+
+#define FEED(m, type, ev) assert_int_equal(gctx_model__feed((m), (type), &(ev), sizeof(ev)), 0)
+
+static void feed_end(struct gctx_model *m, __u64 ts)
+{
+	struct gctx_rec_drops d;
+	struct gctx_rec_end end;
+
+	memset(&d, 0, sizeof(d));
+	FEED(m, GCTX_REC_DROPS, d);
+	memset(&end, 0, sizeof(end));
+	end.end_ns = ts;
+	end.exit_status = 0;
+	end.events = gctx_model__total_events(m);
+	FEED(m, GCTX_REC_END, end);
+}
+
+static void meta_fill(struct gctx_trace_meta *meta)
+{
+	memset(meta, 0, sizeof(*meta));
+	meta->start_wall_ns = 1763704992123456789ULL; /* 2025-11-21T06:03:12.123456Z */
+	meta->start_mono_ns = T0;
+	snprintf(meta->hostname, sizeof(meta->hostname), "gpu-node-7");
+	snprintf(meta->kernel, sizeof(meta->kernel), "6.18.44");
+	snprintf(meta->version, sizeof(meta->version), "0.1.0");
+	snprintf(meta->cmdline, sizeof(meta->cmdline), "-- python3 train.py --epochs 1");
+}
+
+/*
+ * bash 999 forks trainer 1000, which execs python, opens nvidiactl without O_CLOEXEC, makes an
+ * RM client and device, forks 1001; 1001 allocates a channel group through the inherited fd
+ * and dies of SIGSEGV; 1000 exits 0.
+ */
+static struct gctx_model *scenario_model(void)
+{
+	static const char args[] = "python3\0train.py\0--epochs\0001";
+	struct gctx_model *m = gctx_model__new();
+	struct gctx_ev_fork fk;
+	struct gctx_ev_exec ex;
+	struct gctx_ev_open op;
+	struct gctx_ev_ioctl io;
+	struct gctx_ev_exit et;
+
+	assert_non_null(m);
+	fk = ev_fork(999, 1000, T0 + 1000, "bash", false);
+	FEED(m, GCTX_EV_FORK, fk);
+	ex = ev_exec(1000, T0 + 2000, "trainer", "/usr/bin/python3", args, sizeof(args));
+	FEED(m, GCTX_EV_EXEC, ex);
+	op = ev_open(1000, T0 + 3000, "trainer", CTL_FILE, 3, O_RDWR_K);
+	FEED(m, GCTX_EV_OPEN, op);
+	io = ev_rm_alloc(1000, T0 + 4000, "trainer", 3, NV_CLIENT, 0, NV_CLIENT, 0x41, 0, 0);
+	FEED(m, GCTX_EV_IOCTL, io);
+	io = ev_rm_alloc(1000, T0 + 5000, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0,
+			 0);
+	FEED(m, GCTX_EV_IOCTL, io);
+	fk = ev_fork(1000, 1001, T0 + 6000, "trainer", false);
+	FEED(m, GCTX_EV_FORK, fk);
+	io = ev_rm_alloc(1001, T0 + 7000, "trainer", 3, NV_CLIENT, NV_DEVICE, NV_TSG, 0xa06c, 0, 0);
+	FEED(m, GCTX_EV_IOCTL, io);
+	et = ev_exit(1001, 1001, T0 + 8000, "trainer", 11 | 0x80, true);
+	FEED(m, GCTX_EV_EXIT, et);
+	et = ev_exit(1000, 1000, T0 + 9000, "trainer", 0, true);
+	FEED(m, GCTX_EV_EXIT, et);
+	feed_end(m, T0 + 10000);
+	gctx_model__finish(m);
+	return m;
+}
+
+/* ---- capture and python helpers ---- */
+
+struct capture {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+static void capture_begin(struct capture *c)
+{
+	c->buf = NULL;
+	c->len = 0;
+	c->f = open_memstream(&c->buf, &c->len);
+	assert_non_null(c->f);
+}
+
+static char *capture_end(struct capture *c)
+{
+	assert_int_equal(fclose(c->f), 0);
+	return c->buf;
+}
+
+static bool have_python(void)
+{
+	return system("python3 -c pass >/dev/null 2>&1") == 0;
+}
+
+/* Run a python check over the JSON document: the script reads it as `d` and prints OK. */
+static void python_check(const char *json, const char *body)
+{
+	char jpath[] = "/tmp/gctx_test_report_json_XXXXXX";
+	char spath[] = "/tmp/gctx_test_report_py_XXXXXX";
+	char cmd[256], out[4096];
+	size_t n;
+	FILE *f, *p;
+	int fd, status;
+
+	if (!have_python()) {
+		print_message("python3 not found: JSON left unchecked\n");
+		return;
+	}
+	fd = mkstemp(jpath);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(json, f);
+	assert_int_equal(fclose(f), 0);
+
+	fd = mkstemp(spath);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	/* strict UTF-8 decoding: invalid bytes in the document fail the load */
+	fprintf(f,
+		"import json, sys\n"
+		"with open(sys.argv[1], 'rb') as fh:\n"
+		"    d = json.loads(fh.read().decode('utf-8', 'strict'))\n"
+		"%s\n"
+		"print('OK')\n",
+		body);
+	assert_int_equal(fclose(f), 0);
+
+	snprintf(cmd, sizeof(cmd), "python3 %s %s 2>&1", spath, jpath);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	status = pclose(p);
+	unlink(jpath);
+	unlink(spath);
+	if (status != 0 || strcmp(out, "OK\n") != 0) {
+		print_error("python check failed (status %d):\n%s\n", status, out);
+		fail();
+	}
+}
+
+static void assert_contains(const char *hay, const char *needle)
+{
+	assert_non_null(hay);
+	if (!strstr(hay, needle)) {
+		print_error("missing \"%s\" in:\n%s\n", needle, hay);
+		fail();
+	}
+}
+
+/* ---- reports ---- */
+
+static const char scenario_py[] =
+	"P = {p['pid']: p for p in d['processes']}\n"
+	"for k in ('meta', 'processes', 'gpu_files', 'gpu_objects', 'findings', 'drops', "
+	"'events'):\n"
+	"    assert k in d, k\n"
+	"m = d['meta']\n"
+	"assert m['hostname'] == 'gpu-node-7' and m['kernel'] == '6.18.44', m\n"
+	"assert m['version'] == '0.1.0' and m['cmdline'].startswith('-- python3'), m\n"
+	"assert m['start_wall_ns'] == 1763704992123456789 and m['start_mono_ns'] == 1000000000\n"
+	"assert m['end_ns'] == 1000010000 and m['clean_end'] is True, m\n"
+	"assert set(P) == {999, 1000, 1001}, P.keys()\n"
+	"a, b = P[1000], P[1001]\n"
+	"assert a['ppid'] == 999 and b['ppid'] == 1000\n"
+	"assert a['comm'] == 'trainer'\n"
+	"assert a['argv'] == ['python3', 'train.py', '--epochs', '1'], a['argv']\n"
+	"assert a['exe'] == '/usr/bin/python3', a['exe']\n"
+	"assert a['exit_code'] == 0 and a['signal'] is None and a['core_dumped'] is False\n"
+	"assert b['exit_code'] is None and b['signal'] == 11 and b['signal_name'] == 'SIGSEGV'\n"
+	"assert b['core_dumped'] is True and b['exit_ns'] == 1000008000\n"
+	"assert a['children'] == [1001] and P[999]['children'] == [1000]\n"
+	"assert a['execs'][0]['filename'] == '/usr/bin/python3' and len(a['execs']) == 1\n"
+	"assert a['execs'][0]['argv'][1] == 'train.py'\n"
+	"assert a['threads'][0]['tid'] == 1000\n"
+	"assert a['gpu_ioctls'] == 2 and b['gpu_ioctls'] == 1 and b['gpu_mmaps'] == 0\n"
+	"assert P[999]['start_ns'] is None and P[999]['exit_code'] is None\n"
+	"assert len(d['gpu_files']) == 1\n"
+	"f = d['gpu_files'][0]\n"
+	"assert f['id'] == 1 and f['device'] == '/dev/nvidiactl' and f['kind'] == 'nvidiactl'\n"
+	"assert f['opener_pid'] == 1000 and f['open_ns'] == 1000003000 and f['cloexec'] is False\n"
+	"assert f['open_flags'] == 2 and f['present_at_attach'] is False and f['closed'] is True\n"
+	"assert f['holders'] == [1000, 1001], f['holders']\n"
+	"assert f['ioctls'] == 3 and f['mmaps'] == 0\n"
+	"h = {x['pid']: x for x in f['holders_detail']}\n"
+	"assert h[1000]['how'] == 'opened' and h[1000]['from_pid'] is None\n"
+	"assert h[1001]['how'] == 'inherited' and h[1001]['from_pid'] == 1000\n"
+	"assert h[1001]['since_ns'] == 1000006000 and h[1001]['ioctls'] == 1\n"
+	"assert h[1001]['until_ns'] == 1000008000 and h[1000]['ioctls'] == 2\n"
+	"o = {x['kind']: x for x in d['gpu_objects']}\n"
+	"assert set(o) >= {'rm-client', 'rm-device', 'rm-channel-group'}, o.keys()\n"
+	"t = o['rm-channel-group']\n"
+	"assert t['class'] == 0xa06c and t['class_name'] == 'KEPLER_CHANNEL_GROUP_A'\n"
+	"assert t['handle'] == 0x5c000010 and t['parent'] == 0xcaf00001\n"
+	"assert t['client'] == 0xc1d00001 and t['creator_pid'] == 1001 and t['file_id'] == 1\n"
+	"assert o['rm-client']['creator_pid'] == 1000 and o['rm-client']['handle'] == 0xc1d00001\n"
+	"assert t['parent_id'] == o['rm-device']['id']\n"
+	"F = d['findings']\n"
+	"kinds = [x['kind'] for x in F]\n"
+	"assert 'inherited-gpu-use' in kinds and 'crash-after-inheritance' in kinds, kinds\n"
+	"assert 'fork-with-gpu-state' in kinds, kinds\n"
+	"iu = [x for x in F if x['kind'] == 'inherited-gpu-use'][0]\n"
+	"assert iu['severity'] == 'error' and iu['pid'] == 1001 and iu['opener_pid'] == 1000\n"
+	"assert iu['device'] == '/dev/nvidiactl' and iu['device_kind'] == 'nvidiactl'\n"
+	"assert iu['file_id'] == 1 and iu['event'] == 'ioctl' and iu['call'] == 'RM_ALLOC'\n"
+	"assert iu['time_ns'] == 1000007000 and iu['chain'] == [1000, 1001], iu['chain']\n"
+	"assert iu['status'] == 0 and iu['status_name'] == 'NV_OK' and iu['err'] == 0\n"
+	"assert iu['errno_name'] is None and iu['related_finding'] is None and iu['detail']\n"
+	"cr = [x for x in F if x['kind'] == 'crash-after-inheritance'][0]\n"
+	"assert cr['pid'] == 1001 and cr['related_finding'] == iu['id'] and cr['event'] == 'exit'\n"
+	"for x in F:\n"
+	"    for k in ('id', 'kind', 'severity', 'pid', 'tid', 'opener_pid', 'device',\n"
+	"              'device_kind', 'file_id', 'time_ns', 'event', 'call', 'err', 'errno_name',\n"
+	"              'status', 'status_name', 'chain', 'exec_between', 'later_used', 'uses',\n"
+	"              'related_finding', 'detail'):\n"
+	"        assert k in x, k\n"
+	"for k in ('fork', 'exec', 'exit', 'open', 'ioctl', 'mmap', 'close', 'fd_kept',\n"
+	"          'missed_stash', 'total'):\n"
+	"    assert d['drops'][k] == 0, k\n"
+	"e = d['events']\n"
+	"assert e['fork'] == 2 and e['exec'] == 1 and e['exit'] == 2 and e['open'] == 1\n"
+	"assert e['ioctl'] == 3 and e['mmap'] == 0 and e['total'] >= 9, e\n";
+
+static void test_json_scenario(void **state)
+{
+	struct gctx_trace_meta meta;
+	struct gctx_model *m = scenario_model();
+	struct capture c;
+	char *json;
+
+	(void)state;
+	meta_fill(&meta);
+	capture_begin(&c);
+	assert_int_equal(gctx_report__json(c.f, m, &meta), 0);
+	json = capture_end(&c);
+	python_check(json, scenario_py);
+	free(json);
+	gctx_model__free(m);
+}
+
+static void test_text_scenario(void **state)
+{
+	struct gctx_trace_meta meta;
+	struct gctx_model *m = scenario_model();
+	struct capture c;
+	char *text;
+
+	(void)state;
+	meta_fill(&meta);
+	capture_begin(&c);
+	assert_int_equal(gctx_report__text(c.f, m, &meta), 0);
+	text = capture_end(&c);
+
+	assert_contains(text, "gpu-node-7");
+	assert_contains(text, "2025-11-21T06:03:12.123456Z");
+	assert_contains(text, "-- python3 train.py --epochs 1");
+	assert_contains(text, "duration:  0.000010 s");
+	assert_contains(text, "\n999 bash");
+	assert_contains(text, "\n  1000 trainer [python3 train.py --epochs 1] exit 0 at 0.000009");
+	assert_contains(text, "\n    1001 trainer [python3 train.py --epochs 1] killed by SIGSEGV "
+			      "(core dumped) at 0.000008");
+	assert_contains(text,
+			"file #1 nvidiactl /dev/nvidiactl fd=3: opened at 0.000003, 2 ioctls");
+	assert_contains(text, "file #1 nvidiactl /dev/nvidiactl fd=3: inherited from 1000 at "
+			      "0.000006, 1 ioctl, 0 mmaps, closed at 0.000008");
+	assert_contains(text, "rm-client 0xc1d00001");
+	assert_contains(text, "  rm-device 0xcaf00001");
+	assert_contains(text,
+			"rm-channel-group 0x5c000010 (KEPLER_CHANNEL_GROUP_A) under rm-device "
+			"0xcaf00001 of pid 1000");
+	assert_contains(text, "GPU files (1):");
+	assert_contains(text, "1000 opened, 1001 inherited from 1000");
+	assert_contains(text, "inherited-gpu-use");
+	assert_contains(text, "crash-after-inheritance");
+	assert_contains(text, "fork-with-gpu-state");
+	assert_contains(text, "related to finding #");
+	assert_contains(text, "fork chain: 1000 -> 1001");
+	assert_contains(text, "Drops: none");
+	/* errors are listed before warnings */
+	assert_true(strstr(text, "crash-after-inheritance") <
+			strstr(text, "warning  fork-with-gpu-state"));
+	free(text);
+	gctx_model__free(m);
+}
+
+static void test_text_unclean_and_drops(void **state)
+{
+	struct gctx_model *m = gctx_model__new();
+	struct gctx_rec_drops d;
+	struct gctx_ev_fork fk = ev_fork(10, 11, T0 + 5, "sh", false);
+	struct capture c;
+	char *text, *json;
+
+	(void)state;
+	FEED(m, GCTX_EV_FORK, fk);
+	memset(&d, 0, sizeof(d));
+	d.drops[GCTX_EV_FORK] = 3;
+	d.drops[GCTX_EV_IOCTL] = 40;
+	d.missed_stash = 2;
+	FEED(m, GCTX_REC_DROPS, d);
+	gctx_model__finish(m);
+
+	capture_begin(&c);
+	assert_int_equal(gctx_report__text(c.f, m, NULL), 0);
+	text = capture_end(&c);
+	assert_contains(text, "recording did not end cleanly (collector killed?)");
+	assert_contains(text, "WARNING: 43 events lost: fork=3 exec=0");
+	assert_contains(text, "ioctl=40");
+	assert_contains(text, "missed_stash");
+	assert_contains(text, "No findings.");
+	assert_contains(text, "11 sh running");
+	free(text);
+
+	capture_begin(&c);
+	assert_int_equal(gctx_report__json(c.f, m, NULL), 0);
+	json = capture_end(&c);
+	python_check(json,
+		     "assert d['meta']['clean_end'] is False and d['meta']['end_ns'] is None\n"
+		     "assert d['meta']['hostname'] is None\n"
+		     "assert d['drops']['fork'] == 3 and d['drops']['ioctl'] == 40\n"
+		     "assert d['drops']['missed_stash'] == 2 and d['drops']['total'] == 43\n"
+		     "assert d['findings'] == [] and d['gpu_files'] == []\n"
+		     "p = {x['pid']: x for x in d['processes']}\n"
+		     "assert p[11]['exit_code'] is None and p[11]['exit_ns'] is None\n"
+		     "assert p[11]['ppid'] == 10 and p[10]['children'] == [11]");
+	free(json);
+	gctx_model__free(m);
+}
+
+static void test_hostile_strings(void **state)
+{
+	/* quotes, backslashes, newlines, control bytes and invalid UTF-8 (bare 0xff, a bad
+	 * continuation, a truncated sequence at the very end) */
+	static const char args[] =
+		"x\"y\0back\\slash\0new\nline\0bad\xc3\x28utf\0\x01\x7f\0tail\xe2\x82";
+	static const char comm[GCTX_COMM_LEN] = { 'a', '"', 'b', '\\', 'c', '\n', 'd', '\xff',
+						  '\xfe', 'e', 'f', 'g', 'h', 'i', 'j', 'k' };
+	struct gctx_model *m = gctx_model__new();
+	struct gctx_trace_meta meta;
+	struct gctx_ev_exec ex;
+	struct gctx_ev_fork fk;
+	struct gctx_ev_open op;
+	struct capture c;
+	char *json, *text;
+
+	(void)state;
+	meta_fill(&meta);
+	snprintf(meta.hostname, sizeof(meta.hostname), "h\"o\\s\nt\x80");
+	snprintf(meta.cmdline, sizeof(meta.cmdline), "-- sh -c 'echo \"\\\\\"'\t\x1b[31m");
+	fk = ev_fork(1, 77, T0 + 1, "init", false);
+	FEED(m, GCTX_EV_FORK, fk);
+	ex = ev_exec(77, T0 + 2, "x", "/tmp/we\"ird\\\n\xff", args, sizeof(args) - 1);
+	memcpy(ex.hdr.comm, comm, sizeof(comm));
+	FEED(m, GCTX_EV_EXEC, ex);
+	op = ev_open(77, T0 + 3, "x", CTL_FILE, 5, O_RDWR_K | O_CLOEXEC_K);
+	memcpy(op.hdr.comm, comm, sizeof(comm));
+	snprintf(op.path, sizeof(op.path), "/dev/\"nv\\\n\xc0\xaf");
+	FEED(m, GCTX_EV_OPEN, op);
+	gctx_model__finish(m);
+
+	capture_begin(&c);
+	assert_int_equal(gctx_report__json(c.f, m, &meta), 0);
+	json = capture_end(&c);
+	python_check(
+		json, "p = {x['pid']: x for x in d['processes']}[77]\n"
+		  "assert p['comm'].startswith('a\"b\\\\c\\nd'), repr(p['comm'])\n"
+		  "assert p['comm'].endswith('efghij'), repr(p['comm'])\n"
+		  "a = p['argv']\n"
+		  "assert a[:3] == ['x\"y', 'back\\\\slash', 'new\\nline'], a\n"
+		  "assert a[3].startswith('bad') and '\\ufffd' in a[3], a\n"
+		  "assert a[4] == '\\x01\\x7f' and a[5].startswith('tail'), a\n"
+		  "assert len(a) == 6, a\n"
+		  "assert p['exe'].startswith('/tmp/we\"ird\\\\\\n'), repr(p['exe'])\n"
+		  "assert d['meta']['hostname'].startswith('h\"o\\\\s\\nt'), d['meta']\n"
+		  "assert d['meta']['cmdline'].startswith('-- sh -c'), d['meta']\n"
+		  "f = d['gpu_files'][0]\n"
+		  "assert f['device'].startswith('/dev/\"nv\\\\\\n') and f['cloexec'] is True\n");
+	free(json);
+
+	capture_begin(&c);
+	assert_int_equal(gctx_report__text(c.f, m, &meta), 0);
+	text = capture_end(&c);
+	/* one line per process: every odd byte is escaped */
+	assert_contains(text, "77 a\"b\\\\c\\x0ad\\xff\\xfeefghij [x\"y back\\\\slash new\\x0aline "
+			      "bad\\xc3(utf \\x01\\x7f tail\\xe2\\x82]");
+	assert_contains(text, "h\"o\\\\s\\x0at\\x80");
+	assert_contains(text, "/dev/\"nv\\\\\\x0a\\xc0\\xaf");
+	free(text);
+	gctx_model__free(m);
+}
+
+#define CHAIN_DEPTH 1000
+
+static void test_deep_chain(void **state)
+{
+	struct gctx_model *m = gctx_model__new();
+	struct gctx_trace_meta meta;
+	struct gctx_ev_open op;
+	struct gctx_ev_fork fk;
+	struct gctx_ev_ioctl io;
+	struct capture c;
+	char *text, *json;
+	__u32 i;
+
+	(void)state;
+	meta_fill(&meta);
+	op = ev_open(5000, T0 + 1, "w", CTL_FILE, 3, O_RDWR_K);
+	FEED(m, GCTX_EV_OPEN, op);
+	io = ev_rm_alloc(5000, T0 + 2, "w", 3, NV_CLIENT, 0, NV_CLIENT, 0x41, 0, 0);
+	FEED(m, GCTX_EV_IOCTL, io);
+	for (i = 0; i < CHAIN_DEPTH; i++) {
+		fk = ev_fork(5000 + i, 5001 + i, T0 + 10 + i, "w", false);
+		FEED(m, GCTX_EV_FORK, fk);
+	}
+	io = ev_rm_alloc(5000 + CHAIN_DEPTH, T0 + 5000, "w", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE,
+			 0x80, 0, 0);
+	FEED(m, GCTX_EV_IOCTL, io);
+	feed_end(m, T0 + 6000);
+	gctx_model__finish(m);
+	assert_int_equal(gctx_model__nprocs(m), CHAIN_DEPTH + 1);
+
+	capture_begin(&c);
+	assert_int_equal(gctx_report__text(c.f, m, &meta), 0);
+	text = capture_end(&c);
+	assert_contains(text, "\n5000 w");
+	assert_contains(text, "\n  5001 w");
+	assert_contains(text, "[depth 1000] 6000 w");
+	assert_contains(text, "inherited-gpu-use");
+	free(text);
+
+	capture_begin(&c);
+	assert_int_equal(gctx_report__json(c.f, m, &meta), 0);
+	json = capture_end(&c);
+	python_check(json, "assert len(d['processes']) == 1001\n"
+			   "assert len(d['gpu_files'][0]['holders']) == 1001\n"
+			   "f = [x for x in d['findings'] if x['kind'] == 'inherited-gpu-use']\n"
+			   "assert len(f) == 1 and f[0]['pid'] == 6000, f\n"
+			   "assert f[0]['chain'][0] == 5000 and f[0]['chain'][-1] == 6000, f");
+	free(json);
+	gctx_model__free(m);
+}
+
+static void test_many_objects_and_attach(void **state)
+{
+	static const char pargs[] = "python\0serve.py\0";
+	struct gctx_model *m = gctx_model__new();
+	struct gctx_trace_meta meta;
+	struct gctx_rec_proc rp;
+	struct gctx_rec_file rf;
+	struct gctx_ev_ioctl io;
+	struct capture c;
+	char *text, *json;
+	__u32 i;
+
+	(void)state;
+	meta_fill(&meta);
+	memset(&rp, 0, sizeof(rp));
+	rp.pid = 300;
+	rp.ppid = 1;
+	rp.nthreads = 4;
+	snprintf(rp.comm, sizeof(rp.comm), "server");
+	snprintf(rp.exe, sizeof(rp.exe), "/usr/bin/python3.11");
+	memcpy(rp.args, pargs, sizeof(pargs));
+	rp.args_len = sizeof(pargs);
+	FEED(m, GCTX_REC_PROC_PRESENT, rp);
+	memset(&rf, 0, sizeof(rf));
+	rf.pid = 300;
+	rf.fd = 7;
+	rf.file = CTL_FILE;
+	rf.kind = GCTX_DEV_NVIDIACTL;
+	rf.flags = O_RDWR_K;
+	snprintf(rf.path, sizeof(rf.path), "/dev/nvidiactl");
+	FEED(m, GCTX_REC_FILE_PRESENT, rf);
+	io = ev_rm_alloc(300, T0 + 10, "server", 7, NV_CLIENT, 0, NV_CLIENT, 0x41, 0, 0);
+	FEED(m, GCTX_EV_IOCTL, io);
+	for (i = 0; i < 100; i++) {
+		io = ev_rm_alloc(300, T0 + 20 + i, "server", 7, NV_CLIENT, NV_CLIENT,
+				 0xd0000000 + i, 0x3e, 0, 0);
+		FEED(m, GCTX_EV_IOCTL, io);
+	}
+	feed_end(m, T0 + 1000);
+	gctx_model__finish(m);
+
+	capture_begin(&c);
+	assert_int_equal(gctx_report__text(c.f, m, &meta), 0);
+	text = capture_end(&c);
+	assert_contains(text, "\n300 server [python serve.py] running (present at attach, ppid 1)");
+	assert_contains(text,
+			"file #1 nvidiactl /dev/nvidiactl fd=7: present-at-attach, 101 ioctls");
+	assert_contains(text, "objects created on file #1 nvidiactl: 101 (101 alive)");
+	assert_contains(text, "more objects on file #1 not listed (see JSON)");
+	free(text);
+
+	capture_begin(&c);
+	assert_int_equal(gctx_report__json(c.f, m, &meta), 0);
+	json = capture_end(&c);
+	python_check(
+		json,
+		"p = d['processes'][0]\n"
+		"assert p['pid'] == 300 and p['present_at_attach'] is True\n"
+		"assert p['argv'] == ['python', 'serve.py'] and p['exe'] == '/usr/bin/python3.11'\n"
+		"assert len(d['gpu_objects']) == 101\n"
+		"f = d['gpu_files'][0]\n"
+		"assert f['present_at_attach'] is True and f['opener_pid'] in (300, None)\n"
+		"assert f['holders_detail'][0]['how'] == 'present'\n"
+		"assert d['findings'] == []");
+	free(json);
+	gctx_model__free(m);
+}
+
+static void test_write_error(void **state)
+{
+	struct gctx_model *m;
+	FILE *full = fopen("/dev/full", "w");
+
+	(void)state;
+	if (!full)
+		skip();
+	m = scenario_model();
+	assert_true(gctx_report__text(full, m, NULL) < 0);
+	clearerr(full);
+	assert_true(gctx_report__json(full, m, NULL) < 0);
+	fclose(full);
+	gctx_model__free(m);
+}
+
+/* ---- live printing ---- */
+
+static char *print_one(__u32 type, const void *data, __u32 len)
+{
+	struct capture c;
+
+	capture_begin(&c);
+	gctx_print_event(c.f, type, data, len, T0);
+	return capture_end(&c);
+}
+
+static void expect_line(__u32 type, const void *data, __u32 len, const char *want)
+{
+	char *s = print_one(type, data, len);
+
+	assert_contains(s, want);
+	assert_non_null(strchr(s, '\n'));
+	assert_ptr_equal(strchr(s, '\n'), s + strlen(s) - 1); /* exactly one line */
+	free(s);
+}
+
+static void expect_nothing(__u32 type, const void *data, __u32 len)
+{
+	char *s = print_one(type, data, len);
+
+	assert_string_equal(s, "");
+	free(s);
+}
+
+static void test_print_every_type(void **state)
+{
+	static const char args[] = "/usr/bin/python3\0train.py\0--epochs\0001";
+	static const char odd[] = "sh\0-c\0a\x01"
+				  "b\\c\xff";
+	struct gctx_ev_fork fk = ev_fork(1234, 1240, T0 + 1234000, "trainer", false);
+	struct gctx_ev_fork th = ev_fork(1234, 1241, T0 + 1234000, "trainer", true);
+	struct gctx_ev_exec ex =
+		ev_exec(1234, T0, "python3", "/usr/bin/python3", args, sizeof(args));
+	struct gctx_ev_exec ex2 = ev_exec(1234, T0, "sh", "/bin/sh", odd, sizeof(odd) - 1);
+	struct gctx_ev_exit ok = ev_exit(1234, 1234, T0, "trainer", 0, true);
+	struct gctx_ev_exit seg = ev_exit(1240, 1240, T0, "trainer", 11 | 0x80, true);
+	struct gctx_ev_exit code = ev_exit(1240, 1240, T0, "trainer", 3 << 8, true);
+	struct gctx_ev_exit thr = ev_exit(1234, 1241, T0, "trainer", 0, false);
+	struct gctx_ev_open op = ev_open(1234, T0, "trainer", CTL_FILE, 3, O_RDWR_K | O_CLOEXEC_K);
+	struct gctx_ev_open bad = ev_open(1234, T0, "trainer", CTL_FILE, -13, O_RDWR_K);
+	struct gctx_ev_ioctl io =
+		ev_rm_alloc(1234, T0, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0, 0);
+	struct gctx_ev_ioctl io_st =
+		ev_rm_alloc(1240, T0, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0x23, 0);
+	struct gctx_ev_ioctl io_err =
+		ev_rm_alloc(1240, T0, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0, -9);
+	struct gctx_ev_mmap mm = ev_mmap(1234, T0, "trainer", 4, 0x7f0000001000LL);
+	struct gctx_ev_mmap mm_err = ev_mmap(1234, T0, "trainer", 4, -12);
+	struct gctx_ev_fd cl = ev_fd(GCTX_EV_CLOSE, 1234, T0, "trainer", 3);
+	struct gctx_ev_fd kept = ev_fd(GCTX_EV_FD_KEPT, 1234, T0, "trainer", 3);
+
+	(void)state;
+	expect_line(GCTX_EV_FORK, &fk, sizeof(fk), "   0.001234 1234/1234");
+	expect_line(GCTX_EV_FORK, &fk, sizeof(fk), " trainer ");
+	expect_line(GCTX_EV_FORK, &fk, sizeof(fk), "fork     -> pid 1240\n");
+	expect_line(GCTX_EV_FORK, &th, sizeof(th), "clone    -> thread 1241\n");
+	expect_line(GCTX_EV_EXEC, &ex, sizeof(ex),
+			"exec     /usr/bin/python3 train.py --epochs 1\n");
+	expect_line(GCTX_EV_EXEC, &ex2, sizeof(ex2), "exec     /bin/sh -c a\\x01b\\\\c\\xff\n");
+	expect_line(GCTX_EV_EXIT, &ok, sizeof(ok), "exit     status 0\n");
+	expect_line(GCTX_EV_EXIT, &code, sizeof(code), "exit     status 3\n");
+	expect_line(GCTX_EV_EXIT, &seg, sizeof(seg), "exit     killed by SIGSEGV (core dumped)\n");
+	expect_line(GCTX_EV_EXIT, &thr, sizeof(thr), "1234/1241");
+	expect_line(GCTX_EV_EXIT, &thr, sizeof(thr), "thread-exit\n");
+	expect_line(GCTX_EV_OPEN, &op, sizeof(op),
+			"open     nvidiactl /dev/nvidiactl fd=3 O_RDWR|O_CLOEXEC\n");
+	expect_line(GCTX_EV_OPEN, &bad, sizeof(bad), "-> -1 EACCES\n");
+	expect_line(GCTX_EV_IOCTL, &io, sizeof(io), "ioctl    nvidiactl fd=3 RM_ALLOC ");
+	expect_line(GCTX_EV_IOCTL, &io, sizeof(io), "-> NV_OK\n");
+	expect_line(GCTX_EV_IOCTL, &io_st, sizeof(io_st), "-> NV_ERR_INVALID_CLIENT\n");
+	expect_line(GCTX_EV_IOCTL, &io_err, sizeof(io_err), "-> -1 EBADF\n");
+	expect_line(GCTX_EV_MMAP, &mm, sizeof(mm),
+			"mmap     nvidia fd=4 len=4096 prot=rw- -> 0x7f0000001000\n");
+	expect_line(GCTX_EV_MMAP, &mm_err, sizeof(mm_err), "-> -1 ENOMEM\n");
+	expect_line(GCTX_EV_CLOSE, &cl, sizeof(cl), "close    nvidiactl fd=3\n");
+	expect_line(GCTX_EV_FD_KEPT, &kept, sizeof(kept),
+			"fd-kept  nvidiactl fd=3 survived exec\n");
+}
+
+static void test_print_short_and_unknown(void **state)
+{
+	static const struct {
+		__u32 type;
+		__u32 size;
+	} types[] = {
+		{ GCTX_EV_FORK, sizeof(struct gctx_ev_fork) },
+		{ GCTX_EV_EXEC, sizeof(struct gctx_ev_exec) },
+		{ GCTX_EV_EXIT, sizeof(struct gctx_ev_exit) },
+		{ GCTX_EV_OPEN, sizeof(struct gctx_ev_open) },
+		{ GCTX_EV_IOCTL, sizeof(struct gctx_ev_ioctl) },
+		{ GCTX_EV_MMAP, sizeof(struct gctx_ev_mmap) },
+		{ GCTX_EV_CLOSE, sizeof(struct gctx_ev_fd) },
+		{ GCTX_EV_FD_KEPT, sizeof(struct gctx_ev_fd) },
+	};
+	unsigned char *buf;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		/* an exact-size heap copy so valgrind sees any read past len */
+		buf = malloc(types[i].size);
+		assert_non_null(buf);
+		memset(buf, 0xab, types[i].size);
+		expect_nothing(types[i].type, buf, types[i].size - 1);
+		expect_nothing(types[i].type, buf, sizeof(struct gctx_ev_hdr));
+		expect_nothing(types[i].type, buf, 0);
+		free(buf);
+		/* garbage of the right size still prints one line */
+		buf = malloc(types[i].size + 3);
+		assert_non_null(buf);
+		memset(buf, 0xff, types[i].size + 3);
+		expect_line(types[i].type, buf + 3, types[i].size, "\n");
+		free(buf);
+	}
+	expect_nothing(0, "x", 1);
+	expect_nothing(GCTX_EV_KERNEL_MAX, "x", 1);
+	expect_nothing(GCTX_REC_END, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 40);
+	expect_nothing(GCTX_EV_FORK, NULL, sizeof(struct gctx_ev_fork));
+}
+
+static void test_print_finding(void **state)
+{
+	struct gctx_finding f;
+	struct capture c;
+	char *s;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.id = 1;
+	f.kind = GCTX_FIND_INHERITED_GPU_USE;
+	f.severity = GCTX_SEV_ERROR;
+	f.pid = 1240;
+	f.time_ns = T0 + 4000000;
+	snprintf(f.detail, sizeof(f.detail), "pid 1240 used nvidiactl\nfile #1");
+	capture_begin(&c);
+	gctx_print_finding(c.f, &f, T0);
+	s = capture_end(&c);
+	assert_string_equal(
+		s, "   0.004000 FINDING error inherited-gpu-use pid 1240: pid 1240 used nvidiactl"
+	       "\\x0afile #1\n");
+	free(s);
+}
+
+static void test_format_helpers(void **state)
+{
+	char buf[64], tiny[6];
+
+	(void)state;
+	gctx_format_argv(buf, sizeof(buf), "a\0b c\0\0d\0\0\0", 11);
+	assert_string_equal(buf, "a b c  d");
+	gctx_format_argv(buf, sizeof(buf), NULL, 5);
+	assert_string_equal(buf, "");
+	gctx_format_argv(buf, sizeof(buf), "x", 0);
+	assert_string_equal(buf, "");
+	/* cut between whole escapes, always terminated */
+	gctx_format_argv(tiny, sizeof(tiny),
+			 "ab\x01"
+			 "cd",
+			 5);
+	assert_string_equal(tiny, "ab");
+	gctx_format_argv(tiny, 1, "abc", 3);
+	assert_string_equal(tiny, "");
+	gctx_format_argv(tiny, 0, "abc", 3); /* writes nothing */
+	gctx_format_str(buf, sizeof(buf), "no\tnul", 4);
+	assert_string_equal(buf, "no\\x09n");
+	gctx_format_open_flags(buf, sizeof(buf), 02 | 0100 | 02000000 | 0x80000000u);
+	assert_string_equal(buf, "O_RDWR|O_CREAT|O_CLOEXEC|0x80000000");
+	gctx_format_open_flags(buf, sizeof(buf), 0);
+	assert_string_equal(buf, "O_RDONLY");
+	gctx_format_reltime(buf, sizeof(buf), T0 + 1234567890, T0);
+	assert_string_equal(buf, "1.234567");
+	gctx_format_reltime(buf, sizeof(buf), T0 - 100000, T0);
+	assert_string_equal(buf, "-0.000100");
+	gctx_format_signal(buf, sizeof(buf), 9);
+	assert_string_equal(buf, "SIGKILL");
+	gctx_format_signal(buf, sizeof(buf), 99);
+	assert_string_equal(buf, "signal 99");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_scenario),
+		cmocka_unit_test(test_text_scenario),
+		cmocka_unit_test(test_text_unclean_and_drops),
+		cmocka_unit_test(test_hostile_strings),
+		cmocka_unit_test(test_deep_chain),
+		cmocka_unit_test(test_many_objects_and_attach),
+		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_print_every_type),
+		cmocka_unit_test(test_print_short_and_unknown),
+		cmocka_unit_test(test_print_finding),
+		cmocka_unit_test(test_format_helpers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1141 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * fakegpu: an emulated GPU driver for tests, as a FUSE filesystem.
+ *
+ *   fakegpu [-v] MOUNTPOINT
+ *
+ * The mountpoint gets nvidiactl, nvidia0, nvidia-uvm, kfd and renderD128: regular files that
+ * can be opened, read (zeros), written (discarded) and mmap()ed, and whose ioctls answer the way
+ * the real NVIDIA RM/UVM, AMD KFD and amdgpu drivers do on the points the tracer cares about
+ * (shared/reference/gpu-facts.md):
+ *  - RM: the syscall returns 0 and the verdict is the status field in the parameters; RM
+ *    clients belong to the nvidiactl open file that created them, so a forked child using the
+ *    inherited fd is accepted and a fresh open of nvidiactl is not.
+ *  - UVM: raw command numbers, parameters read and written in the caller's memory; nothing
+ *    but "is this fd initialised" is checked, so a forked child is accepted.
+ *  - KFD: every ioctl from a process other than the opener fails with EBADF.
+ *  - amdgpu render node: no ownership check.
+ * Stays in the foreground; SIGTERM or SIGINT unmounts and exits 0. -v logs each ioctl.
+ */
+#define _GNU_SOURCE
+#define FUSE_USE_VERSION 31
+#define GPU_UAPI_NO_HELPERS
+
+#include <errno.h>
+#include <fuse.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu_uapi.h"
+
+#define DEV_FILE_SIZE	  (1 << 20)
+#define RM_CLIENT_BASE	  0xc1d00000U
+#define RM_HANDLE_BASE	  0xcaf00000U
+#define KFD_MAX_QUEUES	  1024
+
+enum dev_kind { DEV_NVIDIACTL, DEV_NVIDIA0, DEV_UVM, DEV_KFD, DEV_RENDER, DEV_NR };
+
+static const char *const dev_names[DEV_NR] = {
+	[DEV_NVIDIACTL] = "nvidiactl", [DEV_NVIDIA0] = "nvidia0", [DEV_UVM] = "nvidia-uvm",
+	[DEV_KFD] = "kfd",	       [DEV_RENDER] = "renderD128",
+};
+
+/* A growable set of 64-bit ids: KFD queues and memory handles, amdgpu contexts. */
+struct id_set {
+	__u64 *v;
+	size_t n, cap;
+};
+
+enum uvm_fd_state { UVM_FD_UNINITIALIZED, UVM_FD_VA_SPACE, UVM_FD_MM };
+
+/* One open file description (fi->fh): shared by dup(), fork() and SCM_RIGHTS, like the real. */
+struct gfile {
+	enum dev_kind kind;
+	pid_t tgid;		/* the opener */
+	bool ctl_linked;	/* nvidiaN: REGISTER_FD done */
+	enum uvm_fd_state uvm;	/* nvidia-uvm */
+	__u64 uvm_flags;
+	pid_t uvm_tgid;		/* who issued UVM_INITIALIZE */
+	struct id_set queues;	/* kfd */
+	struct id_set mem;	/* kfd */
+	__u32 next_mem;
+	struct id_set ctxs;	/* renderD128 */
+	__u32 next_ctx;
+	__u32 next_gem;
+};
+
+struct rm_object {
+	__u32 handle;
+	__u32 parent;
+	__u32 cls;
+};
+
+/* An RM client: owned by the nvidiactl open file that allocated it. */
+struct rm_client {
+	__u32 handle;
+	struct gfile *owner;
+	struct rm_object *obj;
+	size_t nobj, cap;
+	struct rm_client *next;
+};
+
+/* What one ioctl call is about; status is the driver status written back, or -1. */
+struct call {
+	pid_t tid;
+	pid_t tgid;
+	long status;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct rm_client *clients;
+	__u32 next_client;
+	__u32 next_handle;
+	bool verbose;
+	char mnt[PATH_MAX];
+	time_t start;
+} G = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* ---- small helpers ---- */
+
+static int dev_lookup(const char *path)
+{
+	int i;
+
+	if (path[0] != '/')
+		return -1;
+	for (i = 0; i < DEV_NR; i++)
+		if (!strcmp(path + 1, dev_names[i]))
+			return i;
+	return -1;
+}
+
+/* The thread group of a thread id: fuse_get_context()->pid is the calling thread. */
+static pid_t tid_to_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid > 0 ? tgid : tid;
+}
+
+/* Does fd number @fd of thread @tid refer to our file @kind? (fds are per process) */
+static bool caller_fd_is(pid_t tid, int fd, enum dev_kind kind)
+{
+	char link[64], target[PATH_MAX], want[PATH_MAX + 32];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	snprintf(want, sizeof(want), "%s/%s", G.mnt, dev_names[kind]);
+	return !strcmp(target, want);
+}
+
+static int remote_read(pid_t tid, __u64 addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(unsigned long)addr, .iov_len = len };
+
+	if (!len)
+		return 0;
+	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int remote_write(pid_t tid, __u64 addr, const void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = (void *)buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(unsigned long)addr, .iov_len = len };
+
+	if (!len)
+		return 0;
+	return process_vm_writev(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static bool ids_has(const struct id_set *s, __u64 id)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->v[i] == id)
+			return true;
+	return false;
+}
+
+static int ids_add(struct id_set *s, __u64 id)
+{
+	__u64 *v;
+
+	if (s->n == s->cap) {
+		v = realloc(s->v, (s->cap ? s->cap * 2 : 16) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = s->cap ? s->cap * 2 : 16;
+	}
+	s->v[s->n++] = id;
+	return 0;
+}
+
+static bool ids_del(struct id_set *s, __u64 id)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		if (s->v[i] == id) {
+			s->v[i] = s->v[--s->n];
+			return true;
+		}
+	}
+	return false;
+}
+
+static void ids_free(struct id_set *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = s->cap = 0;
+}
+
+/* ---- RM object model ---- */
+
+static struct rm_client *client_find(__u32 handle)
+{
+	struct rm_client *c;
+
+	for (c = G.clients; c; c = c->next)
+		if (c->handle == handle)
+			return c;
+	return NULL;
+}
+
+/* The client, if it belongs to the open file @f (strict client validation). */
+static struct rm_client *client_of(struct gfile *f, __u32 handle)
+{
+	struct rm_client *c = client_find(handle);
+
+	return c && c->owner == f ? c : NULL;
+}
+
+static struct rm_object *obj_find(struct rm_client *c, __u32 handle)
+{
+	size_t i;
+
+	for (i = 0; i < c->nobj; i++)
+		if (c->obj[i].handle == handle)
+			return &c->obj[i];
+	return NULL;
+}
+
+static bool handle_used(struct rm_client *c, __u32 handle)
+{
+	return handle == c->handle || obj_find(c, handle);
+}
+
+static __u32 handle_gen(struct rm_client *c)
+{
+	__u32 h;
+
+	do {
+		h = RM_HANDLE_BASE + G.next_handle++;
+	} while (handle_used(c, h));
+	return h;
+}
+
+static int obj_add(struct rm_client *c, __u32 handle, __u32 parent, __u32 cls)
+{
+	struct rm_object *o;
+
+	if (c->nobj == c->cap) {
+		o = realloc(c->obj, (c->cap ? c->cap * 2 : 16) * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		c->obj = o;
+		c->cap = c->cap ? c->cap * 2 : 16;
+	}
+	c->obj[c->nobj++] = (struct rm_object){ .handle = handle, .parent = parent, .cls = cls };
+	return 0;
+}
+
+/* Free @handle and every object below it. */
+static void obj_free_tree(struct rm_client *c, __u32 handle)
+{
+	size_t i = 0;
+
+	while (i < c->nobj) {
+		if (c->obj[i].parent == handle) {
+			obj_free_tree(c, c->obj[i].handle);
+			i = 0; /* the array was compacted under us */
+			continue;
+		}
+		i++;
+	}
+	for (i = 0; i < c->nobj; i++) {
+		if (c->obj[i].handle == handle) {
+			c->obj[i] = c->obj[--c->nobj];
+			return;
+		}
+	}
+}
+
+static struct rm_client *client_new(struct gfile *owner, __u32 handle)
+{
+	struct rm_client *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->handle = handle;
+	c->owner = owner;
+	c->next = G.clients;
+	G.clients = c;
+	return c;
+}
+
+static void client_free(struct rm_client *victim)
+{
+	struct rm_client **pp;
+
+	for (pp = &G.clients; *pp; pp = &(*pp)->next) {
+		if (*pp == victim) {
+			*pp = victim->next;
+			free(victim->obj);
+			free(victim);
+			return;
+		}
+	}
+}
+
+static void clients_free_owned(struct gfile *f)
+{
+	struct rm_client *c = G.clients, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (c->owner == f)
+			client_free(c);
+	}
+}
+
+/* ---- NVIDIA RM escapes ---- */
+
+static __u32 rm_alloc_client(struct gfile *f, __u32 *handle)
+{
+	__u32 h = *handle;
+
+	if (!h) {
+		do {
+			h = RM_CLIENT_BASE + ++G.next_client;
+		} while (client_find(h));
+	} else if (client_find(h)) {
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	}
+	if (!client_new(f, h))
+		return NV_ERR_INVALID_STATE;
+	*handle = h;
+	return NV_OK;
+}
+
+/* RM_ALLOC, NVOS21 or NVOS64: both start with hRoot, hObjectParent, hObjectNew, hClass. */
+static __u32 rm_alloc(struct gfile *f, struct nvos21_params *p)
+{
+	struct rm_client *c;
+	__u32 h;
+
+	if (p->hClass == NV01_ROOT || p->hClass == NV01_ROOT_NON_PRIV ||
+	    p->hClass == NV01_ROOT_CLIENT) {
+		p->hClass = NV01_ROOT_CLIENT;
+		return rm_alloc_client(f, &p->hObjectNew);
+	}
+	c = client_of(f, p->hRoot);
+	if (!c)
+		return NV_ERR_INVALID_CLIENT;
+	if (p->hObjectParent != c->handle && !obj_find(c, p->hObjectParent))
+		return NV_ERR_INVALID_OBJECT_PARENT;
+	h = p->hObjectNew;
+	if (!h)
+		h = handle_gen(c);
+	else if (handle_used(c, h))
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	if (obj_add(c, h, p->hObjectParent, p->hClass))
+		return NV_ERR_INVALID_STATE;
+	p->hObjectNew = h;
+	return NV_OK;
+}
+
+static __u32 rm_free(struct gfile *f, struct nvos00_params *p)
+{
+	struct rm_client *c = client_of(f, p->hRoot);
+
+	if (!c)
+		return NV_ERR_INVALID_CLIENT;
+	if (p->hObjectOld == p->hRoot) {
+		client_free(c);
+		return NV_OK;
+	}
+	if (!obj_find(c, p->hObjectOld))
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	obj_free_tree(c, p->hObjectOld);
+	return NV_OK;
+}
+
+static __u32 rm_control(struct gfile *f, struct nvos54_params *p)
+{
+	struct rm_client *c = client_of(f, p->hClient);
+
+	if (!c)
+		return NV_ERR_INVALID_CLIENT;
+	if (!handle_used(c, p->hObject))
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	return NV_OK;
+}
+
+static __u32 rm_map_memory(struct gfile *f, struct nvos33_with_fd *p)
+{
+	struct rm_client *c = client_of(f, p->hClient);
+
+	if (!c)
+		return NV_ERR_INVALID_CLIENT;
+	if (!obj_find(c, p->hMemory))
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	return NV_OK;
+}
+
+/*
+ * RM_ALLOC_MEMORY on nvidiaN. The real RM checks the client against the nvidiactl file linked
+ * by REGISTER_FD; we cannot tell which nvidiactl that was, so any existing client will do once
+ * the link is made.
+ */
+static __u32 rm_alloc_memory(struct gfile *f, struct nvos02_with_fd *p)
+{
+	struct rm_client *c = client_find(p->hRoot);
+	__u32 h;
+
+	if (!f->ctl_linked || !c)
+		return NV_ERR_INVALID_CLIENT;
+	if (p->hObjectParent != c->handle && !obj_find(c, p->hObjectParent))
+		return NV_ERR_INVALID_OBJECT_PARENT;
+	h = p->hObjectNew;
+	if (!h)
+		h = handle_gen(c);
+	else if (handle_used(c, h))
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	if (obj_add(c, h, p->hObjectParent, p->hClass))
+		return NV_ERR_INVALID_STATE;
+	p->hObjectNew = h;
+	return NV_OK;
+}
+
+static void card_info(void *buf, size_t size)
+{
+	struct nv_card_info *ci = buf;
+
+	memset(buf, 0, size);
+	ci->valid = 1;
+	ci->pci_bus = 0x1b;
+	ci->pci_vendor_id = 0x10de;
+	ci->pci_device_id = 0x2330; /* H100 SXM5 */
+	ci->gpu_id = 0x100;
+	ci->interrupt_line = 16;
+	ci->reg_address = 0xfb000000;
+	ci->reg_size = 16 << 20;
+	ci->fb_address = 0x38000000000ULL;
+	ci->fb_size = 80ULL << 30;
+	ci->minor_number = 0;
+}
+
+/* The sizes nv_validate_ioctls() accepts for the escapes we implement; others are -EINVAL. */
+static bool nv_size_ok(unsigned int nr, size_t size)
+{
+	switch (nr) {
+	case NV_ESC_RM_ALLOC:
+		return size == sizeof(struct nvos21_params) || size == sizeof(struct nvos64_params);
+	case NV_ESC_RM_FREE:
+		return size == sizeof(struct nvos00_params);
+	case NV_ESC_RM_CONTROL:
+		return size == sizeof(struct nvos54_params);
+	case NV_ESC_RM_ALLOC_MEMORY:
+		return size == sizeof(struct nvos02_with_fd);
+	case NV_ESC_RM_MAP_MEMORY:
+		return size == sizeof(struct nvos33_with_fd);
+	case NV_ESC_CARD_INFO:
+		return size && size % sizeof(struct nv_card_info) == 0;
+	case NV_ESC_REGISTER_FD:
+		return size == sizeof(struct nv_register_fd);
+	case NV_ESC_CHECK_VERSION_STR:
+		return size == sizeof(struct nv_rm_api_version);
+	case NV_ESC_IOCTL_XFER_CMD:
+		return size == sizeof(struct nv_ioctl_xfer);
+	}
+	return false;
+}
+
+static int nv_register(struct gfile *f, struct call *cl, struct nv_register_fd *r)
+{
+	if (f->ctl_linked || !caller_fd_is(cl->tid, r->ctl_fd, DEV_NVIDIACTL))
+		return -EINVAL;
+	f->ctl_linked = true;
+	return 0;
+}
+
+/* One RM escape with its parameters in @buf. Returns 0 or -errno; RM verdicts go in status. */
+static int nv_escape(struct gfile *f, struct call *cl, unsigned int nr, void *buf, size_t size)
+{
+	bool ctl = f->kind == DEV_NVIDIACTL;
+	__u32 *status = NULL;
+	__u32 st = NV_OK;
+
+	switch (nr) {
+	case NV_ESC_CHECK_VERSION_STR:
+		if (!ctl)
+			return -EINVAL;
+		((struct nv_rm_api_version *)buf)->reply = NV_RM_API_VERSION_REPLY_RECOGNIZED;
+		return 0;
+	case NV_ESC_CARD_INFO:
+		if (!ctl)
+			return -EINVAL;
+		card_info(buf, size);
+		return 0;
+	case NV_ESC_REGISTER_FD:
+		return nv_register(f, cl, buf);
+	case NV_ESC_RM_ALLOC:
+		if (!ctl)
+			return -EINVAL;
+		st = rm_alloc(f, buf);
+		status = size == sizeof(struct nvos21_params) ? &((struct nvos21_params *)buf)->status
+							      : &((struct nvos64_params *)buf)->status;
+		break;
+	case NV_ESC_RM_FREE:
+		if (!ctl)
+			return -EINVAL;
+		st = rm_free(f, buf);
+		status = &((struct nvos00_params *)buf)->status;
+		break;
+	case NV_ESC_RM_CONTROL:
+		if (!ctl)
+			return -EINVAL;
+		st = rm_control(f, buf);
+		status = &((struct nvos54_params *)buf)->status;
+		break;
+	case NV_ESC_RM_MAP_MEMORY:
+		if (!ctl)
+			return -EINVAL;
+		st = rm_map_memory(f, buf);
+		status = &((struct nvos33_with_fd *)buf)->status;
+		break;
+	case NV_ESC_RM_ALLOC_MEMORY:
+		if (ctl)
+			return -EINVAL; /* NV_ACTUAL_DEVICE_ONLY */
+		st = rm_alloc_memory(f, buf);
+		status = &((struct nvos02_with_fd *)buf)->status;
+		break;
+	default:
+		return -EINVAL;
+	}
+	*status = st;
+	cl->status = st;
+	return 0;
+}
+
+/* NV_ESC_IOCTL_XFER_CMD: the real escape's parameters live behind xfer.ptr. */
+static int nv_xfer(struct gfile *f, struct call *cl, struct nv_ioctl_xfer *x)
+{
+	void *buf;
+	int ret;
+
+	if (x->size > NV_IOCTL_XFER_MAX_SIZE || x->cmd == NV_ESC_IOCTL_XFER_CMD ||
+	    !nv_size_ok(x->cmd, x->size))
+		return -EINVAL;
+	buf = calloc(1, x->size);
+	if (!buf)
+		return -ENOMEM;
+	ret = remote_read(cl->tid, x->ptr, buf, x->size);
+	if (!ret)
+		ret = nv_escape(f, cl, x->cmd, buf, x->size);
+	if (!ret)
+		ret = remote_write(cl->tid, x->ptr, buf, x->size);
+	free(buf);
+	return ret;
+}
+
+static int nv_ioctl(struct gfile *f, struct call *cl, unsigned int nr, void *buf, size_t size)
+{
+	if (!nv_size_ok(nr, size))
+		return -EINVAL;
+	if (nr == NV_ESC_IOCTL_XFER_CMD)
+		return nv_xfer(f, cl, buf);
+	return nv_escape(f, cl, nr, buf, size);
+}
+
+/* ---- NVIDIA UVM ---- */
+
+struct uvm_cmd {
+	unsigned int cmd;
+	size_t size;
+	size_t status_off;
+	bool needs_init;
+};
+
+static const struct uvm_cmd uvm_cmds[] = {
+	{ UVM_INITIALIZE, sizeof(struct uvm_initialize_params),
+	  offsetof(struct uvm_initialize_params, rmStatus), false },
+	{ UVM_MM_INITIALIZE, sizeof(struct uvm_mm_initialize_params),
+	  offsetof(struct uvm_mm_initialize_params, rmStatus), false },
+	{ UVM_REGISTER_GPU, sizeof(struct uvm_register_gpu_params),
+	  offsetof(struct uvm_register_gpu_params, rmStatus), true },
+	{ UVM_REGISTER_GPU_VASPACE, sizeof(struct uvm_register_gpu_vaspace_params),
+	  offsetof(struct uvm_register_gpu_vaspace_params, rmStatus), true },
+	{ UVM_REGISTER_CHANNEL, sizeof(struct uvm_register_channel_params),
+	  offsetof(struct uvm_register_channel_params, rmStatus), true },
+};
+
+static const struct uvm_cmd *uvm_cmd_find(unsigned int cmd)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(uvm_cmds) / sizeof(uvm_cmds[0]); i++)
+		if (uvm_cmds[i].cmd == cmd)
+			return &uvm_cmds[i];
+	return NULL;
+}
+
+/* uvm_api_initialize(): a repeat with the same flags is fine, as in the real driver. */
+static __u32 uvm_init(struct gfile *f, struct call *cl, struct uvm_initialize_params *p)
+{
+	if (f->uvm == UVM_FD_MM)
+		return NV_ERR_INVALID_ARGUMENT;
+	if (f->uvm == UVM_FD_VA_SPACE)
+		return p->flags == f->uvm_flags ? NV_OK : NV_ERR_INVALID_ARGUMENT;
+	f->uvm = UVM_FD_VA_SPACE;
+	f->uvm_flags = p->flags;
+	f->uvm_tgid = cl->tgid;
+	return NV_OK;
+}
+
+/* uvm_api_mm_initialize(): issued on a second, fresh uvm fd naming the first. */
+static __u32 uvm_mm_init(struct gfile *f, struct call *cl, struct uvm_mm_initialize_params *p)
+{
+	if (!caller_fd_is(cl->tid, p->uvmFd, DEV_UVM))
+		return NV_ERR_INVALID_ARGUMENT;
+	if (f->uvm != UVM_FD_UNINITIALIZED)
+		return NV_ERR_IN_USE;
+	f->uvm = UVM_FD_MM;
+	return NV_OK;
+}
+
+static __u32 uvm_dispatch(struct gfile *f, struct call *cl, const struct uvm_cmd *c, void *buf)
+{
+	if (c->needs_init && f->uvm != UVM_FD_VA_SPACE)
+		return NV_ERR_ILLEGAL_ACTION;
+	if (c->cmd == UVM_INITIALIZE)
+		return uvm_init(f, cl, buf);
+	if (c->cmd == UVM_MM_INITIALIZE)
+		return uvm_mm_init(f, cl, buf);
+	return NV_OK; /* REGISTER_GPU, REGISTER_GPU_VASPACE, REGISTER_CHANNEL */
+}
+
+/* UVM commands are not _IOC-encoded, so FUSE moved no data: use the caller's memory. */
+static int uvm_ioctl(struct gfile *f, struct call *cl, unsigned int cmd, void *uarg)
+{
+	const struct uvm_cmd *c;
+	__u8 buf[64];
+	__u32 st;
+	int ret;
+
+	if (cmd == UVM_DEINITIALIZE)
+		return 0;
+	c = uvm_cmd_find(cmd);
+	if (!c)
+		return -EINVAL;
+	ret = remote_read(cl->tid, (unsigned long)uarg, buf, c->size);
+	if (ret)
+		return ret;
+	st = uvm_dispatch(f, cl, c, buf);
+	memcpy(buf + c->status_off, &st, sizeof(st));
+	cl->status = st;
+	return remote_write(cl->tid, (unsigned long)uarg, buf, c->size);
+}
+
+/* ---- AMD KFD ---- */
+
+static int kfd_create_queue(struct gfile *f, struct kfd_ioctl_create_queue_args *a)
+{
+	__u32 id;
+
+	for (id = 0; id < KFD_MAX_QUEUES; id++)
+		if (!ids_has(&f->queues, id))
+			break;
+	if (id == KFD_MAX_QUEUES)
+		return -ENOSPC;
+	if (ids_add(&f->queues, id))
+		return -ENOMEM;
+	a->queue_id = id;
+	a->doorbell_offset = (__u64)id << 12;
+	return 0;
+}
+
+static int kfd_alloc_memory(struct gfile *f, struct kfd_ioctl_alloc_memory_of_gpu_args *a)
+{
+	__u64 handle = (__u64)a->gpu_id << 32 | ++f->next_mem;
+
+	if (ids_add(&f->mem, handle))
+		return -ENOMEM;
+	a->handle = handle;
+	a->mmap_offset = (__u64)f->next_mem << 12;
+	return 0;
+}
+
+static int kfd_dispatch(struct gfile *f, unsigned int nr, void *buf)
+{
+	struct kfd_ioctl_get_version_args *ver = buf;
+	struct kfd_ioctl_map_memory_to_gpu_args *map = buf;
+
+	switch (nr) {
+	case KFD_NR_GET_VERSION:
+		ver->major_version = FAKEGPU_KFD_MAJOR;
+		ver->minor_version = FAKEGPU_KFD_MINOR;
+		return 0;
+	case KFD_NR_ACQUIRE_VM:
+		return 0;
+	case KFD_NR_CREATE_QUEUE:
+		return kfd_create_queue(f, buf);
+	case KFD_NR_DESTROY_QUEUE:
+		return ids_del(&f->queues, ((struct kfd_ioctl_destroy_queue_args *)buf)->queue_id)
+			       ? 0
+			       : -EINVAL;
+	case KFD_NR_ALLOC_MEMORY_OF_GPU:
+		return kfd_alloc_memory(f, buf);
+	case KFD_NR_FREE_MEMORY_OF_GPU:
+		return ids_del(&f->mem, ((struct kfd_ioctl_free_memory_of_gpu_args *)buf)->handle)
+			       ? 0
+			       : -EINVAL;
+	case KFD_NR_MAP_MEMORY_TO_GPU:
+	case KFD_NR_UNMAP_MEMORY_FROM_GPU:
+		if (!ids_has(&f->mem, map->handle))
+			return -EINVAL;
+		map->n_success = map->n_devices;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* kfd_ioctl(): the nr range check comes first, then "only the opener may use this fd". */
+static int kfd_ioctl(struct gfile *f, struct call *cl, unsigned int nr, void *buf)
+{
+	if (nr < KFD_NR_FIRST || nr > KFD_NR_LAST)
+		return -EINVAL;
+	if (cl->tgid != f->tgid)
+		return -EBADF;
+	if (nr == KFD_NR_ACQUIRE_VM &&
+	    !caller_fd_is(cl->tid, ((struct kfd_ioctl_acquire_vm_args *)buf)->drm_fd, DEV_RENDER))
+		return -EINVAL;
+	return kfd_dispatch(f, nr, buf);
+}
+
+/* ---- amdgpu render node ---- */
+
+static int amdgpu_ctx(struct gfile *f, union amdgpu_ctx_args *a)
+{
+	__u32 id;
+
+	switch (a->in.op) {
+	case AMDGPU_CTX_OP_ALLOC_CTX:
+		id = ++f->next_ctx;
+		if (ids_add(&f->ctxs, id))
+			return -ENOMEM;
+		memset(a, 0, sizeof(*a));
+		a->out.alloc.ctx_id = id;
+		return 0;
+	case AMDGPU_CTX_OP_FREE_CTX:
+		return ids_del(&f->ctxs, a->in.ctx_id) ? 0 : -EINVAL;
+	case AMDGPU_CTX_OP_QUERY_STATE:
+	case AMDGPU_CTX_OP_QUERY_STATE2:
+		if (!ids_has(&f->ctxs, a->in.ctx_id))
+			return -EINVAL;
+		memset(a, 0, sizeof(*a));
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int render_ioctl(struct gfile *f, unsigned int nr, void *buf)
+{
+	union amdgpu_gem_create_args *gem = buf;
+
+	switch (nr) {
+	case AMDGPU_NR_CTX:
+		return amdgpu_ctx(f, buf);
+	case AMDGPU_NR_GEM_CREATE:
+		memset(gem, 0, sizeof(*gem));
+		gem->out.handle = ++f->next_gem;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* ---- ioctl entry ---- */
+
+/*
+ * Parameters of an _IOC-encoded command. FUSE copies _IOC_SIZE bytes in when the command has
+ * _IOC_WRITE and out when it has _IOC_READ; the drivers copy whatever they need, so the other
+ * directions go through the caller's memory. The local buffer is at least @min bytes and
+ * zero-extended, like kfd_ioctl() does for short user structs.
+ */
+struct ioc_param {
+	pid_t tid;
+	void *uarg;
+	void *data;
+	unsigned int dir;
+	size_t usize;
+	void *buf;
+};
+
+static int param_load(struct ioc_param *p, size_t min)
+{
+	int ret = 0;
+
+	p->buf = calloc(1, p->usize > min ? p->usize : min);
+	if (!p->buf)
+		return -ENOMEM;
+	if (p->dir & _IOC_WRITE)
+		memcpy(p->buf, p->data, p->usize);
+	else
+		ret = remote_read(p->tid, (unsigned long)p->uarg, p->buf, p->usize);
+	if (ret)
+		free(p->buf);
+	return ret;
+}
+
+/* FUSE copies nothing back when the call fails, so neither do we. */
+static int param_store(struct ioc_param *p, int ret)
+{
+	if (ret >= 0) {
+		if (p->dir & _IOC_READ)
+			memcpy(p->data, p->buf, p->usize);
+		else
+			ret = remote_write(p->tid, (unsigned long)p->uarg, p->buf, p->usize);
+	}
+	free(p->buf);
+	return ret;
+}
+
+static int expected_type(enum dev_kind kind)
+{
+	switch (kind) {
+	case DEV_NVIDIACTL:
+	case DEV_NVIDIA0:
+		return NV_IOCTL_MAGIC;
+	case DEV_KFD:
+		return KFD_IOCTL_MAGIC;
+	case DEV_RENDER:
+		return DRM_IOCTL_BASE;
+	default:
+		return -1;
+	}
+}
+
+static int ioc_dispatch(struct gfile *f, struct call *cl, unsigned int cmd, void *buf, size_t size)
+{
+	switch (f->kind) {
+	case DEV_NVIDIACTL:
+	case DEV_NVIDIA0:
+		return nv_ioctl(f, cl, _IOC_NR(cmd), buf, size);
+	case DEV_KFD:
+		return kfd_ioctl(f, cl, _IOC_NR(cmd), buf);
+	case DEV_RENDER:
+		return render_ioctl(f, _IOC_NR(cmd), buf);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int ioc_ioctl(struct gfile *f, struct call *cl, unsigned int cmd, void *uarg, void *data)
+{
+	struct ioc_param p = {
+		.tid = cl->tid, .uarg = uarg, .data = data, .dir = _IOC_DIR(cmd),
+		.usize = _IOC_SIZE(cmd),
+	};
+	int ret;
+
+	if ((int)_IOC_TYPE(cmd) != expected_type(f->kind))
+		return -ENOTTY;
+	if (f->kind == DEV_NVIDIACTL || f->kind == DEV_NVIDIA0) {
+		if (!nv_size_ok(_IOC_NR(cmd), p.usize))
+			return -EINVAL; /* before touching user memory, like nv_validate_ioctls */
+	}
+	ret = param_load(&p, 128);
+	if (ret)
+		return ret;
+	ret = ioc_dispatch(f, cl, cmd, p.buf, p.usize);
+	return param_store(&p, ret);
+}
+
+static void log_ioctl(struct gfile *f, struct call *cl, unsigned int cmd, int ret)
+{
+	if (!G.verbose)
+		return;
+	fprintf(stderr, "fakegpu: tgid %d tid %d %s ioctl 0x%08x (type 0x%02x nr 0x%02x size %u)",
+		(int)cl->tgid, (int)cl->tid, dev_names[f->kind], cmd, _IOC_TYPE(cmd), _IOC_NR(cmd),
+		_IOC_SIZE(cmd));
+	if (cl->status >= 0)
+		fprintf(stderr, " status %s", nv_status_name((__u32)cl->status));
+	fprintf(stderr, " -> %d%s%s\n", ret, ret ? " " : "", ret ? strerror(-ret) : "");
+}
+
+static int fg_ioctl(const char *path, int cmd_in, void *arg, struct fuse_file_info *fi,
+		    unsigned int flags, void *data)
+{
+	struct gfile *f = (struct gfile *)(unsigned long)fi->fh;
+	unsigned int cmd = (unsigned int)cmd_in;
+	struct call cl = { .tid = fuse_get_context()->pid, .status = -1 };
+	int ret;
+
+	(void)path;
+	(void)flags;
+	cl.tgid = tid_to_tgid(cl.tid);
+	pthread_mutex_lock(&G.lock);
+	if (f->kind == DEV_UVM)
+		ret = uvm_ioctl(f, &cl, cmd, arg);
+	else
+		ret = ioc_ioctl(f, &cl, cmd, arg, data);
+	pthread_mutex_unlock(&G.lock);
+	log_ioctl(f, &cl, cmd, ret);
+	return ret;
+}
+
+/* ---- filesystem ---- */
+
+static int fg_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	(void)fi;
+	memset(st, 0, sizeof(*st));
+	st->st_mtime = st->st_atime = st->st_ctime = G.start;
+	if (!strcmp(path, "/")) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+		return 0;
+	}
+	if (dev_lookup(path) < 0)
+		return -ENOENT;
+	st->st_mode = S_IFREG | 0666;
+	st->st_nlink = 1;
+	st->st_size = DEV_FILE_SIZE;
+	return 0;
+}
+
+static int fg_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	int i;
+
+	(void)off;
+	(void)fi;
+	(void)flags;
+	if (strcmp(path, "/"))
+		return -ENOTDIR;
+	fill(buf, ".", NULL, 0, 0);
+	fill(buf, "..", NULL, 0, 0);
+	for (i = 0; i < DEV_NR; i++)
+		fill(buf, dev_names[i], NULL, 0, 0);
+	return 0;
+}
+
+static int fg_open(const char *path, struct fuse_file_info *fi)
+{
+	int kind = dev_lookup(path);
+	struct gfile *f;
+
+	if (kind < 0)
+		return -ENOENT;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->kind = kind;
+	f->tgid = tid_to_tgid(fuse_get_context()->pid);
+	fi->fh = (unsigned long)f;
+	fi->direct_io = 0;
+	fi->keep_cache = 1;
+	if (G.verbose)
+		fprintf(stderr, "fakegpu: tgid %d opened %s\n", (int)f->tgid, dev_names[kind]);
+	return 0;
+}
+
+/* The last reference to the open file is gone: like nvidia_close, free what it owned. */
+static int fg_release(const char *path, struct fuse_file_info *fi)
+{
+	struct gfile *f = (struct gfile *)(unsigned long)fi->fh;
+
+	(void)path;
+	pthread_mutex_lock(&G.lock);
+	clients_free_owned(f);
+	pthread_mutex_unlock(&G.lock);
+	ids_free(&f->queues);
+	ids_free(&f->mem);
+	ids_free(&f->ctxs);
+	free(f);
+	return 0;
+}
+
+static int fg_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)fi;
+	if (off >= DEV_FILE_SIZE)
+		return 0;
+	if (size > (size_t)(DEV_FILE_SIZE - off))
+		size = DEV_FILE_SIZE - off;
+	memset(buf, 0, size);
+	return size;
+}
+
+static int fg_write(const char *path, const char *buf, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)buf;
+	(void)off;
+	(void)fi;
+	return size;
+}
+
+static int fg_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	(void)size;
+	(void)fi;
+	return dev_lookup(path) < 0 ? -ENOENT : 0;
+}
+
+static void *fg_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	(void)conn;
+	cfg->kernel_cache = 1;
+	cfg->direct_io = 0;
+	cfg->entry_timeout = 3600;
+	cfg->attr_timeout = 3600;
+	return NULL;
+}
+
+static const struct fuse_operations fg_ops = {
+	.init = fg_init,
+	.getattr = fg_getattr,
+	.readdir = fg_readdir,
+	.open = fg_open,
+	.release = fg_release,
+	.read = fg_read,
+	.write = fg_write,
+	.truncate = fg_truncate,
+	.ioctl = fg_ioctl,
+};
+
+/* ---- main ---- */
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: fakegpu [-v] MOUNTPOINT\n"
+		     "Mount an emulated GPU driver (nvidiactl, nvidia0, nvidia-uvm, kfd,\n"
+		     "renderD128) on MOUNTPOINT; runs until SIGTERM or SIGINT.\n"
+		     "  -v  log each ioctl to stderr\n");
+}
+
+static int check_mountpoint(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0) {
+		fprintf(stderr, "fakegpu: mountpoint %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "fakegpu: mountpoint %s: not a directory\n", dir);
+		return -1;
+	}
+	if (!realpath(dir, G.mnt)) {
+		fprintf(stderr, "fakegpu: mountpoint %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int serve(void)
+{
+	char *fargv[] = { "fakegpu", "-o",
+			  geteuid() ? "fsname=fakegpu,subtype=fakegpu"
+				    : "fsname=fakegpu,subtype=fakegpu,allow_other",
+			  NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
+	struct fuse_session *se;
+	struct fuse *fuse;
+	int ret = 1;
+
+	fuse = fuse_new(&args, &fg_ops, sizeof(fg_ops), NULL);
+	if (!fuse) {
+		fprintf(stderr, "fakegpu: cannot create the FUSE filesystem\n");
+		return 1;
+	}
+	if (fuse_mount(fuse, G.mnt)) {
+		fprintf(stderr, "fakegpu: cannot mount on %s\n", G.mnt);
+		goto out_destroy;
+	}
+	se = fuse_get_session(fuse);
+	if (fuse_set_signal_handlers(se)) {
+		fprintf(stderr, "fakegpu: cannot install signal handlers\n");
+		goto out_unmount;
+	}
+	/* A signal ends the loop through fuse_session_exit(); that is the normal way out. */
+	ret = fuse_loop_mt(fuse, 0) < 0 ? 1 : 0;
+	fuse_remove_signal_handlers(se);
+out_unmount:
+	fuse_unmount(fuse);
+out_destroy:
+	fuse_destroy(fuse);
+	fuse_opt_free_args(&args);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	int opt;
+
+	while ((opt = getopt(argc, argv, "vh")) != -1) {
+		switch (opt) {
+		case 'v':
+			G.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (check_mountpoint(argv[optind]))
+		return 1;
+	G.start = time(NULL);
+	return serve();
+}

@@ -1,0 +1,1773 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The lineage model. Records are applied one at a time, in ring-buffer order.
+ *
+ * Storage: processes, files, objects and findings live in chunked arrays (a growable table of
+ * fixed-size chunks), so a record never moves once created and the pointers handed to callers
+ * stay valid until the model is freed. Each public record is the first member of a private
+ * wrapper that carries the bookkeeping callers do not see. Lookups go through open-addressing
+ * hash tables keyed by two 64-bit words: pid -> latest process, file address -> latest file,
+ * (process, tid) -> thread, (process, file) -> holder and -> use finding, (file, handle) ->
+ * object, (file, RM client) -> objects of that client.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+#define CHUNK_SHIFT    8
+#define CHUNK_LEN      (1u << CHUNK_SHIFT)
+#define CHAIN_WALK_MAX 256 /* fork-chain steps followed before giving up (cycles, runaway) */
+#define U64_MAX_VAL    (~0ULL)
+
+/* ---- chunked storage: stable addresses, O(1) index ---- */
+
+struct chunks {
+	char **chunk;
+	__u32 nchunks;
+	__u32 n;
+	size_t elem;
+};
+
+static void *chunks_at(const struct chunks *c, __u32 i)
+{
+	return c->chunk[i >> CHUNK_SHIFT] + (size_t)(i & (CHUNK_LEN - 1)) * c->elem;
+}
+
+/* A zeroed new element at index c->n - 1, or NULL. */
+static void *chunks_add(struct chunks *c)
+{
+	if (c->n == c->nchunks * CHUNK_LEN) {
+		char **nc = realloc(c->chunk, (c->nchunks + 1) * sizeof(*nc));
+
+		if (!nc)
+			return NULL;
+		c->chunk = nc;
+		nc[c->nchunks] = calloc(CHUNK_LEN, c->elem);
+		if (!nc[c->nchunks])
+			return NULL;
+		c->nchunks++;
+	}
+	return chunks_at(c, c->n++);
+}
+
+static void chunks_free(struct chunks *c)
+{
+	__u32 i;
+
+	for (i = 0; i < c->nchunks; i++)
+		free(c->chunk[i]);
+	free(c->chunk);
+}
+
+/* ---- hash map: (k1, k2) -> u32, linear probing, no deletion ---- */
+
+struct hent {
+	__u64 k1, k2;
+	__u32 val;
+	__u32 used;
+};
+
+struct hmap {
+	struct hent *e;
+	__u32 cap; /* power of two, or 0 */
+	__u32 n;
+};
+
+static __u64 hmix(__u64 a, __u64 b)
+{
+	__u64 h = a * 0x9e3779b97f4a7c15ULL;
+
+	h ^= b + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static struct hent *hmap_slot(const struct hmap *h, __u64 k1, __u64 k2)
+{
+	__u32 mask = h->cap - 1;
+	__u32 i = (__u32)hmix(k1, k2) & mask;
+
+	while (h->e[i].used && (h->e[i].k1 != k1 || h->e[i].k2 != k2))
+		i = (i + 1) & mask;
+	return &h->e[i];
+}
+
+static bool hmap_get(const struct hmap *h, __u64 k1, __u64 k2, __u32 *val)
+{
+	struct hent *e;
+
+	if (!h->cap)
+		return false;
+	e = hmap_slot(h, k1, k2);
+	if (!e->used)
+		return false;
+	*val = e->val;
+	return true;
+}
+
+static int hmap_put(struct hmap *h, __u64 k1, __u64 k2, __u32 val)
+{
+	struct hent *e;
+
+	if ((h->n + 1) * 2 > h->cap) {
+		struct hmap nh = {.cap = h->cap ? h->cap * 2 : 64};
+		__u32 i;
+
+		nh.e = calloc(nh.cap, sizeof(*nh.e));
+		if (!nh.e)
+			return -ENOMEM;
+		for (i = 0; i < h->cap; i++) {
+			if (!h->e[i].used)
+				continue;
+			*hmap_slot(&nh, h->e[i].k1, h->e[i].k2) = h->e[i];
+		}
+		nh.n = h->n;
+		free(h->e);
+		*h = nh;
+	}
+	e = hmap_slot(h, k1, k2);
+	if (!e->used) {
+		e->used = 1;
+		e->k1 = k1;
+		e->k2 = k2;
+		h->n++;
+	}
+	e->val = val;
+	return 0;
+}
+
+/* ---- private wrappers ---- */
+
+struct kept_fd {
+	__u64 file;
+	__s32 fd;
+	__u32 kind;
+};
+
+/* One holder record of this process: file index and index in that file's holders. */
+struct href {
+	__u32 file_idx;
+	__u32 holder_idx;
+};
+
+struct proc_priv {
+	struct gctx_proc pub;
+	__u32 cap_execs, cap_threads, cap_children;
+	struct href *hrefs; /* every holder record of this process, in creation order */
+	__u32 nhrefs, cap_hrefs;
+	struct kept_fd *kept; /* FD_KEPT records waiting for this process's EXEC */
+	__u32 nkept, cap_kept;
+	bool kept_seen;
+	/* fork-with-gpu-state waiting for this child to exec (cancel) or end (raise) */
+	bool fws_pending;
+	__u64 fws_ts;
+	__u32 fws_parent_idx;
+	__u32 fws_file_idx;
+	__u32 fws_nfiles;
+};
+
+struct file_priv {
+	struct gctx_gpu_file pub;
+	__u32 cap_holders;
+	__u32 nheld;			 /* holders with held == true */
+	__u64 kept_mark;		 /* exec serial that listed this file in FD_KEPT */
+	__s32 kept_fd;			 /* first kept fd of that exec */
+	char opener_comm[GCTX_COMM_LEN]; /* the opener's comm when it opened (it may exec since) */
+	int first_obj; /* objects on this file, newest first, linked by next_in_file */
+};
+
+struct obj_priv {
+	struct gctx_gpu_obj pub;
+	int first_child; /* RM tree, linked by next_sibling */
+	int next_sibling;
+	int next_in_client;
+	int next_in_file;
+};
+
+struct gctx_model {
+	struct chunks procs, files, objs, findings;
+	struct hmap pid_map;	 /* (pid, 0) -> latest process */
+	struct hmap file_map;	 /* (address, 0) -> latest file */
+	struct hmap thread_map;	 /* (proc, tid) -> latest thread index in proc */
+	struct hmap holder_map;	 /* (proc, file) -> holder index in file */
+	struct hmap finding_map; /* (proc, file) -> inherited/foreign use finding */
+	struct hmap obj_map;	 /* (family << 32 | file, key) -> latest object */
+	struct hmap client_map;	 /* (file, client) -> newest object of that RM client */
+	struct gctx_rec_device *devices;
+	__u32 ndevices, cap_devices;
+	struct gctx_rec_drops drops;
+	struct gctx_rec_end end;
+	bool has_end;
+	__u64 events[GCTX_EV_KERNEL_MAX];
+	__u64 total;
+	__u64 unknown_records;
+	__u64 ignored_closes;
+	__u64 exec_serial;
+	int *stack; /* scratch for object tree walks */
+	__u32 cap_stack;
+	gctx_finding_cb cb;
+	void *cb_ctx;
+};
+
+static int grow(void *pp, __u32 *cap, __u32 need, size_t elem)
+{
+	void **p = pp;
+	__u32 ncap = *cap ? *cap : 4;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, (size_t)ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+/* Copy a possibly unterminated fixed-size string. */
+static void copy_str(char *dst, size_t dstlen, const char *src, size_t srclen)
+{
+	size_t n = strnlen(src, srclen);
+
+	if (n >= dstlen)
+		n = dstlen - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* snprintf for human-readable text, where cutting a long line short is fine */
+__attribute__((format(printf, 3, 4))) static void textf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+static struct proc_priv *P(const struct gctx_model *m, __u32 idx)
+{
+	return chunks_at(&m->procs, idx);
+}
+
+static struct file_priv *F(const struct gctx_model *m, __u32 idx)
+{
+	return chunks_at(&m->files, idx);
+}
+
+static struct obj_priv *O(const struct gctx_model *m, __u32 idx)
+{
+	return chunks_at(&m->objs, idx);
+}
+
+static struct gctx_finding *FIND(const struct gctx_model *m, __u32 idx)
+{
+	return chunks_at(&m->findings, idx);
+}
+
+static __u32 fidx(const struct file_priv *f)
+{
+	return f->pub.id - 1;
+}
+
+/* ---- processes and threads ---- */
+
+static struct proc_priv *proc_lookup(const struct gctx_model *m, __u32 pid)
+{
+	__u32 idx;
+
+	return hmap_get(&m->pid_map, pid, 0, &idx) ? P(m, idx) : NULL;
+}
+
+static struct gctx_thread *thread_find(const struct gctx_model *m, struct proc_priv *p, __u32 tid)
+{
+	__u32 ti;
+
+	if (!hmap_get(&m->thread_map, p->pub.idx, tid, &ti))
+		return NULL;
+	return &p->pub.threads[ti];
+}
+
+static struct gctx_thread *thread_add(struct gctx_model *m, struct proc_priv *p, __u32 tid,
+				      const char *comm, __u64 start_ns)
+{
+	struct gctx_proc *pp = &p->pub;
+	struct gctx_thread *t;
+
+	if (grow(&pp->threads, &p->cap_threads, pp->nthreads + 1, sizeof(*pp->threads)))
+		return NULL;
+	if (hmap_put(&m->thread_map, pp->idx, tid, pp->nthreads))
+		return NULL;
+	t = &pp->threads[pp->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	copy_str(t->comm, sizeof(t->comm), comm, GCTX_COMM_LEN);
+	t->start_ns = start_ns;
+	return t;
+}
+
+/* The live thread tid of p, created (start unknown) when the trace has not shown it. */
+static struct gctx_thread *thread_live(struct gctx_model *m, struct proc_priv *p, __u32 tid,
+				       const char *comm)
+{
+	struct gctx_thread *t = thread_find(m, p, tid);
+
+	if (t && !t->exited)
+		return t;
+	return thread_add(m, p, tid, comm, 0);
+}
+
+static struct proc_priv *proc_new(struct gctx_model *m, __u32 pid, __u32 ppid, int parent_idx,
+				  const char *comm, __u64 start_ns)
+{
+	struct proc_priv *p = chunks_add(&m->procs);
+	struct proc_priv *parent;
+	__u32 idx;
+
+	if (!p)
+		return NULL;
+	idx = m->procs.n - 1;
+	p->pub.idx = idx;
+	p->pub.pid = pid;
+	p->pub.ppid = ppid;
+	p->pub.parent_idx = parent_idx;
+	copy_str(p->pub.comm, sizeof(p->pub.comm), comm, GCTX_COMM_LEN);
+	p->pub.start_ns = start_ns;
+	p->pub.exit_code = -1;
+	if (hmap_put(&m->pid_map, pid, 0, idx))
+		return NULL;
+	if (parent_idx >= 0) {
+		parent = P(m, parent_idx);
+		if (grow(&parent->pub.children, &parent->cap_children, parent->pub.nchildren + 1,
+			 sizeof(*parent->pub.children)))
+			return NULL;
+		parent->pub.children[parent->pub.nchildren++] = idx;
+	}
+	return p;
+}
+
+/*
+ * The live process an event of hdr belongs to. A pid never seen, or whose latest process has
+ * exited (its fork was not seen), gets a new process of unknown start.
+ */
+static struct proc_priv *proc_for_event(struct gctx_model *m, const struct gctx_ev_hdr *hdr,
+					bool want_thread)
+{
+	struct proc_priv *p = proc_lookup(m, hdr->tgid);
+
+	if (!p || p->pub.exited) {
+		p = proc_new(m, hdr->tgid, 0, -1, hdr->comm, 0);
+		if (!p || !thread_add(m, p, hdr->tgid, hdr->comm, 0))
+			return NULL;
+	}
+	if (want_thread) {
+		struct gctx_thread *t = thread_live(m, p, hdr->tid, hdr->comm);
+
+		if (!t)
+			return NULL;
+		/* names change (prctl(PR_SET_NAME)); the leader's name is the process's name */
+		copy_str(t->comm, sizeof(t->comm), hdr->comm, GCTX_COMM_LEN);
+		if (hdr->tid == hdr->tgid)
+			copy_str(p->pub.comm, sizeof(p->pub.comm), hdr->comm, GCTX_COMM_LEN);
+	}
+	return p;
+}
+
+static const char *pid_comm(const struct gctx_model *m, int idx)
+{
+	return idx >= 0 ? P(m, idx)->pub.comm : "?";
+}
+
+/* ---- files and holders ---- */
+
+static struct file_priv *file_new(struct gctx_model *m, __u64 addr, __u32 kind, const char *path,
+				  bool map_it)
+{
+	struct file_priv *f = chunks_add(&m->files);
+
+	if (!f)
+		return NULL;
+	f->pub.id = m->files.n;
+	f->pub.file = addr;
+	f->pub.kind = kind;
+	copy_str(f->pub.path, sizeof(f->pub.path), path, GCTX_PATH_LEN);
+	f->pub.opener_idx = -1;
+	f->first_obj = -1;
+	if (map_it && hmap_put(&m->file_map, addr, 0, fidx(f)))
+		return NULL;
+	return f;
+}
+
+static struct file_priv *file_lookup(const struct gctx_model *m, __u64 addr)
+{
+	__u32 idx;
+
+	return hmap_get(&m->file_map, addr, 0, &idx) ? F(m, idx) : NULL;
+}
+
+static struct gctx_holder *holder_find(const struct gctx_model *m, __u32 proc_idx,
+				       struct file_priv *f)
+{
+	__u32 hi;
+
+	if (!hmap_get(&m->holder_map, proc_idx, fidx(f), &hi))
+		return NULL;
+	return &f->pub.holders[hi];
+}
+
+/* The file description at addr as process p can see it: the latest one, unless it is fully
+ * closed and p never held it (then the address was reused by a description we never saw). */
+static struct file_priv *file_resolve(const struct gctx_model *m, __u64 addr, struct proc_priv *p)
+{
+	struct file_priv *f = file_lookup(m, addr);
+
+	if (f && f->pub.closed && !holder_find(m, p->pub.idx, f))
+		return NULL;
+	return f;
+}
+
+static void holder_add_fd(struct gctx_holder *h, __s32 fd)
+{
+	__u32 i;
+
+	if (fd < 0)
+		return;
+	for (i = 0; i < h->nfds; i++)
+		if (h->fds[i] == fd)
+			return;
+	if (h->nfds < sizeof(h->fds) / sizeof(h->fds[0]))
+		h->fds[h->nfds++] = fd;
+}
+
+static void holder_del_fd(struct gctx_holder *h, __s32 fd)
+{
+	__u32 i;
+
+	for (i = 0; i < h->nfds; i++) {
+		if (h->fds[i] != fd)
+			continue;
+		memmove(&h->fds[i], &h->fds[i + 1], (h->nfds - i - 1) * sizeof(h->fds[0]));
+		h->nfds--;
+		return;
+	}
+}
+
+/* New holder of f for p. Invalidates pointers to f's other holders. */
+static struct gctx_holder *holder_add(struct gctx_model *m, struct proc_priv *p,
+				      struct file_priv *f, enum gctx_hold_how how, __u32 from,
+				      __u64 since, const __s32 *fds, __u32 nfds)
+{
+	struct gctx_gpu_file *fp = &f->pub;
+	struct gctx_holder *h;
+	__u32 i;
+
+	if (grow(&fp->holders, &f->cap_holders, fp->nholders + 1, sizeof(*fp->holders)) ||
+	    grow(&p->hrefs, &p->cap_hrefs, p->nhrefs + 1, sizeof(*p->hrefs)) ||
+	    hmap_put(&m->holder_map, p->pub.idx, fidx(f), fp->nholders))
+		return NULL;
+	p->hrefs[p->nhrefs].file_idx = fidx(f);
+	p->hrefs[p->nhrefs].holder_idx = fp->nholders;
+	p->nhrefs++;
+	h = &fp->holders[fp->nholders++];
+	memset(h, 0, sizeof(*h));
+	h->proc_idx = p->pub.idx;
+	h->how = how;
+	h->from_proc_idx = from;
+	h->since_ns = since;
+	h->held = true;
+	for (i = 0; i < nfds; i++)
+		holder_add_fd(h, fds[i]);
+	f->nheld++;
+	fp->closed = false;
+	fp->close_ns = 0;
+	return h;
+}
+
+static void file_objs_end(struct gctx_model *m, struct file_priv *f, __u64 ts)
+{
+	int i;
+
+	for (i = f->first_obj; i >= 0; i = O(m, i)->next_in_file) {
+		struct gctx_gpu_obj *o = &O(m, i)->pub;
+
+		if (!o->destroyed) {
+			o->destroyed = true;
+			o->destroy_ns = ts;
+		}
+	}
+}
+
+static void holder_end(struct gctx_model *m, struct file_priv *f, struct gctx_holder *h, __u64 ts)
+{
+	if (!h->held)
+		return;
+	h->held = false;
+	h->until_ns = ts;
+	if (f->nheld && --f->nheld == 0) {
+		f->pub.closed = true;
+		f->pub.close_ns = ts;
+		/* the last reference is gone: the driver tears down everything on the file */
+		file_objs_end(m, f, ts);
+	}
+}
+
+/* A holder that ended shows up again (a use, a kept fd): the process still has the file. */
+static void holder_revive(struct file_priv *f, struct gctx_holder *h)
+{
+	if (h->held)
+		return;
+	h->held = true;
+	h->until_ns = 0;
+	f->nheld++;
+	f->pub.closed = false;
+	f->pub.close_ns = 0;
+}
+
+static void file_close_all(struct gctx_model *m, struct file_priv *f, __u64 ts)
+{
+	__u32 i;
+
+	for (i = 0; i < f->pub.nholders; i++)
+		holder_end(m, f, &f->pub.holders[i], ts);
+	if (!f->pub.closed) {
+		f->pub.closed = true;
+		f->pub.close_ns = ts;
+		file_objs_end(m, f, ts);
+	}
+}
+
+/* ---- findings ---- */
+
+static struct gctx_finding *finding_new(struct gctx_model *m, enum gctx_finding_kind kind,
+					enum gctx_severity sev, struct proc_priv *p)
+{
+	struct gctx_finding *fd = chunks_add(&m->findings);
+
+	if (!fd)
+		return NULL;
+	fd->id = m->findings.n;
+	fd->kind = kind;
+	fd->severity = sev;
+	fd->proc_idx = p->pub.idx;
+	fd->pid = p->pub.pid;
+	fd->tid = p->pub.pid;
+	return fd;
+}
+
+static void finding_emit(struct gctx_model *m, const struct gctx_finding *fd)
+{
+	if (m->cb)
+		m->cb(fd, m->cb_ctx);
+}
+
+/* Does process q exec after 'from' and no later than 'to'? */
+static bool exec_in(const struct proc_priv *q, __u64 from, __u64 to)
+{
+	__u32 i;
+
+	for (i = 0; i < q->pub.nexecs; i++)
+		if (q->pub.execs[i].ts_ns > from && q->pub.execs[i].ts_ns <= to)
+			return true;
+	return false;
+}
+
+/*
+ * Fill chain and exec_between for process p and file f. The chain follows how the description
+ * travelled: from p's holder to the process it inherited from, and so on up to a holder that
+ * did not come through fork; the opener is put in front when that walk does not reach it (the
+ * file was passed, or held before the trace). An exec counts when a process below the top of
+ * the chain exec'd while it held the file and before it forked the next link.
+ */
+static void fill_chain(const struct gctx_model *m, struct gctx_finding *fd, struct proc_priv *p,
+		       struct file_priv *f)
+{
+	__u32 up[CHAIN_WALK_MAX]; /* p first, walking up */
+	__u32 n = 0, i, keep, cur = p->pub.idx;
+	struct gctx_holder *h = holder_find(m, cur, f);
+
+	up[n++] = cur;
+	while (h && h->how == GCTX_HOLD_INHERITED && h->from_proc_idx != cur &&
+	       n < CHAIN_WALK_MAX - 1) {
+		cur = h->from_proc_idx;
+		up[n++] = cur;
+		h = holder_find(m, cur, f);
+	}
+	if (f->pub.opener_idx >= 0 && up[n - 1] != (__u32)f->pub.opener_idx)
+		up[n++] = f->pub.opener_idx;
+
+	/*
+	 * up[i] (below the top) held f from getting it (its holder's since: fork, receive, or
+	 * attach) until it forked up[i - 1]; an exec of it in that window is on the file's path.
+	 */
+	fd->exec_between = false;
+	for (i = 0; i + 1 < n && !fd->exec_between; i++) {
+		struct gctx_holder *hi = holder_find(m, up[i], f);
+		struct gctx_holder *below = i ? holder_find(m, up[i - 1], f) : NULL;
+		__u64 from = hi ? hi->since_ns : P(m, up[i])->pub.start_ns;
+		__u64 to = below ? below->since_ns : U64_MAX_VAL;
+
+		fd->exec_between = exec_in(P(m, up[i]), from, to);
+	}
+
+	/* top-down, opener first; past GCTX_MAX_CHAIN, keep the top and the last links */
+	keep = n > GCTX_MAX_CHAIN ? GCTX_MAX_CHAIN - 1 : n - 1;
+	fd->nchain = 0;
+	fd->chain[fd->nchain++] = P(m, up[n - 1])->pub.pid;
+	for (i = keep; i > 0; i--)
+		fd->chain[fd->nchain++] = P(m, up[i - 1])->pub.pid;
+}
+
+static void chain_str(const struct gctx_finding *fd, char *buf, size_t len)
+{
+	size_t off = 0;
+	__u32 i;
+
+	buf[0] = '\0';
+	for (i = 0; i < fd->nchain && off < len; i++) {
+		int w = snprintf(buf + off, len - off, "%s%u", i ? "->" : "", fd->chain[i]);
+
+		if (w < 0)
+			break;
+		off += w;
+	}
+}
+
+static void opener_str(const struct gctx_model *m, const struct file_priv *f, char *buf, size_t len)
+{
+	if (f->pub.opener_idx >= 0)
+		textf(buf, len, "opened by pid %u (%s)", f->pub.opener_pid,
+		      f->opener_comm[0] ? f->opener_comm : pid_comm(m, f->pub.opener_idx));
+	else
+		textf(buf, len, "opened outside the trace");
+}
+
+/* "returned NV_OK (status 0x0)", "returned -1 EBADF", "returned 0", "succeeded" (mmap) */
+static void verdict_str(const struct gctx_ioctl_desc *d, __s64 ret, bool is_mmap, char *buf,
+			size_t len)
+{
+	const char *en;
+
+	if (d->err) {
+		en = gctx_errno_name(d->err);
+		if (en)
+			textf(buf, len, "returned -1 %s", en);
+		else
+			textf(buf, len, "returned -1 errno %d", d->err);
+	} else if (d->has_status) {
+		if (d->status_name[0])
+			textf(buf, len, "returned %.*s (status 0x%x)", (int)sizeof(d->status_name),
+			      d->status_name, d->status);
+		else
+			textf(buf, len, "returned status 0x%x", d->status);
+	} else if (is_mmap) {
+		textf(buf, len, "succeeded");
+	} else {
+		textf(buf, len, "returned %lld", (long long)ret);
+	}
+}
+
+/* ---- objects ---- */
+
+#define OBJ_FAM_RM 0xffffu /* RM objects share one handle namespace per client */
+
+static bool obj_kind_is_rm(__u32 k)
+{
+	return k >= GCTX_OBJ_RM_CLIENT && k <= GCTX_OBJ_RM_OTHER;
+}
+
+static bool obj_kind_is_kfd(__u32 k)
+{
+	return k == GCTX_OBJ_KFD_QUEUE || k == GCTX_OBJ_KFD_MEMORY;
+}
+
+static bool file_is_rm(const struct file_priv *f)
+{
+	return f->pub.kind == GCTX_DEV_NVIDIACTL || f->pub.kind == GCTX_DEV_NVIDIA;
+}
+
+/*
+ * Handle namespaces: RM handles are 32-bit and scoped by client; any other handle is scoped by
+ * its file and its object kind (a DRM context id and a GEM handle may be equal).
+ */
+static void obj_key(const struct file_priv *f, __u32 fam, __u64 client, __u64 handle, __u64 *k1,
+		    __u64 *k2)
+{
+	*k1 = ((__u64)fam << 32) | fidx(f);
+	*k2 = fam == OBJ_FAM_RM ? (client << 32) | (handle & 0xffffffffULL) : handle;
+}
+
+static struct obj_priv *obj_live(const struct gctx_model *m, const struct file_priv *f, __u32 fam,
+				 __u64 client, __u64 handle)
+{
+	__u64 k1, k2;
+	__u32 oi;
+
+	obj_key(f, fam, client, handle, &k1, &k2);
+	if (!hmap_get(&m->obj_map, k1, k2, &oi) || O(m, oi)->pub.destroyed)
+		return NULL;
+	return O(m, oi);
+}
+
+static struct obj_priv *obj_add(struct gctx_model *m, struct file_priv *f, __u32 fam,
+				const struct gctx_ioctl_desc *d, __u64 client,
+				struct proc_priv *creator, __u32 tid, __u64 ts)
+{
+	enum gctx_obj_kind kind = d->obj_kind;
+	struct obj_priv *o, *par = NULL, *old;
+	__u64 k1, k2;
+	__u32 oi;
+
+	old = obj_live(m, f, fam, client, d->handle);
+	if (old) { /* same handle alive on this file: the new object replaces it */
+		old->pub.destroyed = true;
+		old->pub.destroy_ns = ts;
+	}
+	if (obj_kind_is_kfd(kind)) {
+		par = obj_live(m, f, GCTX_OBJ_KFD_PROCESS, 0, 0);
+	} else if (fam == OBJ_FAM_RM && kind != GCTX_OBJ_RM_CLIENT) {
+		if (d->parent != d->handle)
+			par = obj_live(m, f, fam, client, d->parent);
+		if (!par && client != d->handle)
+			par = obj_live(m, f, fam, client, client);
+	} else if (fam != OBJ_FAM_RM && d->parent && d->parent != d->handle) {
+		par = obj_live(m, f, fam, 0, d->parent);
+	}
+
+	o = chunks_add(&m->objs);
+	if (!o)
+		return NULL;
+	oi = m->objs.n - 1;
+	o->pub.id = m->objs.n;
+	o->pub.kind = kind;
+	o->pub.cls = d->obj_class;
+	o->pub.handle = d->handle;
+	o->pub.parent = d->parent;
+	o->pub.client = client;
+	o->pub.size = d->size;
+	o->pub.file_id = f->pub.id;
+	o->pub.creator_idx = creator->pub.idx;
+	o->pub.creator_tid = tid;
+	o->pub.create_ns = ts;
+	o->pub.parent_obj = par ? (int)(par->pub.id - 1) : -1;
+	o->first_child = -1;
+	o->next_sibling = -1;
+	o->next_in_client = -1;
+	if (par) {
+		o->next_sibling = par->first_child;
+		par->first_child = oi;
+	}
+	o->next_in_file = f->first_obj;
+	f->first_obj = oi;
+
+	obj_key(f, fam, client, d->handle, &k1, &k2);
+	if (hmap_put(&m->obj_map, k1, k2, oi))
+		return NULL;
+	if (fam == OBJ_FAM_RM && kind != GCTX_OBJ_RM_CLIENT) {
+		__u32 head;
+
+		if (hmap_get(&m->client_map, fidx(f), client, &head))
+			o->next_in_client = head;
+		if (hmap_put(&m->client_map, fidx(f), client, oi))
+			return NULL;
+	}
+	return o;
+}
+
+/* Destroy o and every live descendant. */
+static int obj_destroy_tree(struct gctx_model *m, struct obj_priv *o, __u64 ts)
+{
+	__u32 sp = 0;
+	int c;
+
+	if (grow(&m->stack, &m->cap_stack, 1, sizeof(*m->stack)))
+		return -ENOMEM;
+	m->stack[sp++] = o->pub.id - 1;
+	while (sp) {
+		struct obj_priv *cur = O(m, m->stack[--sp]);
+
+		if (cur->pub.destroyed && cur != o)
+			continue;
+		cur->pub.destroyed = true;
+		cur->pub.destroy_ns = ts;
+		for (c = cur->first_child; c >= 0; c = O(m, c)->next_sibling) {
+			if (O(m, c)->pub.destroyed)
+				continue;
+			if (grow(&m->stack, &m->cap_stack, sp + 1, sizeof(*m->stack)))
+				return -ENOMEM;
+			m->stack[sp++] = c;
+		}
+	}
+	return 0;
+}
+
+static int objs_apply(struct gctx_model *m, struct file_priv *f, struct proc_priv *p, __u32 tid,
+		      __u64 ts, const struct gctx_ioctl_desc *d)
+{
+	bool rm = file_is_rm(f) || obj_kind_is_rm(d->obj_kind);
+	__u32 fam = rm ? OBJ_FAM_RM : d->obj_kind;
+	__u64 client = d->client, handle = d->handle;
+	struct obj_priv *o;
+	int err;
+
+	if (d->op == GCTX_OP_CREATE) {
+		if (rm && (d->obj_kind == GCTX_OBJ_RM_CLIENT || !client))
+			client = handle;
+		return obj_add(m, f, fam, d, client, p, tid, ts) ? 0 : -ENOMEM;
+	}
+	if (d->op != GCTX_OP_DESTROY)
+		return 0;
+
+	o = obj_live(m, f, fam, client, handle);
+	if (o) {
+		err = obj_destroy_tree(m, o, ts);
+		if (err)
+			return err;
+	}
+	if (rm && (d->obj_kind == GCTX_OBJ_RM_CLIENT || (client && handle == client))) {
+		__u32 head;
+		int i;
+
+		/* freeing a client frees all its objects, even those whose parent we missed */
+		if (hmap_get(&m->client_map, fidx(f), client, &head)) {
+			for (i = head; i >= 0; i = O(m, i)->next_in_client) {
+				if (!O(m, i)->pub.destroyed) {
+					O(m, i)->pub.destroyed = true;
+					O(m, i)->pub.destroy_ns = ts;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- fork-with-gpu-state and crash-after-inheritance ---- */
+
+/* Raise the pending fork-with-gpu-state of child c (it never exec'd). */
+static int fws_raise(struct gctx_model *m, struct proc_priv *c, bool at_finish)
+{
+	struct file_priv *f = F(m, c->fws_file_idx);
+	struct proc_priv *par = P(m, c->fws_parent_idx);
+	struct gctx_finding *fd;
+	__u64 uses = 0;
+	char opener[96], chain[GCTX_MAX_CHAIN * 12];
+	__u32 i;
+
+	c->fws_pending = false;
+	fd = finding_new(m, GCTX_FIND_FORK_WITH_GPU_STATE, GCTX_SEV_WARNING, c);
+	if (!fd)
+		return -ENOMEM;
+	for (i = 0; i < c->nhrefs; i++) {
+		struct gctx_holder *h =
+		    &F(m, c->hrefs[i].file_idx)->pub.holders[c->hrefs[i].holder_idx];
+
+		if (h->how == GCTX_HOLD_INHERITED && h->since_ns == c->fws_ts)
+			uses += h->nioctls + h->nmmaps;
+	}
+	fd->opener_pid = f->pub.opener_pid;
+	fd->file_id = f->pub.id;
+	fd->kind_dev = f->pub.kind;
+	fd->time_ns = c->fws_ts;
+	fd->event_type = GCTX_EV_FORK;
+	fd->later_used = uses > 0;
+	fd->uses = uses;
+	textf(fd->call, sizeof(fd->call), "fork");
+	fill_chain(m, fd, c, f);
+	opener_str(m, f, opener, sizeof(opener));
+	chain_str(fd, chain, sizeof(chain));
+	textf(fd->detail, sizeof(fd->detail),
+	      "pid %u (%s) was forked by pid %u (%s) while it held %u GPU file%s (first: %s "
+	      "file #%u, %s; chain %s) and %s without exec; the child %s %s",
+	      c->pub.pid, c->pub.comm, par->pub.pid, par->pub.comm, c->fws_nfiles,
+	      c->fws_nfiles == 1 ? "" : "s", gctx_dev_kind_name(f->pub.kind), f->pub.id, opener,
+	      chain, at_finish ? "was still running at the end of the trace" : "exited",
+	      uses ? "used" : "never used", c->fws_nfiles == 1 ? "it" : "them");
+	finding_emit(m, fd);
+	return 0;
+}
+
+static bool fatal_signal(int sig)
+{
+	return sig == 11 || sig == 7 || sig == 6 || sig == 4 || sig == 8;
+}
+
+static int crash_check(struct gctx_model *m, struct proc_priv *p, __u32 tid, __u64 ts)
+{
+	struct gctx_holder *best = NULL;
+	struct file_priv *bf = NULL;
+	struct gctx_finding *fd;
+	const char *sig;
+	char opener[96], signame[16], used[64], chain[GCTX_MAX_CHAIN * 12];
+	__u32 i, fi;
+
+	if (!fatal_signal(p->pub.signal))
+		return 0;
+	for (i = 0; i < p->nhrefs; i++) {
+		struct file_priv *f = F(m, p->hrefs[i].file_idx);
+		struct gctx_holder *h = &f->pub.holders[p->hrefs[i].holder_idx];
+
+		if (h->how != GCTX_HOLD_INHERITED)
+			continue;
+		if (!best || (!(best->nioctls + best->nmmaps) && h->nioctls + h->nmmaps)) {
+			best = h;
+			bf = f;
+		}
+	}
+	if (!best)
+		return 0;
+
+	fd = finding_new(m, GCTX_FIND_CRASH_AFTER_INHERITANCE, GCTX_SEV_ERROR, p);
+	if (!fd)
+		return -ENOMEM;
+	fd->tid = tid;
+	fd->opener_pid = bf->pub.opener_pid;
+	fd->file_id = bf->pub.id;
+	fd->kind_dev = bf->pub.kind;
+	fd->time_ns = ts;
+	fd->event_type = GCTX_EV_EXIT;
+	fd->uses = best->nioctls + best->nmmaps;
+	fd->later_used = fd->uses > 0;
+	/* a used inherited holder always has its finding, and best is a used one if any is */
+	if (hmap_get(&m->finding_map, p->pub.idx, fidx(bf), &fi))
+		fd->related_finding = FIND(m, fi)->id;
+	sig = gctx_signal_name(p->pub.signal);
+	if (!sig) {
+		textf(signame, sizeof(signame), "signal %d", p->pub.signal);
+		sig = signame;
+	}
+	textf(fd->call, sizeof(fd->call), "%s", sig);
+	fill_chain(m, fd, p, bf);
+	chain_str(fd, chain, sizeof(chain));
+	opener_str(m, bf, opener, sizeof(opener));
+	if (fd->uses && fd->related_finding)
+		textf(used, sizeof(used), "had used it (%llu use%s, finding #%u)",
+		      (unsigned long long)fd->uses, fd->uses == 1 ? "" : "s", fd->related_finding);
+	else if (fd->uses)
+		textf(used, sizeof(used), "had used it (%llu use%s)", (unsigned long long)fd->uses,
+		      fd->uses == 1 ? "" : "s");
+	else
+		textf(used, sizeof(used), "never used it");
+	textf(fd->detail, sizeof(fd->detail),
+	      "pid %u (%s) was killed by %s%s after inheriting %s file #%u %s through fork %s; "
+	      "it %s",
+	      p->pub.pid, p->pub.comm, sig, p->pub.core_dumped ? " (core dumped)" : "",
+	      gctx_dev_kind_name(bf->pub.kind), bf->pub.id, opener, chain, used);
+	finding_emit(m, fd);
+	return 0;
+}
+
+/* The process is gone: threads, holds and the pending FD_KEPT list end at ts. */
+static void proc_end(struct gctx_model *m, struct proc_priv *p, __u64 ts)
+{
+	__u32 i;
+
+	p->pub.exited = true;
+	p->pub.exit_ns = ts;
+	for (i = 0; i < p->pub.nthreads; i++) {
+		if (!p->pub.threads[i].exited) {
+			p->pub.threads[i].exited = true;
+			p->pub.threads[i].exit_ns = ts;
+		}
+	}
+	for (i = 0; i < p->nhrefs; i++) {
+		struct file_priv *f = F(m, p->hrefs[i].file_idx);
+
+		holder_end(m, f, &f->pub.holders[p->hrefs[i].holder_idx], ts);
+	}
+	p->nkept = 0;
+	p->kept_seen = false;
+}
+
+/* ---- record handlers ---- */
+
+static int ev_fork(struct gctx_model *m, const struct gctx_ev_fork *ev)
+{
+	const struct gctx_ev_hdr *hdr = &ev->hdr;
+	struct proc_priv *par, *c, *old;
+	__u32 i, n, first = 0;
+	int err;
+
+	par = proc_for_event(m, hdr, true);
+	if (!par)
+		return -ENOMEM;
+	if ((ev->flags & GCTX_FORK_THREAD) || ev->child_tgid == hdr->tgid)
+		return thread_add(m, par, ev->child_tid, hdr->comm, hdr->ts_ns) ? 0 : -ENOMEM;
+
+	old = proc_lookup(m, ev->child_tgid);
+	if (old && !old->pub.exited) { /* its exit was missed */
+		proc_end(m, old, hdr->ts_ns);
+		old->pub.exit_code = -1;
+		old->pub.signal = 0;
+		if (old->fws_pending) {
+			err = fws_raise(m, old, false);
+			if (err)
+				return err;
+		}
+	}
+	c = proc_new(m, ev->child_tgid, hdr->tgid, par->pub.idx, hdr->comm, hdr->ts_ns);
+	if (!c || !thread_add(m, c, ev->child_tid, hdr->comm, hdr->ts_ns))
+		return -ENOMEM;
+
+	/* the child shares every description the parent holds right now */
+	n = 0;
+	for (i = 0; i < par->nhrefs; i++) {
+		struct file_priv *f = F(m, par->hrefs[i].file_idx);
+		struct gctx_holder *ph = &f->pub.holders[par->hrefs[i].holder_idx];
+		__s32 fds[8];
+		__u32 nfds;
+
+		if (!ph->held)
+			continue;
+		nfds = ph->nfds;
+		memcpy(fds, ph->fds, sizeof(fds));
+		if (!holder_add(m, c, f, GCTX_HOLD_INHERITED, par->pub.idx, hdr->ts_ns, fds, nfds))
+			return -ENOMEM;
+		if (!n++)
+			first = fidx(f);
+	}
+	if (n) {
+		c->fws_pending = true;
+		c->fws_ts = hdr->ts_ns;
+		c->fws_parent_idx = par->pub.idx;
+		c->fws_file_idx = first;
+		c->fws_nfiles = n;
+	}
+	return 0;
+}
+
+static int across_exec_raise(struct gctx_model *m, struct proc_priv *p, struct file_priv *f,
+			     __s32 fd_no, const struct gctx_ev_exec *ev)
+{
+	struct gctx_finding *fd = finding_new(m, GCTX_FIND_GPU_FD_ACROSS_EXEC, GCTX_SEV_WARNING, p);
+	char opener[96], fname[GCTX_PATH_LEN];
+
+	if (!fd)
+		return -ENOMEM;
+	fd->tid = ev->hdr.tid;
+	fd->opener_pid = f->pub.opener_pid;
+	fd->file_id = f->pub.id;
+	fd->kind_dev = f->pub.kind;
+	fd->time_ns = ev->hdr.ts_ns;
+	fd->event_type = GCTX_EV_EXEC;
+	textf(fd->call, sizeof(fd->call), "exec");
+	fill_chain(m, fd, p, f);
+	opener_str(m, f, opener, sizeof(opener));
+	copy_str(fname, sizeof(fname), ev->filename, sizeof(ev->filename));
+	textf(fd->detail, sizeof(fd->detail),
+	      "pid %u (%s) kept %s file #%u (fd %d, %s) across exec of %s: the fd lacked "
+	      "O_CLOEXEC",
+	      p->pub.pid, p->pub.comm, gctx_dev_kind_name(f->pub.kind), f->pub.id, fd_no, opener,
+	      fname[0] ? fname : "?");
+	finding_emit(m, fd);
+	return 0;
+}
+
+static int ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
+{
+	const struct gctx_ev_hdr *hdr = &ev->hdr;
+	__u64 ts = hdr->ts_ns, serial;
+	struct gctx_thread *t;
+	struct gctx_exec *x;
+	struct proc_priv *p;
+	__u64 start = 0;
+	__u32 i;
+	int err;
+
+	p = proc_for_event(m, hdr, false);
+	if (!p || grow(&p->pub.execs, &p->cap_execs, p->pub.nexecs + 1, sizeof(*p->pub.execs)))
+		return -ENOMEM;
+	x = &p->pub.execs[p->pub.nexecs++];
+	memset(x, 0, sizeof(*x));
+	x->ts_ns = ts;
+	x->old_tid = ev->old_tid;
+	copy_str(x->filename, sizeof(x->filename), ev->filename, sizeof(ev->filename));
+	x->args_len = ev->args_len < GCTX_ARGS_LEN ? ev->args_len : GCTX_ARGS_LEN;
+	memcpy(x->args, ev->args, x->args_len);
+
+	/* a non-leader exec: the caller takes over the leader's pid, its old tid is gone */
+	if (ev->old_tid != hdr->tid) {
+		t = thread_find(m, p, ev->old_tid);
+		if (!t || t->exited)
+			t = thread_add(m, p, ev->old_tid, hdr->comm, 0);
+		if (!t)
+			return -ENOMEM;
+		start = t->start_ns;
+		t->exited = true;
+		t->exit_ns = ts;
+		t = thread_find(m, p, hdr->tid);
+		if (!t || t->exited)
+			t = thread_add(m, p, hdr->tid, hdr->comm, start);
+	} else {
+		t = thread_live(m, p, hdr->tid, hdr->comm);
+	}
+	if (!t)
+		return -ENOMEM;
+	copy_str(t->comm, sizeof(t->comm), hdr->comm, GCTX_COMM_LEN);
+
+	/* the kernel listed the fds that survived: the others were closed by O_CLOEXEC */
+	serial = ++m->exec_serial;
+	for (i = 0; p->kept_seen && i < p->nkept; i++) {
+		const struct kept_fd *k = &p->kept[i];
+		struct file_priv *f = file_resolve(m, k->file, p);
+		struct gctx_holder *h;
+
+		if (!f)
+			f = file_new(m, k->file, k->kind, "", true);
+		if (!f)
+			return -ENOMEM;
+		h = holder_find(m, p->pub.idx, f);
+		if (!h)
+			h = holder_add(m, p, f, GCTX_HOLD_RECEIVED, p->pub.idx, ts, NULL, 0);
+		if (!h)
+			return -ENOMEM;
+		holder_revive(f, h);
+		if (f->kept_mark != serial) {
+			f->kept_mark = serial;
+			f->kept_fd = k->fd;
+			h->nfds = 0;
+		}
+		holder_add_fd(h, k->fd);
+	}
+	for (i = 0; i < p->nhrefs; i++) {
+		struct file_priv *f = F(m, p->hrefs[i].file_idx);
+		struct gctx_holder *h = &f->pub.holders[p->hrefs[i].holder_idx];
+		bool kept;
+
+		if (!h->held)
+			continue;
+		if (p->kept_seen)
+			kept = f->kept_mark == serial;
+		else
+			kept = !(f->pub.open_flags & O_CLOEXEC);
+		if (!kept) {
+			holder_end(m, f, h, ts);
+			continue;
+		}
+		h->kept_across_exec = true;
+		h->execs_since++;
+		err = across_exec_raise(m, p, f,
+					p->kept_seen ? f->kept_fd : (h->nfds ? h->fds[0] : -1), ev);
+		if (err)
+			return err;
+	}
+	p->nkept = 0;
+	p->kept_seen = false;
+	p->fws_pending = false; /* it exec'd: whatever it inherited is no longer CUDA state */
+	/* the new image's name, after the warnings that name the process as it was */
+	copy_str(p->pub.comm, sizeof(p->pub.comm), hdr->comm, GCTX_COMM_LEN);
+	copy_str(p->pub.exe, sizeof(p->pub.exe), ev->filename, sizeof(ev->filename));
+	return 0;
+}
+
+static int ev_exit(struct gctx_model *m, const struct gctx_ev_exit *ev)
+{
+	const struct gctx_ev_hdr *hdr = &ev->hdr;
+	struct gctx_thread *t;
+	struct proc_priv *p;
+	int err;
+
+	p = proc_for_event(m, hdr, true);
+	if (!p)
+		return -ENOMEM;
+	t = thread_find(m, p, hdr->tid);
+	if (t) {
+		t->exited = true;
+		t->exit_ns = hdr->ts_ns;
+	}
+	if (!ev->group_dead)
+		return 0;
+
+	if ((ev->exit_code & 0x7f) == 0) {
+		p->pub.exit_code = (ev->exit_code >> 8) & 0xff;
+		p->pub.signal = 0;
+	} else {
+		p->pub.exit_code = -1;
+		p->pub.signal = ev->exit_code & 0x7f;
+		p->pub.core_dumped = ev->exit_code & 0x80;
+	}
+	proc_end(m, p, hdr->ts_ns);
+	err = crash_check(m, p, hdr->tid, hdr->ts_ns);
+	if (!err && p->fws_pending)
+		err = fws_raise(m, p, false);
+	return err;
+}
+
+static int ev_open(struct gctx_model *m, const struct gctx_ev_open *ev)
+{
+	const struct gctx_ev_hdr *hdr = &ev->hdr;
+	struct file_priv *old, *f;
+	struct proc_priv *p;
+	struct obj_priv *o;
+
+	p = proc_for_event(m, hdr, true);
+	if (!p)
+		return -ENOMEM;
+	old = file_lookup(m, ev->file);
+	if (old && !old->pub.closed) /* a close was missed: the address is a new description */
+		file_close_all(m, old, hdr->ts_ns);
+	f = file_new(m, ev->file, ev->kind, ev->path, true);
+	if (!f)
+		return -ENOMEM;
+	f->pub.opener_idx = p->pub.idx;
+	f->pub.opener_pid = p->pub.pid;
+	f->pub.opener_tid = hdr->tid;
+	copy_str(f->opener_comm, sizeof(f->opener_comm), hdr->comm, GCTX_COMM_LEN);
+	f->pub.open_ns = hdr->ts_ns;
+	f->pub.open_flags = ev->flags;
+	if (!holder_add(m, p, f, GCTX_HOLD_OPENED, p->pub.idx, hdr->ts_ns, &ev->fd, 1))
+		return -ENOMEM;
+	if (ev->kind == GCTX_DEV_KFD) { /* open(/dev/kfd) makes the kfd_process */
+		struct gctx_ioctl_desc d = {.obj_kind = GCTX_OBJ_KFD_PROCESS};
+
+		o = obj_add(m, f, GCTX_OBJ_KFD_PROCESS, &d, 0, p, hdr->tid, hdr->ts_ns);
+		if (!o)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A use (ioctl or mmap) by hdr's process of the description at addr; d is its verdict. */
+static int ev_use(struct gctx_model *m, const struct gctx_ev_hdr *hdr, __u64 addr, __s32 fd_no,
+		  __u32 kind, const struct gctx_ioctl_desc *d, __s64 ret, bool is_mmap,
+		  struct proc_priv **pp, struct file_priv **fp)
+{
+	struct gctx_finding *fd;
+	struct proc_priv *p;
+	struct file_priv *f;
+	struct gctx_holder *h;
+	enum gctx_finding_kind fk;
+	bool unknown = false;
+	char opener[96], chain[GCTX_MAX_CHAIN * 12], verdict[96], how[256];
+	__u32 fi;
+
+	p = proc_for_event(m, hdr, true);
+	if (!p)
+		return -ENOMEM;
+	f = file_resolve(m, addr, p);
+	if (!f) {
+		f = file_new(m, addr, kind, "", true);
+		if (!f)
+			return -ENOMEM;
+		unknown = true;
+	}
+	*pp = p;
+	*fp = f;
+	h = holder_find(m, p->pub.idx, f);
+	if (!h)
+		h = holder_add(m, p, f, GCTX_HOLD_RECEIVED, p->pub.idx, hdr->ts_ns, NULL, 0);
+	if (!h)
+		return -ENOMEM;
+	holder_revive(f, h);
+	holder_add_fd(h, fd_no);
+	if (is_mmap) {
+		h->nmmaps++;
+		f->pub.nmmaps++;
+		p->pub.nmmaps++;
+	} else {
+		h->nioctls++;
+		f->pub.nioctls++;
+		p->pub.nioctls++;
+	}
+	if (!h->first_use_ns)
+		h->first_use_ns = hdr->ts_ns;
+	if (h->how == GCTX_HOLD_OPENED || h->how == GCTX_HOLD_PRESENT)
+		return 0;
+
+	if (hmap_get(&m->finding_map, p->pub.idx, fidx(f), &fi)) {
+		FIND(m, fi)->uses++;
+		return 0;
+	}
+	fk =
+	    h->how == GCTX_HOLD_INHERITED ? GCTX_FIND_INHERITED_GPU_USE : GCTX_FIND_FOREIGN_GPU_USE;
+	fd = finding_new(m, fk, GCTX_SEV_ERROR, p);
+	if (!fd || hmap_put(&m->finding_map, p->pub.idx, fidx(f), fd->id - 1))
+		return -ENOMEM;
+	fd->tid = hdr->tid;
+	fd->opener_pid = f->pub.opener_pid;
+	fd->file_id = f->pub.id;
+	fd->kind_dev = f->pub.kind;
+	fd->time_ns = hdr->ts_ns;
+	fd->event_type = is_mmap ? GCTX_EV_MMAP : GCTX_EV_IOCTL;
+	fd->uses = 1;
+	fd->err = d->err;
+	fd->status = d->status;
+	fd->has_status = d->has_status;
+	copy_str(fd->call, sizeof(fd->call), d->name, sizeof(d->name));
+	fill_chain(m, fd, p, f);
+
+	chain_str(fd, chain, sizeof(chain));
+	verdict_str(d, ret, is_mmap, verdict, sizeof(verdict));
+	opener_str(m, f, opener, sizeof(opener));
+	if (fk == GCTX_FIND_INHERITED_GPU_USE)
+		textf(how, sizeof(how), "inherited through fork %s %s", chain,
+		      fd->exec_between ? "with an exec in between" : "without exec");
+	else if (unknown)
+		textf(how, sizeof(how), "and no open or fork in the trace gave it to pid %u",
+		      p->pub.pid);
+	else
+		textf(how, sizeof(how),
+		      "which it got neither by open nor by fork (passed over a socket or "
+		      "pidfd_getfd?)");
+	textf(fd->detail, sizeof(fd->detail), "pid %u (%s) used %s file #%u (fd %d) %s, %s: %s %s",
+	      p->pub.pid, p->pub.comm, gctx_dev_kind_name(f->pub.kind), f->pub.id, fd_no, opener,
+	      how, fd->call, verdict);
+	finding_emit(m, fd);
+	return 0;
+}
+
+static int ev_ioctl(struct gctx_model *m, const struct gctx_ev_ioctl *ev)
+{
+	struct gctx_ioctl_desc d;
+	struct proc_priv *p;
+	struct file_priv *f;
+	int err;
+
+	gctx_decode_ioctl(ev, &d);
+	err = ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, ev->ret, false, &p, &f);
+	if (err)
+		return err;
+	return objs_apply(m, f, p, ev->hdr.tid, ev->hdr.ts_ns, &d);
+}
+
+static int ev_mmap(struct gctx_model *m, const struct gctx_ev_mmap *ev)
+{
+	struct gctx_ioctl_desc d;
+	struct proc_priv *p;
+	struct file_priv *f;
+
+	memset(&d, 0, sizeof(d));
+	textf(d.name, sizeof(d.name), "mmap");
+	if (ev->ret < 0)
+		d.err = (int)-ev->ret;
+	d.failed = d.err != 0;
+	return ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, ev->ret, true, &p, &f);
+}
+
+static int ev_close(struct gctx_model *m, const struct gctx_ev_fd *ev)
+{
+	struct file_priv *f = file_lookup(m, ev->file);
+	struct proc_priv *p = proc_lookup(m, ev->hdr.tgid);
+	struct gctx_holder *h;
+
+	if (!f || !p || !(h = holder_find(m, p->pub.idx, f))) {
+		m->ignored_closes++;
+		return 0;
+	}
+	holder_del_fd(h, ev->fd);
+	if (!h->nfds)
+		holder_end(m, f, h, ev->hdr.ts_ns);
+	return 0;
+}
+
+static int ev_fd_kept(struct gctx_model *m, const struct gctx_ev_fd *ev)
+{
+	struct proc_priv *p = proc_for_event(m, &ev->hdr, true);
+	struct kept_fd *k;
+
+	if (!p || grow(&p->kept, &p->cap_kept, p->nkept + 1, sizeof(*p->kept)))
+		return -ENOMEM;
+	k = &p->kept[p->nkept++];
+	k->file = ev->file;
+	k->fd = ev->fd;
+	k->kind = ev->kind;
+	p->kept_seen = true;
+	return 0;
+}
+
+static int ev_proc_present(struct gctx_model *m, const struct gctx_rec_proc *r)
+{
+	struct proc_priv *p = proc_lookup(m, r->pid), *par = NULL;
+
+	if (p && !p->pub.exited) { /* already known from an event: complete it */
+		if (!p->pub.exe[0])
+			copy_str(p->pub.exe, sizeof(p->pub.exe), r->exe, sizeof(r->exe));
+		if (!p->pub.args_len) {
+			p->pub.args_len = r->args_len < GCTX_ARGS_LEN ? r->args_len : GCTX_ARGS_LEN;
+			memcpy(p->pub.args, r->args, p->pub.args_len);
+		}
+		return 0;
+	}
+	if (r->ppid && r->ppid != r->pid)
+		par = proc_lookup(m, r->ppid);
+	p = proc_new(m, r->pid, r->ppid, par ? (int)par->pub.idx : -1, r->comm, r->start_ns);
+	if (!p || !thread_add(m, p, r->pid, r->comm, 0))
+		return -ENOMEM;
+	p->pub.present_at_attach = true;
+	copy_str(p->pub.exe, sizeof(p->pub.exe), r->exe, sizeof(r->exe));
+	p->pub.args_len = r->args_len < GCTX_ARGS_LEN ? r->args_len : GCTX_ARGS_LEN;
+	memcpy(p->pub.args, r->args, p->pub.args_len);
+	return 0;
+}
+
+static int ev_file_present(struct gctx_model *m, const struct gctx_rec_file *r)
+{
+	struct gctx_ev_hdr hdr = {.tid = r->pid, .tgid = r->pid};
+	struct file_priv *f = NULL;
+	struct gctx_holder *h, *ph;
+	struct proc_priv *p;
+
+	p = proc_lookup(m, r->pid);
+	if (!p || p->pub.exited) {
+		p = proc_for_event(m, &hdr, false);
+		if (!p)
+			return -ENOMEM;
+		p->pub.present_at_attach = true;
+	}
+	if (r->file) {
+		f = file_lookup(m, r->file);
+		if (f && f->pub.closed)
+			f = NULL;
+	}
+	if (!f) {
+		f = file_new(m, r->file, r->kind, r->path, r->file != 0);
+		if (!f)
+			return -ENOMEM;
+		f->pub.present_at_attach = true;
+		f->pub.open_flags = r->flags | (r->cloexec ? O_CLOEXEC : 0);
+	}
+
+	h = holder_find(m, p->pub.idx, f);
+	if (h) { /* another fd on the same description (dup) */
+		holder_revive(f, h);
+		holder_add_fd(h, r->fd);
+		return 0;
+	}
+	ph = p->pub.parent_idx >= 0 ? holder_find(m, p->pub.parent_idx, f) : NULL;
+	if (ph && ph->held)
+		h = holder_add(m, p, f, GCTX_HOLD_INHERITED, p->pub.parent_idx, 0, &r->fd, 1);
+	else
+		h = holder_add(m, p, f, GCTX_HOLD_PRESENT, p->pub.idx, 0, &r->fd, 1);
+	if (!h)
+		return -ENOMEM;
+	if (f->pub.opener_idx < 0 && h->how == GCTX_HOLD_PRESENT) {
+		f->pub.opener_idx = p->pub.idx;
+		f->pub.opener_pid = p->pub.pid;
+		f->pub.opener_tid = p->pub.pid;
+		copy_str(f->opener_comm, sizeof(f->opener_comm), p->pub.comm, GCTX_COMM_LEN);
+	}
+	return 0;
+}
+
+static int ev_device(struct gctx_model *m, const struct gctx_rec_device *r)
+{
+	if (grow(&m->devices, &m->cap_devices, m->ndevices + 1, sizeof(*m->devices)))
+		return -ENOMEM;
+	m->devices[m->ndevices++] = *r;
+	return 0;
+}
+
+/* ---- public interface ---- */
+
+struct gctx_model *gctx_model__new(void)
+{
+	struct gctx_model *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->procs.elem = sizeof(struct proc_priv);
+	m->files.elem = sizeof(struct file_priv);
+	m->objs.elem = sizeof(struct obj_priv);
+	m->findings.elem = sizeof(struct gctx_finding);
+	return m;
+}
+
+void gctx_model__free(struct gctx_model *m)
+{
+	__u32 i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->procs.n; i++) {
+		struct proc_priv *p = P(m, i);
+
+		free(p->pub.execs);
+		free(p->pub.threads);
+		free(p->pub.children);
+		free(p->hrefs);
+		free(p->kept);
+	}
+	for (i = 0; i < m->files.n; i++)
+		free(F(m, i)->pub.holders);
+	chunks_free(&m->procs);
+	chunks_free(&m->files);
+	chunks_free(&m->objs);
+	chunks_free(&m->findings);
+	free(m->pid_map.e);
+	free(m->file_map.e);
+	free(m->thread_map.e);
+	free(m->holder_map.e);
+	free(m->finding_map.e);
+	free(m->obj_map.e);
+	free(m->client_map.e);
+	free(m->devices);
+	free(m->stack);
+	free(m);
+}
+
+void gctx_model__set_finding_cb(struct gctx_model *m, gctx_finding_cb cb, void *ctx)
+{
+	if (!m)
+		return;
+	m->cb = cb;
+	m->cb_ctx = ctx;
+}
+
+/* Minimum record size by type, 0 when the type is unknown. */
+static size_t rec_min_len(__u32 type)
+{
+	switch (type) {
+	case GCTX_EV_FORK:
+		return sizeof(struct gctx_ev_fork);
+	case GCTX_EV_EXEC:
+		return sizeof(struct gctx_ev_exec);
+	case GCTX_EV_EXIT:
+		return sizeof(struct gctx_ev_exit);
+	case GCTX_EV_OPEN:
+		return sizeof(struct gctx_ev_open);
+	case GCTX_EV_IOCTL:
+		return sizeof(struct gctx_ev_ioctl);
+	case GCTX_EV_MMAP:
+		return sizeof(struct gctx_ev_mmap);
+	case GCTX_EV_CLOSE:
+	case GCTX_EV_FD_KEPT:
+		return sizeof(struct gctx_ev_fd);
+	case GCTX_REC_PROC_PRESENT:
+		return sizeof(struct gctx_rec_proc);
+	case GCTX_REC_FILE_PRESENT:
+		return sizeof(struct gctx_rec_file);
+	case GCTX_REC_DEVICE:
+		return sizeof(struct gctx_rec_device);
+	case GCTX_REC_DROPS:
+		return sizeof(struct gctx_rec_drops);
+	case GCTX_REC_END:
+		return sizeof(struct gctx_rec_end);
+	default:
+		return 0;
+	}
+}
+
+int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 len)
+{
+	/* records may come unaligned from a trace file: work on an aligned copy */
+	union {
+		struct gctx_ev_fork fork;
+		struct gctx_ev_exec exec;
+		struct gctx_ev_exit exit;
+		struct gctx_ev_open open;
+		struct gctx_ev_ioctl ioctl;
+		struct gctx_ev_mmap mmap;
+		struct gctx_ev_fd fd;
+		struct gctx_rec_proc proc;
+		struct gctx_rec_file file;
+		struct gctx_rec_device dev;
+		struct gctx_rec_drops drops;
+		struct gctx_rec_end end;
+	} r;
+	size_t need = rec_min_len(type);
+
+	if (!m || (!data && len))
+		return -EINVAL;
+	if (!need) {
+		m->unknown_records++;
+		m->total++;
+		return 0;
+	}
+	if (len < need)
+		return -EINVAL;
+	memcpy(&r, data, need);
+	m->total++;
+	if (type < GCTX_EV_KERNEL_MAX)
+		m->events[type]++;
+
+	switch (type) {
+	case GCTX_EV_FORK:
+		return ev_fork(m, &r.fork);
+	case GCTX_EV_EXEC:
+		return ev_exec(m, &r.exec);
+	case GCTX_EV_EXIT:
+		return ev_exit(m, &r.exit);
+	case GCTX_EV_OPEN:
+		return ev_open(m, &r.open);
+	case GCTX_EV_IOCTL:
+		return ev_ioctl(m, &r.ioctl);
+	case GCTX_EV_MMAP:
+		return ev_mmap(m, &r.mmap);
+	case GCTX_EV_CLOSE:
+		return ev_close(m, &r.fd);
+	case GCTX_EV_FD_KEPT:
+		return ev_fd_kept(m, &r.fd);
+	case GCTX_REC_PROC_PRESENT:
+		return ev_proc_present(m, &r.proc);
+	case GCTX_REC_FILE_PRESENT:
+		return ev_file_present(m, &r.file);
+	case GCTX_REC_DEVICE:
+		return ev_device(m, &r.dev);
+	case GCTX_REC_DROPS:
+		m->drops = r.drops;
+		return 0;
+	case GCTX_REC_END:
+		m->end = r.end;
+		m->has_end = true;
+		return 0;
+	}
+	return 0;
+}
+
+void gctx_model__finish(struct gctx_model *m)
+{
+	__u32 i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->procs.n; i++) {
+		struct proc_priv *p = P(m, i);
+
+		if (p->fws_pending && !p->pub.exited)
+			fws_raise(m, p, true);
+	}
+}
+
+__u32 gctx_model__nprocs(const struct gctx_model *m)
+{
+	return m ? m->procs.n : 0;
+}
+
+const struct gctx_proc *gctx_model__proc(const struct gctx_model *m, __u32 idx)
+{
+	return m && idx < m->procs.n ? &P(m, idx)->pub : NULL;
+}
+
+const struct gctx_proc *gctx_model__proc_by_pid(const struct gctx_model *m, __u32 pid)
+{
+	struct proc_priv *p = m ? proc_lookup(m, pid) : NULL;
+
+	return p ? &p->pub : NULL;
+}
+
+__u32 gctx_model__nfiles(const struct gctx_model *m)
+{
+	return m ? m->files.n : 0;
+}
+
+const struct gctx_gpu_file *gctx_model__file(const struct gctx_model *m, __u32 idx)
+{
+	return m && idx < m->files.n ? &F(m, idx)->pub : NULL;
+}
+
+const struct gctx_gpu_file *gctx_model__file_by_addr(const struct gctx_model *m, __u64 file)
+{
+	struct file_priv *f = m ? file_lookup(m, file) : NULL;
+
+	return f ? &f->pub : NULL;
+}
+
+__u32 gctx_model__nobjs(const struct gctx_model *m)
+{
+	return m ? m->objs.n : 0;
+}
+
+const struct gctx_gpu_obj *gctx_model__obj(const struct gctx_model *m, __u32 idx)
+{
+	return m && idx < m->objs.n ? &O(m, idx)->pub : NULL;
+}
+
+__u32 gctx_model__nfindings(const struct gctx_model *m)
+{
+	return m ? m->findings.n : 0;
+}
+
+const struct gctx_finding *gctx_model__finding(const struct gctx_model *m, __u32 idx)
+{
+	return m && idx < m->findings.n ? FIND(m, idx) : NULL;
+}
+
+const struct gctx_rec_drops *gctx_model__drops(const struct gctx_model *m)
+{
+	static const struct gctx_rec_drops none;
+
+	return m ? &m->drops : &none;
+}
+
+__u64 gctx_model__events(const struct gctx_model *m, __u32 type)
+{
+	return m && type < GCTX_EV_KERNEL_MAX ? m->events[type] : 0;
+}
+
+__u64 gctx_model__total_events(const struct gctx_model *m)
+{
+	return m ? m->total : 0;
+}
+
+const struct gctx_rec_end *gctx_model__end(const struct gctx_model *m)
+{
+	return m && m->has_end ? &m->end : NULL;
+}
+
+__u32 gctx_model__ndevices(const struct gctx_model *m)
+{
+	return m ? m->ndevices : 0;
+}
+
+const struct gctx_rec_device *gctx_model__device(const struct gctx_model *m, __u32 idx)
+{
+	return m && idx < m->ndevices ? &m->devices[idx] : NULL;
+}
+
+const char *gctx_finding_kind_name(enum gctx_finding_kind k)
+{
+	switch (k) {
+	case GCTX_FIND_INHERITED_GPU_USE:
+		return "inherited-gpu-use";
+	case GCTX_FIND_FOREIGN_GPU_USE:
+		return "foreign-gpu-use";
+	case GCTX_FIND_FORK_WITH_GPU_STATE:
+		return "fork-with-gpu-state";
+	case GCTX_FIND_GPU_FD_ACROSS_EXEC:
+		return "gpu-fd-across-exec";
+	case GCTX_FIND_CRASH_AFTER_INHERITANCE:
+		return "crash-after-inheritance";
+	default:
+		return "?";
+	}
+}
+
+const char *gctx_severity_name(enum gctx_severity s)
+{
+	switch (s) {
+	case GCTX_SEV_INFO:
+		return "info";
+	case GCTX_SEV_WARNING:
+		return "warning";
+	case GCTX_SEV_ERROR:
+		return "error";
+	default:
+		return "?";
+	}
+}
+
+const char *gctx_hold_how_name(enum gctx_hold_how h)
+{
+	switch (h) {
+	case GCTX_HOLD_OPENED:
+		return "opened";
+	case GCTX_HOLD_INHERITED:
+		return "inherited";
+	case GCTX_HOLD_RECEIVED:
+		return "received";
+	case GCTX_HOLD_PRESENT:
+		return "present";
+	default:
+		return "?";
+	}
+}
