@@ -24,7 +24,9 @@ enum gctx_ev_type {
 	GCTX_EV_MMAP = 6,  /* struct gctx_ev_mmap: mmap of a GPU file */
 	GCTX_EV_CLOSE = 7, /* struct gctx_ev_fd: close() of a GPU fd */
 	GCTX_EV_FD_KEPT = 8, /* struct gctx_ev_fd: a GPU fd that survived exec (no O_CLOEXEC) */
-	GCTX_EV_KERNEL_MAX = 9,
+	GCTX_EV_API = 9,     /* struct gctx_ev_api: a CUDA driver / HIP runtime call (uprobes) */
+	GCTX_EV_LIBMAP = 10, /* struct gctx_ev_libmap: an executable file mapping (library load) */
+	GCTX_EV_KERNEL_MAX = 11,
 
 	/* Collector records (trace file only). */
 	GCTX_REC_PROC_PRESENT = 64, /* struct gctx_rec_proc: process present at attach */
@@ -32,6 +34,7 @@ enum gctx_ev_type {
 	GCTX_REC_DEVICE = 66,	    /* struct gctx_rec_device: a GPU device registration */
 	GCTX_REC_DROPS = 67,	    /* struct gctx_rec_drops: lost events by kind, written at end */
 	GCTX_REC_END = 68,	    /* struct gctx_rec_end: the recording ended cleanly */
+	GCTX_REC_PROBE = 69,	    /* struct gctx_rec_probe: an API entry point that was probed */
 };
 
 /* What kind of GPU device file. */
@@ -132,7 +135,82 @@ struct gctx_ev_fd {
 	__u32 kind;
 };
 
+/* API functions traced with uprobes (CUDA driver API, HIP runtime). */
+enum gctx_api_fn {
+	GCTX_API_NONE = 0,
+	GCTX_CU_INIT,
+	GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN,
+	GCTX_CU_DEVICE_PRIMARY_CTX_RELEASE,
+	GCTX_CU_DEVICE_PRIMARY_CTX_RESET,
+	GCTX_CU_CTX_CREATE,	/* cuCtxCreate, _v2 (pctx, flags, dev) */
+	GCTX_CU_CTX_CREATE_V3,	/* (pctx, params, n, flags, dev) */
+	GCTX_CU_CTX_CREATE_V4,	/* (pctx, params, flags, dev) */
+	GCTX_CU_CTX_DESTROY,
+	GCTX_CU_CTX_SET_CURRENT,
+	GCTX_CU_CTX_PUSH_CURRENT,
+	GCTX_CU_CTX_POP_CURRENT,
+	GCTX_CU_GREEN_CTX_CREATE,
+	GCTX_CU_MEM_ALLOC,
+	GCTX_CU_MEM_ALLOC_MANAGED,
+	GCTX_CU_MEM_ALLOC_ASYNC,
+	GCTX_CU_MEM_CREATE,
+	GCTX_CU_MEM_FREE,
+	GCTX_CU_GET_PROC_ADDRESS,
+	GCTX_CU_LAUNCH_KERNEL,
+	GCTX_CU_LAUNCH_KERNEL_EX,
+	GCTX_CU_GRAPH_LAUNCH,
+	GCTX_HIP_INIT,
+	GCTX_HIP_SET_DEVICE,
+	GCTX_HIP_DEVICE_PRIMARY_CTX_RETAIN,
+	GCTX_HIP_DEVICE_PRIMARY_CTX_RELEASE,
+	GCTX_HIP_CTX_CREATE,
+	GCTX_HIP_CTX_DESTROY,
+	GCTX_HIP_CTX_SET_CURRENT,
+	GCTX_HIP_CTX_PUSH_CURRENT,
+	GCTX_HIP_CTX_POP_CURRENT,
+	GCTX_HIP_MALLOC,
+	GCTX_HIP_MALLOC_MANAGED,
+	GCTX_HIP_FREE,
+	GCTX_HIP_DEVICE_RESET,
+	GCTX_HIP_LAUNCH_KERNEL,
+	GCTX_HIP_MODULE_LAUNCH_KERNEL,
+	GCTX_API_MAX,
+};
+
+/* Attach cookie of an API probe: which function, and which arguments to read. */
+#define GCTX_COOKIE_FN(c)	 ((c) & 0xffff)
+#define GCTX_COOKIE_OUT(c)	 (((c) >> 16) & 0xf) /* 1 + index of an output-pointer arg */
+#define GCTX_COOKIE_STR(c)	 (((c) >> 20) & 0xf) /* 1 + index of a string arg */
+#define GCTX_COOKIE_ENTRY_ONLY	 (1u << 24)	     /* no return probe: emit at entry */
+
+#define GCTX_API_RETURNED 0x1 /* ret and out are valid */
+#define GCTX_API_OUT_OK	  0x2 /* out was read */
+#define GCTX_API_STR_OK	  0x4 /* str was read */
+#define GCTX_API_STR_LEN  64
+
+struct gctx_ev_api {
+	struct gctx_ev_hdr hdr;	 /* ts_ns = entry time */
+	__u32 fn;		 /* enum gctx_api_fn */
+	__u32 flags;		 /* GCTX_API_* */
+	__s64 ret;		 /* CUresult / hipError_t */
+	__u64 dur_ns;
+	__u64 args[6];		 /* raw argument registers at entry */
+	__u64 out;		 /* *(u64 *)args[out-1] at return: new context, device pointer, pfn */
+	__u64 ip;		 /* probed address in the process (locates the library) */
+	char str[GCTX_API_STR_LEN]; /* string argument (cuGetProcAddress symbol) */
+};
+
+/* An executable file mapping by a followed process (mmap with PROT_EXEC). */
+struct gctx_ev_libmap {
+	struct gctx_ev_hdr hdr;
+	__u32 dev;		 /* kernel dev_t of the file's filesystem */
+	__u32 pad;
+	__u64 ino;
+};
+
 _Static_assert(sizeof(struct gctx_ev_hdr) == 40, "hdr size");
+_Static_assert(sizeof(struct gctx_ev_api) == 192, "api size");
+_Static_assert(sizeof(struct gctx_ev_libmap) == 56, "libmap size");
 _Static_assert(sizeof(struct gctx_ev_fork) == 56, "fork size");
 _Static_assert(sizeof(struct gctx_ev_exec) == 432, "exec size");
 _Static_assert(sizeof(struct gctx_ev_exit) == 48, "exit size");
@@ -172,6 +250,21 @@ struct gctx_rec_device {
 	__u32 rdev;		  /* char device number for major-matched kinds, else 0 */
 	__u32 pad;
 	char path[GCTX_PATH_LEN];
+};
+
+#define GCTX_PROBE_SYMBOL	  0 /* exported symbol */
+#define GCTX_PROBE_PROC_ADDRESS	  1 /* an address cuGetProcAddress returned */
+
+struct gctx_rec_probe {
+	__u32 fn;		  /* enum gctx_api_fn */
+	__u32 how;		  /* GCTX_PROBE_* */
+	__u64 offset;		  /* file offset probed */
+	__u64 sym_offset;	  /* file offset of the function (offset - 4 after an endbr64) */
+	__s32 err;		  /* 0 attached, else -errno */
+	__u32 retprobe;		  /* a return probe was attached too */
+	__u8 insn[8];		  /* first bytes of the function */
+	char symbol[64];	  /* symbol name, or the cuGetProcAddress name */
+	char lib[GCTX_PATH_LEN];  /* library file */
 };
 
 struct gctx_rec_drops {

@@ -911,8 +911,7 @@ static void nv_params(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 nr, 
 		break;
 	case NV_ESC_RM_MAP_MEMORY_DMA:
 	case NV_ESC_RM_UNMAP_MEMORY_DMA:
-		/* NVOS46/NVOS47 grew between driver releases: only the leading handles are fixed.
-		 */
+		/* NVOS46/47 grew across driver releases: only the leading handles are fixed. */
 		add_handle(d, c, ARG, 0x0, "client", &d->client);
 		add_handle(d, c, ARG, 0x4, "device", &d->parent);
 		add_handle(d, c, ARG, 0x8, "dma", NULL);

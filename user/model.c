@@ -1288,8 +1288,10 @@ static int ev_use(struct gctx_model *m, const struct gctx_ev_hdr *hdr, __u64 add
 		FIND(m, fi)->uses++;
 		return 0;
 	}
-	fk =
-	    h->how == GCTX_HOLD_INHERITED ? GCTX_FIND_INHERITED_GPU_USE : GCTX_FIND_FOREIGN_GPU_USE;
+	if (h->how == GCTX_HOLD_INHERITED)
+		fk = GCTX_FIND_INHERITED_GPU_USE;
+	else
+		fk = GCTX_FIND_FOREIGN_GPU_USE;
 	fd = finding_new(m, fk, GCTX_SEV_ERROR, p);
 	if (!fd || hmap_put(&m->finding_map, p->pub.idx, fidx(f), fd->id - 1))
 		return -ENOMEM;
@@ -1388,25 +1390,41 @@ static int ev_fd_kept(struct gctx_model *m, const struct gctx_ev_fd *ev)
 static int ev_proc_present(struct gctx_model *m, const struct gctx_rec_proc *r)
 {
 	struct proc_priv *p = proc_lookup(m, r->pid), *par = NULL;
+	bool lazy;
 
-	if (p && !p->pub.exited) { /* already known from an event: complete it */
-		if (!p->pub.exe[0])
-			copy_str(p->pub.exe, sizeof(p->pub.exe), r->exe, sizeof(r->exe));
-		if (!p->pub.args_len) {
-			p->pub.args_len = r->args_len < GCTX_ARGS_LEN ? r->args_len : GCTX_ARGS_LEN;
-			memcpy(p->pub.args, r->args, p->pub.args_len);
-		}
-		return 0;
-	}
 	if (r->ppid && r->ppid != r->pid)
 		par = proc_lookup(m, r->ppid);
-	p = proc_new(m, r->pid, r->ppid, par ? (int)par->pub.idx : -1, r->comm, r->start_ns);
-	if (!p || !thread_add(m, p, r->pid, r->comm, 0))
-		return -ENOMEM;
-	p->pub.present_at_attach = true;
-	copy_str(p->pub.exe, sizeof(p->pub.exe), r->exe, sizeof(r->exe));
-	p->pub.args_len = r->args_len < GCTX_ARGS_LEN ? r->args_len : GCTX_ARGS_LEN;
-	memcpy(p->pub.args, r->args, p->pub.args_len);
+	if (!p || p->pub.exited) {
+		p = proc_new(m, r->pid, r->ppid, par ? (int)par->pub.idx : -1, r->comm,
+			     r->start_ns);
+		if (!p || !thread_add(m, p, r->pid, r->comm, 0))
+			return -ENOMEM;
+		lazy = true;
+	} else {
+		/* already made from an event or a file record: complete what it lacks */
+		lazy = p->pub.parent_idx < 0 && !p->pub.ppid && !p->pub.start_ns;
+		if (lazy) {
+			p->pub.ppid = r->ppid;
+			p->pub.start_ns = r->start_ns;
+			if (!p->pub.comm[0])
+				copy_str(p->pub.comm, sizeof(p->pub.comm), r->comm, GCTX_COMM_LEN);
+			if (par && par != p) {
+				if (grow(&par->pub.children, &par->cap_children,
+					 par->pub.nchildren + 1, sizeof(*par->pub.children)))
+					return -ENOMEM;
+				par->pub.children[par->pub.nchildren++] = p->pub.idx;
+				p->pub.parent_idx = par->pub.idx;
+			}
+		}
+	}
+	if (lazy)
+		p->pub.present_at_attach = true;
+	if (!p->pub.exe[0])
+		copy_str(p->pub.exe, sizeof(p->pub.exe), r->exe, sizeof(r->exe));
+	if (!p->pub.args_len) {
+		p->pub.args_len = r->args_len < GCTX_ARGS_LEN ? r->args_len : GCTX_ARGS_LEN;
+		memcpy(p->pub.args, r->args, p->pub.args_len);
+	}
 	return 0;
 }
 

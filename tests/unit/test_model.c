@@ -24,6 +24,8 @@
 #define NV_RM_ALLOC 0xC030462Bu /* _IOWR('F', 0x2b, NVOS64) */
 #define NV_RM_FREE  0xC0104629u /* _IOWR('F', 0x29, NVOS00) */
 #define KFD_GET_VER 0x80084B01u /* _IOR('K', 0x01, 8) */
+#define KFD_ALLOC   0xC0284B16u /* _IOWR('K', 0x16, kfd_ioctl_alloc_memory_of_gpu_args) */
+#define KFD_FREE    0x40084B17u /* _IOW('K', 0x17, kfd_ioctl_free_memory_of_gpu_args) */
 
 #define CLS_CLIENT 0x41
 #define CLS_DEVICE 0x80
@@ -196,6 +198,39 @@ static void do_kfd_version(struct gctx_model *m, __u32 tgid, __u64 ts, __u64 fil
 	ev.ret = ret;
 	if (ret < 0)
 		ev.flags = GCTX_IOCTL_IN_OK; /* nothing was copied back */
+	feed(m, GCTX_EV_IOCTL, &ev, sizeof(ev));
+}
+
+static void put64(__u8 *b, __u32 off, __u64 v)
+{
+	memcpy(b + off, &v, sizeof(v));
+}
+
+/* KFD ALLOC_MEMORY_OF_GPU: va @0, size @8, handle @0x10 (out), gpu_id @0x20, flags @0x24. */
+static void do_kfd_alloc(struct gctx_model *m, __u32 tgid, __u64 ts, __u64 file, int fd, __u64 size,
+			 __u64 handle)
+{
+	struct gctx_ev_ioctl ev;
+
+	ioctl_ev(&ev, tgid, tgid, ts, "x", file, fd, GCTX_DEV_KFD, KFD_ALLOC, 0x28);
+	put64(ev.in, 0x0, 0x7f0000000000ULL);
+	put64(ev.out, 0x0, 0x7f0000000000ULL);
+	put64(ev.in, 0x8, size);
+	put64(ev.out, 0x8, size);
+	put64(ev.out, 0x10, handle);
+	param32(&ev, 0x20, 0x1234); /* gpu_id */
+	param32(&ev, 0x24, 0x1);    /* VRAM */
+	feed(m, GCTX_EV_IOCTL, &ev, sizeof(ev));
+}
+
+static void do_kfd_free(struct gctx_model *m, __u32 tgid, __u64 ts, __u64 file, int fd,
+			__u64 handle)
+{
+	struct gctx_ev_ioctl ev;
+
+	ioctl_ev(&ev, tgid, tgid, ts, "x", file, fd, GCTX_DEV_KFD, KFD_FREE, 8);
+	put64(ev.in, 0x0, handle);
+	put64(ev.out, 0x0, handle);
 	feed(m, GCTX_EV_IOCTL, &ev, sizeof(ev));
 }
 
@@ -999,6 +1034,63 @@ static void test_attach_unrelated_holders_are_present(void **state)
 	assert_int_equal(gctx_model__nfindings(m), 0);
 }
 
+static void test_child_mmap_failure(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_finding *f;
+
+	trainer_with_client(m, 0);
+	do_fork(m, 1234, 1240, 200, "trainer");
+	do_mmap(m, 1240, 300, CTL_FILE, 5, -EOPNOTSUPP);
+	f = nth_kind(m, GCTX_FIND_INHERITED_GPU_USE, 0);
+	assert_non_null(f);
+	assert_string_equal(f->call, "mmap");
+	assert_int_equal(f->event_type, GCTX_EV_MMAP);
+	assert_int_equal(f->err, EOPNOTSUPP);
+	assert_false(f->has_status);
+	assert_non_null(strstr(f->detail, "mmap returned -1 EOPNOTSUPP"));
+	assert_int_equal(holder_of(m, CTL_FILE, 1240)->nmmaps, 1);
+}
+
+static void test_kfd_memory_objects(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_gpu_obj *o;
+
+	do_open(m, 2000, 100, "hip_app", KFD_FILE, 3, GCTX_DEV_KFD, O_RDWR | O_CLOEXEC);
+	do_kfd_alloc(m, 2000, 110, KFD_FILE, 3, 1 << 20, 0x123400000001ULL);
+	do_kfd_alloc(m, 2000, 120, KFD_FILE, 3, 4096, 0x123400000002ULL);
+	assert_int_equal(gctx_model__nobjs(m), 3);
+	o = gctx_model__obj(m, 1);
+	assert_int_equal(o->kind, GCTX_OBJ_KFD_MEMORY);
+	assert_int_equal(o->handle, 0x123400000001ULL);
+	assert_int_equal(o->size, 1 << 20);
+	assert_int_equal(o->parent_obj, 0); /* the file's KFD process */
+	do_kfd_free(m, 2000, 130, KFD_FILE, 3, 0x123400000001ULL);
+	assert_true(gctx_model__obj(m, 1)->destroyed);
+	assert_int_equal(gctx_model__obj(m, 1)->destroy_ns, 130);
+	assert_false(gctx_model__obj(m, 2)->destroyed);
+	assert_false(gctx_model__obj(m, 0)->destroyed);
+}
+
+static void test_snapshot_completes_process_seen_first(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_proc *p;
+
+	rec_proc(m, 10, 1, 5000, "trainer");
+	do_mmap(m, 11, 5500, CTL_FILE, 3, 0x7f0000000000LL); /* an event raced the snapshot */
+	rec_proc(m, 11, 10, 5100, "worker");
+	p = gctx_model__proc_by_pid(m, 11);
+	assert_int_equal(gctx_model__nprocs(m), 2);
+	assert_int_equal(p->parent_idx, 0);
+	assert_int_equal(p->ppid, 10);
+	assert_int_equal(p->start_ns, 5100);
+	assert_true(p->present_at_attach);
+	assert_string_equal(p->exe, "/usr/bin/worker");
+	assert_int_equal(gctx_model__proc(m, 0)->nchildren, 1);
+}
+
 static void test_short_and_unknown_records(void **state)
 {
 	struct gctx_model *m = *state;
@@ -1129,44 +1221,43 @@ static void test_many_forks_scale(void **state)
 	assert_true(now_s() - t0 < 30.0);
 }
 
+#define TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_fork_child_use_is_inherited, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_opener_and_its_threads_are_not_findings, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_fork_exec_own_file_is_clean, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_grandchild_chain, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_fd_leaked_across_exec, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_exec_without_fd_kept_uses_cloexec, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_inherited_kept_across_exec_then_used, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_exec_of_the_parent_after_fork_is_not_between,
-					    setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_crash_after_inherited_use, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_crash_without_use_and_normal_exit, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_kfd_child_gets_ebadf, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_fd_passing_is_foreign, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_use_of_unknown_file_is_foreign, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_missed_exit_then_pid_reuse, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_reparented_child_still_names_opener, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_exec_from_non_leader_thread, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_rm_object_tree, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_rm_free_destroys_descendants_only, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_fork_with_gpu_state, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_close_ends_holder, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_attach_snapshot, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_attach_unrelated_holders_are_present, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_short_and_unknown_records, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unaligned_record, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_many_forks_scale, setup, teardown),
+		TEST(test_fork_child_use_is_inherited),
+		TEST(test_opener_and_its_threads_are_not_findings),
+		TEST(test_fork_exec_own_file_is_clean),
+		TEST(test_grandchild_chain),
+		TEST(test_fd_leaked_across_exec),
+		TEST(test_exec_without_fd_kept_uses_cloexec),
+		TEST(test_inherited_kept_across_exec_then_used),
+		TEST(test_exec_of_the_parent_after_fork_is_not_between),
+		TEST(test_crash_after_inherited_use),
+		TEST(test_crash_without_use_and_normal_exit),
+		TEST(test_kfd_child_gets_ebadf),
+		TEST(test_fd_passing_is_foreign),
+		TEST(test_use_of_unknown_file_is_foreign),
+		TEST(test_pid_reuse),
+		TEST(test_missed_exit_then_pid_reuse),
+		TEST(test_reparented_child_still_names_opener),
+		TEST(test_exec_from_non_leader_thread),
+		TEST(test_rm_object_tree),
+		TEST(test_rm_free_destroys_descendants_only),
+		TEST(test_fork_with_gpu_state),
+		TEST(test_close_ends_holder),
+		TEST(test_attach_snapshot),
+		TEST(test_attach_unrelated_holders_are_present),
+		TEST(test_child_mmap_failure),
+		TEST(test_kfd_memory_objects),
+		TEST(test_snapshot_completes_process_seen_first),
+		TEST(test_short_and_unknown_records),
+		TEST(test_unaligned_record),
+		TEST(test_many_forks_scale),
 	};
+	/* clang-format on */
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
