@@ -22,9 +22,9 @@ CFLAGS += -D_GNU_SOURCE -Wall -Wextra -Werror=undef -Wno-unused-parameter -Iincl
 LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 STATIC_LDLIBS := -Wl,-Bstatic -lbpf -lelf -lz $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
 
-BPF_UNITS := gpuctx
+BPF_UNITS := gpuctx api
 # Userspace sources that need libbpf; everything else in user/ is pure and unit tested.
-BPF_USER_SRCS := user/main.c user/collector.c user/record.c user/discover.c
+BPF_USER_SRCS := user/main.c user/collector.c user/record.c user/discover.c user/uprobes.c
 USER_SRCS := $(wildcard user/*.c)
 PURE_SRCS := $(filter-out $(BPF_USER_SRCS),$(USER_SRCS))
 PURE_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(PURE_SRCS))
@@ -120,3 +120,44 @@ format:
 
 clean:
 	$(Q)rm -rf $(OUTPUT) $(BUILD)
+
+# ---------------------------------------------------------------------------------------------
+# bench: overhead benchmarks (bench/README in bench/run.py). Outputs under build/bench/ and
+# .output/bench/; `make bench` builds everything, runs bench/run.py and writes bench/RESULTS.md.
+# BENCH_ARGS passes options to run.py (e.g. BENCH_ARGS="--rounds 3 --quick").
+BENCH_OUT := $(OUTPUT)/bench
+BENCH_BIN := $(BUILD)/bench
+BENCH_UNITS := empty diag
+BENCH_SKELS := $(patsubst %,$(BENCH_OUT)/%.skel.h,$(BENCH_UNITS))
+BENCH_ARGS ?=
+
+.PHONY: bench-build
+
+$(BENCH_OUT) $(BENCH_BIN):
+	$(Q)mkdir -p $@
+
+$(BENCH_OUT)/%.tmp.bpf.o: bench/%.bpf.c $(VMLINUX_H) | $(BENCH_OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BENCH_OUT)/%.bpf.o: $(BENCH_OUT)/%.tmp.bpf.o
+	$(call msg,GEN-OBJ,$@)
+	$(Q)$(BPFTOOL) gen object $@ $<
+
+$(BENCH_OUT)/%.skel.h: $(BENCH_OUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(BENCH_BIN)/empty_loader: bench/empty_loader.c $(BENCH_SKELS) | $(BENCH_BIN)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(BENCH_OUT) $< $(LDLIBS) -o $@
+
+$(BENCH_BIN)/loops: bench/loops.c tools/gpu_uapi.h | $(BENCH_BIN)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itools $< -ldl -o $@
+
+bench-build: all $(BENCH_BIN)/empty_loader $(BENCH_BIN)/loops
+
+bench: bench-build
+	$(Q)tools/install-deps.sh bench
+	$(Q)python3 bench/run.py $(BENCH_ARGS)

@@ -25,6 +25,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define S_IFMT		    00170000
 #define S_IFCHR		    0020000
 #define MAP_ANONYMOUS	    0x20
+#define PROT_EXEC	    0x4
 #define NV_ESC_IOCTL_XFER   0xD3
 #define MAX_SCAN_FDS	    4096
 #define PAGE_SZ		    4096
@@ -41,6 +42,7 @@ const volatile __u32 uvm_major = 0;	    /* dynamic majors from /proc/devices, 0 
 const volatile __u32 kfd_major = 0;
 const volatile __u32 nr_regdevs = 0;	    /* entries in regdevs */
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake the collector past this much unread data */
+const volatile bool track_libs = false;	    /* report executable mappings (API probes on) */
 
 /* Counters, read by the collector through the skeleton's .bss. */
 __u64 drops[GCTX_EV_KERNEL_MAX] = {};
@@ -661,6 +663,24 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
+/* An executable file mapping: the collector checks whether it is a CUDA/HIP library. */
+static __noinline void emit_libmap(struct file *f)
+{
+	struct gctx_ev_libmap *e;
+	struct inode *inode = BPF_CORE_READ(f, f_inode);
+
+	if (!inode)
+		return;
+	e = reserve(sizeof(*e), GCTX_EV_LIBMAP);
+	if (!e)
+		return;
+	fill_hdr(&e->hdr, GCTX_EV_LIBMAP);
+	e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	e->pad = 0;
+	e->ino = BPF_CORE_READ(inode, i_ino);
+	submit(e);
+}
+
 SEC("tp/syscalls/sys_enter_mmap")
 int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
@@ -679,8 +699,11 @@ int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!f)
 		return 0;
 	kind = classify_file(f, &rdev, &ino);
-	if (!kind)
+	if (!kind) {
+		if (track_libs && (ctx->args[2] & PROT_EXEC))
+			emit_libmap(f);
 		return 0;
+	}
 	a.file = (__u64)f;
 	a.kind = kind;
 	a.len = ctx->args[1];

@@ -25,6 +25,7 @@
 #include <fuse.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1098,6 +1099,13 @@ static int serve(void)
 		goto out_destroy;
 	}
 	se = fuse_get_session(fuse);
+	/*
+	 * libfuse only hooks signals left at SIG_DFL, and a shell starts background jobs with
+	 * SIGINT ignored: reset them so SIGINT and SIGTERM always unmount.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	if (fuse_set_signal_handlers(se)) {
 		fprintf(stderr, "fakegpu: cannot install signal handlers\n");
 		goto out_unmount;

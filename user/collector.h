@@ -19,6 +19,7 @@ struct gctx_collector_opts {
 	__u32 uvm_major, kfd_major;	     /* from /proc/devices, 0 when absent */
 	__u32 self_tgid;
 	bool verbose;			     /* libbpf debug output */
+	bool track_libs;		     /* report executable mappings (for API probes) */
 	gctx_record_fn cb;
 	void *cb_ctx;
 };
@@ -46,6 +47,8 @@ int gctx_collector__scan_files(struct gctx_collector *c,
 			       void (*fn)(void *ctx, const struct gctx_found_file *f), void *ctx);
 void gctx_collector__drops(const struct gctx_collector *c, struct gctx_rec_drops *out);
 const char *gctx_collector__features(const struct gctx_collector *c);
+/* fd of a kernel-side map ("events", "followed"), to share it with other BPF objects. */
+int gctx_collector__map_fd(const struct gctx_collector *c, const char *name);
 void gctx_collector__free(struct gctx_collector *c);
 
 #endif /* __GPUCTX_COLLECTOR_H */

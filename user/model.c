@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "model.h"
 
 #define CHUNK_SHIFT    8
@@ -173,6 +174,16 @@ struct proc_priv {
 	__u32 fws_parent_idx;
 	__u32 fws_file_idx;
 	__u32 fws_nfiles;
+	/* API state, per vendor (enum gctx_api_vendor): 1 + index of the process whose
+	 * initialised CUDA/HIP state this one carries (itself after its own init, an ancestor
+	 * after fork without exec), 0 none; and the fork that brought it. */
+	__u32 api_src[2];
+	__u64 api_fork_ns[2];
+	bool api_icc_raised[2];
+	__u64 api_calls;
+	int hip_device;
+	__u32 *ctxs; /* API context ids of this process */
+	__u32 nctxs, cap_ctxs;
 };
 
 struct file_priv {
@@ -204,6 +215,11 @@ struct gctx_model {
 	struct hmap client_map;	 /* (file, client) -> newest object of that RM client */
 	struct gctx_rec_device *devices;
 	__u32 ndevices, cap_devices;
+	struct chunks ctxs, mems;
+	struct hmap mem_map;	 /* (proc, ptr) -> live API allocation */
+	struct hmap apierr_map;	 /* (proc, fn << 32 | code) -> api-error finding */
+	struct gctx_rec_probe *probes;
+	__u32 nprobes, cap_probes;
 	struct gctx_rec_drops drops;
 	struct gctx_rec_end end;
 	bool has_end;
@@ -1043,6 +1059,12 @@ static int ev_fork(struct gctx_model *m, const struct gctx_ev_fork *ev)
 		c->fws_file_idx = first;
 		c->fws_nfiles = n;
 	}
+	/* initialised CUDA/HIP state is carried into the child until it execs */
+	for (i = 0; i < 2; i++) {
+		c->api_src[i] = par->api_src[i];
+		c->api_fork_ns[i] = par->api_src[i] == par->pub.idx + 1 ? hdr->ts_ns :
+									   par->api_fork_ns[i];
+	}
 	return 0;
 }
 
@@ -1089,6 +1111,7 @@ static int ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 		return -ENOMEM;
 	x = &p->pub.execs[p->pub.nexecs++];
 	memset(x, 0, sizeof(*x));
+	p->api_src[0] = p->api_src[1] = 0; /* a new program: no driver state */
 	x->ts_ns = ts;
 	x->old_tid = ev->old_tid;
 	copy_str(x->filename, sizeof(x->filename), ev->filename, sizeof(ev->filename));
@@ -1487,6 +1510,416 @@ static int ev_device(struct gctx_model *m, const struct gctx_rec_device *r)
 
 /* ---- public interface ---- */
 
+
+/* ---- API contexts (CUDA driver API / HIP runtime uprobes) ---- */
+
+static struct gctx_api_ctx *CTX(const struct gctx_model *m, __u32 id)
+{
+	return id && id <= m->ctxs.n ? chunks_at(&m->ctxs, id - 1) : NULL;
+}
+
+static struct gctx_api_ctx *ctx_find(const struct gctx_model *m, const struct proc_priv *p,
+				     __u32 vendor, __u64 handle, int primary_dev)
+{
+	/* newest first: a reused handle means the newest context */
+	for (__u32 i = p->nctxs; i-- > 0;) {
+		struct gctx_api_ctx *c = CTX(m, p->ctxs[i]);
+
+		if (c->destroyed || c->vendor != vendor)
+			continue;
+		if (primary_dev >= 0 ? (c->primary && c->device == primary_dev) :
+				       (handle && c->handle == handle))
+			return c;
+	}
+	return NULL;
+}
+
+static struct gctx_api_ctx *ctx_new(struct gctx_model *m, struct proc_priv *p,
+				    const struct gctx_ev_api *ev, __u64 handle, bool primary)
+{
+	struct gctx_api_ctx *c;
+
+	if (grow(&p->ctxs, &p->cap_ctxs, p->nctxs + 1, sizeof(*p->ctxs)))
+		return NULL;
+	c = chunks_add(&m->ctxs);
+	if (!c)
+		return NULL;
+	c->id = m->ctxs.n;
+	c->handle = handle;
+	c->vendor = gctx_api_vendor(ev->fn);
+	c->primary = primary;
+	c->green = ev->fn == GCTX_CU_GREEN_CTX_CREATE;
+	c->device = -1;
+	if (gctx_api_device_arg(ev->fn) >= 0)
+		c->device = (int)ev->args[gctx_api_device_arg(ev->fn)];
+	c->creator_idx = p->pub.idx;
+	c->creator_tid = ev->hdr.tid;
+	c->create_fn = ev->fn;
+	c->create_ns = ev->hdr.ts_ns;
+	p->ctxs[p->nctxs++] = c->id;
+
+	/* the kernel-level objects this process created during the call */
+	for (__u32 i = m->objs.n; i-- > 0;) {
+		struct gctx_gpu_obj *o = &O(m, i)->pub;
+
+		if (o->create_ns < ev->hdr.ts_ns)
+			break;
+		if (o->creator_idx != p->pub.idx || o->create_ns > ev->hdr.ts_ns + ev->dur_ns)
+			continue;
+		if (grow(&c->kobjs, &(__u32){ c->nkobjs }, c->nkobjs + 1, sizeof(*c->kobjs)))
+			break;
+		c->kobjs[c->nkobjs++] = i;
+	}
+	return c;
+}
+
+static void ctx_made_current(struct gctx_api_ctx *c, __u32 tid, __u32 fn, __u64 ts)
+{
+	struct gctx_ctx_current *n = realloc(c->currents, (c->ncurrents + 1) * sizeof(*n));
+
+	if (!n)
+		return;
+	c->currents = n;
+	c->currents[c->ncurrents++] = (struct gctx_ctx_current){ tid, fn, ts };
+}
+
+static __u32 thread_ctx(const struct gctx_thread *t)
+{
+	return t && t->ctx_depth ? t->ctx_stack[t->ctx_depth - 1] : 0;
+}
+
+static void thread_set_ctx(struct gctx_thread *t, __u32 id, bool push)
+{
+	if (!t)
+		return;
+	if (push || !t->ctx_depth) {
+		if (t->ctx_depth == GCTX_CTX_STACK) {
+			memmove(t->ctx_stack, t->ctx_stack + 1,
+				(GCTX_CTX_STACK - 1) * sizeof(t->ctx_stack[0]));
+			t->ctx_depth--;
+		}
+		t->ctx_stack[t->ctx_depth++] = id;
+	} else {
+		t->ctx_stack[t->ctx_depth - 1] = id;
+	}
+}
+
+/* The context an allocation or launch of this thread goes to. */
+static struct gctx_api_ctx *ctx_current(struct gctx_model *m, struct proc_priv *p,
+					struct gctx_thread *t, const struct gctx_ev_api *ev)
+{
+	struct gctx_api_ctx *c = CTX(m, thread_ctx(t));
+
+	if (c && !c->destroyed)
+		return c;
+	if (gctx_api_vendor(ev->fn) == GCTX_VENDOR_HIP) {
+		/* HIP works on the current device's primary context, made on first use */
+		c = ctx_find(m, p, GCTX_VENDOR_HIP, 0, p->hip_device);
+		if (!c) {
+			c = ctx_new(m, p, ev, 0, true);
+			if (c)
+				c->device = p->hip_device;
+		}
+		return c;
+	}
+	return NULL;
+}
+
+static const char *api_ret_name(const struct gctx_ev_api *ev, char *buf, size_t len)
+{
+	const char *n = gctx_api_result_name(ev->fn, ev->ret);
+
+	if (n)
+		return n;
+	textf(buf, len, "%lld", (long long)ev->ret);
+	return buf;
+}
+
+static void finding_set_api(struct gctx_finding *fd, const struct gctx_ev_api *ev)
+{
+	char num[24];
+
+	copy_str(fd->call, sizeof(fd->call), gctx_api_fn_name(ev->fn), sizeof(fd->call));
+	fd->tid = ev->hdr.tid;
+	fd->time_ns = ev->hdr.ts_ns;
+	fd->event_type = GCTX_EV_API;
+	if (ev->flags & GCTX_API_RETURNED) {
+		fd->has_api_ret = true;
+		fd->api_ret = ev->ret;
+		copy_str(fd->api_ret_name, sizeof(fd->api_ret_name),
+			 api_ret_name(ev, num, sizeof(num)), sizeof(fd->api_ret_name));
+	}
+}
+
+/* A forked child (no exec) of a process that had initialised CUDA/HIP calls the API. */
+static int icc_raise(struct gctx_model *m, struct proc_priv *p, const struct gctx_ev_api *ev,
+		     __u32 v)
+{
+	struct proc_priv *src = P(m, p->api_src[v] - 1);
+	struct gctx_api_ctx *pc = NULL;
+	__u32 up[GCTX_MAX_CHAIN], n = 0, cur = p->pub.idx;
+	struct gctx_finding *fd;
+	char chain[160], ctx[96], ret[80];
+
+	/* the parent's context: its newest live one, else its newest */
+	for (__u32 i = src->nctxs; i-- > 0 && !pc;) {
+		struct gctx_api_ctx *c = CTX(m, src->ctxs[i]);
+
+		if (c->vendor == v && !c->destroyed)
+			pc = c;
+	}
+	for (__u32 i = src->nctxs; i-- > 0 && !pc;)
+		if (CTX(m, src->ctxs[i])->vendor == v)
+			pc = CTX(m, src->ctxs[i]);
+
+	fd = finding_new(m, GCTX_FIND_INHERITED_CONTEXT_CALL, GCTX_SEV_ERROR, p);
+	if (!fd)
+		return -ENOMEM;
+	finding_set_api(fd, ev);
+	fd->opener_pid = src->pub.pid;
+	fd->uses = 1;
+	if (pc) {
+		fd->ctx_id = pc->id;
+		fd->ctx_handle = pc->handle;
+	}
+	while (n < GCTX_MAX_CHAIN && cur != src->pub.idx) {
+		up[n++] = cur;
+		if (P(m, cur)->pub.parent_idx < 0)
+			break;
+		cur = P(m, cur)->pub.parent_idx;
+	}
+	fd->chain[fd->nchain++] = src->pub.pid;
+	while (n-- > 0 && fd->nchain < GCTX_MAX_CHAIN)
+		fd->chain[fd->nchain++] = P(m, up[n])->pub.pid;
+	chain_str(fd, chain, sizeof(chain));
+	if (pc)
+		textf(ctx, sizeof(ctx), "; its context #%u (0x%llx%s, device %d)", pc->id,
+		      (unsigned long long)pc->handle, pc->primary ? ", primary" : "", pc->device);
+	else
+		ctx[0] = 0;
+	if (fd->has_api_ret)
+		textf(ret, sizeof(ret), "returned %s (%lld)", fd->api_ret_name,
+		      (long long)fd->api_ret);
+	else
+		textf(ret, sizeof(ret), "was called");
+	textf(fd->detail, sizeof(fd->detail),
+	      "pid %u (%s) called %s after a fork without exec from pid %u (%s), which had "
+	      "initialised %s%s; %s; fork chain %s",
+	      p->pub.pid, p->pub.comm, fd->call, src->pub.pid, src->pub.comm,
+	      v == GCTX_VENDOR_HIP ? "HIP" : "CUDA", ctx, ret, chain);
+	p->api_icc_raised[v] = true;
+	finding_emit(m, fd);
+	return 0;
+}
+
+/* api-error: failed calls, one finding per (process, call, code) counting repeats. */
+static int apierr_count(struct gctx_model *m, struct proc_priv *p, const struct gctx_ev_api *ev)
+{
+	__u64 key = ((__u64)ev->fn << 32) | (__u32)ev->ret;
+	struct gctx_finding *fd;
+	__u32 idx;
+
+	if (hmap_get(&m->apierr_map, p->pub.idx, key, &idx)) {
+		FIND(m, idx)->uses++;
+		return 0;
+	}
+	fd = finding_new(m, GCTX_FIND_API_ERROR, GCTX_SEV_WARNING, p);
+	if (!fd || hmap_put(&m->apierr_map, p->pub.idx, key, fd->id - 1))
+		return -ENOMEM;
+	finding_set_api(fd, ev);
+	fd->uses = 1;
+	textf(fd->detail, sizeof(fd->detail), "pid %u (%s): %s returned %s (%lld)", p->pub.pid,
+	      p->pub.comm, fd->call, fd->api_ret_name, (long long)ev->ret);
+	finding_emit(m, fd);
+	return 0;
+}
+
+static int mem_alloc(struct gctx_model *m, struct proc_priv *p, struct gctx_api_ctx *c,
+		     const struct gctx_ev_api *ev)
+{
+	struct gctx_api_mem *mm = chunks_add(&m->mems);
+	int size_arg = gctx_api_size_arg(ev->fn);
+
+	if (!mm || hmap_put(&m->mem_map, p->pub.idx, ev->out, m->mems.n - 1))
+		return -ENOMEM;
+	mm->proc_idx = p->pub.idx;
+	mm->ctx_id = c ? c->id : 0;
+	mm->fn = ev->fn;
+	mm->ptr = ev->out;
+	mm->size = size_arg >= 0 ? ev->args[size_arg] : 0;
+	mm->alloc_ns = ev->hdr.ts_ns;
+	if (c) {
+		c->mem_live += mm->size;
+		c->mem_total += mm->size;
+		c->nallocs++;
+	}
+	return 0;
+}
+
+static void mem_free(struct gctx_model *m, struct proc_priv *p, const struct gctx_ev_api *ev)
+{
+	struct gctx_api_mem *mm;
+	__u32 idx;
+
+	if (!hmap_get(&m->mem_map, p->pub.idx, ev->args[0], &idx))
+		return;
+	mm = chunks_at(&m->mems, idx);
+	if (mm->freed)
+		return;
+	mm->freed = true;
+	mm->free_ns = ev->hdr.ts_ns;
+	if (CTX(m, mm->ctx_id) && CTX(m, mm->ctx_id)->mem_live >= mm->size)
+		CTX(m, mm->ctx_id)->mem_live -= mm->size;
+}
+
+static void ctx_destroy(struct gctx_api_ctx *c, __u64 ts)
+{
+	if (!c || c->destroyed)
+		return;
+	c->destroyed = true;
+	c->destroy_ns = ts;
+}
+
+static int ev_api(struct gctx_model *m, const struct gctx_ev_api *ev)
+{
+	bool returned = ev->flags & GCTX_API_RETURNED;
+	bool ok = returned && ev->ret == 0;
+	__u64 out = (ev->flags & GCTX_API_OUT_OK) ? ev->out : 0;
+	__u32 v = gctx_api_vendor(ev->fn);
+	struct gctx_api_ctx *c;
+	struct gctx_thread *t;
+	struct proc_priv *p;
+	int err;
+
+	if (ev->fn == GCTX_API_NONE || ev->fn >= GCTX_API_MAX)
+		return 0;
+	p = proc_for_event(m, &ev->hdr, false);
+	if (!p)
+		return -ENOMEM;
+	t = thread_live(m, p, ev->hdr.tid, ev->hdr.comm);
+	p->api_calls++;
+	if (p->api_src[v] && p->api_src[v] != p->pub.idx + 1 && !p->api_icc_raised[v]) {
+		err = icc_raise(m, p, ev, v);
+		if (err)
+			return err;
+	}
+	if (returned && ev->ret != 0) {
+		err = apierr_count(m, p, ev);
+		if (err)
+			return err;
+	}
+
+	switch (ev->fn) {
+	case GCTX_CU_INIT:
+	case GCTX_HIP_INIT:
+		if (ok)
+			p->api_src[v] = p->pub.idx + 1;
+		break;
+	case GCTX_HIP_SET_DEVICE:
+		if (ok)
+			p->hip_device = (int)ev->args[0];
+		break;
+	case GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN:
+	case GCTX_HIP_DEVICE_PRIMARY_CTX_RETAIN:
+		if (!ok)
+			break;
+		c = ctx_find(m, p, v, 0, (int)ev->args[1]);
+		if (!c)
+			c = ctx_new(m, p, ev, out, true);
+		if (!c)
+			return -ENOMEM;
+		if (!c->handle)
+			c->handle = out;
+		c->refs++;
+		break;
+	case GCTX_CU_DEVICE_PRIMARY_CTX_RELEASE:
+	case GCTX_HIP_DEVICE_PRIMARY_CTX_RELEASE:
+		c = ok ? ctx_find(m, p, v, 0, (int)ev->args[0]) : NULL;
+		if (c && c->refs && !--c->refs)
+			ctx_destroy(c, ev->hdr.ts_ns);
+		break;
+	case GCTX_CU_DEVICE_PRIMARY_CTX_RESET:
+		if (ok)
+			ctx_destroy(ctx_find(m, p, v, 0, (int)ev->args[0]), ev->hdr.ts_ns);
+		break;
+	case GCTX_HIP_DEVICE_RESET:
+		if (ok)
+			ctx_destroy(ctx_find(m, p, v, 0, p->hip_device), ev->hdr.ts_ns);
+		break;
+	case GCTX_CU_CTX_CREATE:
+	case GCTX_CU_CTX_CREATE_V3:
+	case GCTX_CU_CTX_CREATE_V4:
+	case GCTX_HIP_CTX_CREATE:
+	case GCTX_CU_GREEN_CTX_CREATE:
+		if (!ok || !out)
+			break;
+		c = ctx_new(m, p, ev, out, false);
+		if (!c)
+			return -ENOMEM;
+		if (ev->fn != GCTX_CU_GREEN_CTX_CREATE) { /* a created context is pushed */
+			thread_set_ctx(t, c->id, true);
+			ctx_made_current(c, ev->hdr.tid, ev->fn, ev->hdr.ts_ns);
+		}
+		break;
+	case GCTX_CU_CTX_DESTROY:
+	case GCTX_HIP_CTX_DESTROY:
+		if (ok)
+			ctx_destroy(ctx_find(m, p, v, ev->args[0], -1), ev->hdr.ts_ns);
+		break;
+	case GCTX_CU_CTX_SET_CURRENT:
+	case GCTX_HIP_CTX_SET_CURRENT:
+	case GCTX_CU_CTX_PUSH_CURRENT:
+	case GCTX_HIP_CTX_PUSH_CURRENT:
+		if (!ok)
+			break;
+		c = ctx_find(m, p, v, ev->args[0], -1);
+		thread_set_ctx(t, c ? c->id : 0, ev->fn == GCTX_CU_CTX_PUSH_CURRENT ||
+						     ev->fn == GCTX_HIP_CTX_PUSH_CURRENT);
+		if (c)
+			ctx_made_current(c, ev->hdr.tid, ev->fn, ev->hdr.ts_ns);
+		break;
+	case GCTX_CU_CTX_POP_CURRENT:
+	case GCTX_HIP_CTX_POP_CURRENT:
+		if (ok && t && t->ctx_depth)
+			t->ctx_depth--;
+		break;
+	case GCTX_CU_MEM_ALLOC:
+	case GCTX_CU_MEM_ALLOC_MANAGED:
+	case GCTX_CU_MEM_ALLOC_ASYNC:
+	case GCTX_CU_MEM_CREATE:
+	case GCTX_HIP_MALLOC:
+	case GCTX_HIP_MALLOC_MANAGED:
+		if (ok && out)
+			return mem_alloc(m, p, ctx_current(m, p, t, ev), ev);
+		break;
+	case GCTX_CU_MEM_FREE:
+	case GCTX_HIP_FREE:
+		if (ok)
+			mem_free(m, p, ev);
+		break;
+	case GCTX_CU_LAUNCH_KERNEL:
+	case GCTX_CU_LAUNCH_KERNEL_EX:
+	case GCTX_CU_GRAPH_LAUNCH:
+	case GCTX_HIP_LAUNCH_KERNEL:
+	case GCTX_HIP_MODULE_LAUNCH_KERNEL:
+		c = ctx_current(m, p, t, ev);
+		if (c)
+			c->launches++;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int ev_probe(struct gctx_model *m, const struct gctx_rec_probe *r)
+{
+	if (grow(&m->probes, &m->cap_probes, m->nprobes + 1, sizeof(*m->probes)))
+		return -ENOMEM;
+	m->probes[m->nprobes++] = *r;
+	return 0;
+}
+
 struct gctx_model *gctx_model__new(void)
 {
 	struct gctx_model *m = calloc(1, sizeof(*m));
@@ -1497,6 +1930,8 @@ struct gctx_model *gctx_model__new(void)
 	m->files.elem = sizeof(struct file_priv);
 	m->objs.elem = sizeof(struct obj_priv);
 	m->findings.elem = sizeof(struct gctx_finding);
+	m->ctxs.elem = sizeof(struct gctx_api_ctx);
+	m->mems.elem = sizeof(struct gctx_api_mem);
 	return m;
 }
 
@@ -1514,7 +1949,19 @@ void gctx_model__free(struct gctx_model *m)
 		free(p->pub.children);
 		free(p->hrefs);
 		free(p->kept);
+		free(p->ctxs);
 	}
+	for (i = 0; i < m->ctxs.n; i++) {
+		struct gctx_api_ctx *c = chunks_at(&m->ctxs, i);
+
+		free(c->kobjs);
+		free(c->currents);
+	}
+	chunks_free(&m->ctxs);
+	chunks_free(&m->mems);
+	free(m->mem_map.e);
+	free(m->apierr_map.e);
+	free(m->probes);
 	for (i = 0; i < m->files.n; i++)
 		free(F(m, i)->pub.holders);
 	chunks_free(&m->procs);
@@ -1570,6 +2017,12 @@ static size_t rec_min_len(__u32 type)
 		return sizeof(struct gctx_rec_drops);
 	case GCTX_REC_END:
 		return sizeof(struct gctx_rec_end);
+	case GCTX_EV_API:
+		return sizeof(struct gctx_ev_api);
+	case GCTX_EV_LIBMAP:
+		return sizeof(struct gctx_ev_libmap);
+	case GCTX_REC_PROBE:
+		return sizeof(struct gctx_rec_probe);
 	default:
 		return 0;
 	}
@@ -1591,6 +2044,9 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 		struct gctx_rec_device dev;
 		struct gctx_rec_drops drops;
 		struct gctx_rec_end end;
+		struct gctx_ev_api api;
+		struct gctx_rec_probe probe;
+		struct gctx_ev_libmap libmap;
 	} r;
 	size_t need = rec_min_len(type);
 
@@ -1638,6 +2094,10 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 		m->end = r.end;
 		m->has_end = true;
 		return 0;
+	case GCTX_EV_API:
+		return ev_api(m, &r.api);
+	case GCTX_REC_PROBE:
+		return ev_probe(m, &r.probe);
 	}
 	return 0;
 }
@@ -1742,6 +2202,41 @@ const struct gctx_rec_device *gctx_model__device(const struct gctx_model *m, __u
 	return m && idx < m->ndevices ? &m->devices[idx] : NULL;
 }
 
+__u32 gctx_model__nctxs(const struct gctx_model *m)
+{
+	return m ? m->ctxs.n : 0;
+}
+
+const struct gctx_api_ctx *gctx_model__ctx(const struct gctx_model *m, __u32 idx)
+{
+	return m && idx < m->ctxs.n ? chunks_at(&m->ctxs, idx) : NULL;
+}
+
+__u32 gctx_model__nmems(const struct gctx_model *m)
+{
+	return m ? m->mems.n : 0;
+}
+
+const struct gctx_api_mem *gctx_model__mem(const struct gctx_model *m, __u32 idx)
+{
+	return m && idx < m->mems.n ? chunks_at(&m->mems, idx) : NULL;
+}
+
+__u32 gctx_model__nprobes(const struct gctx_model *m)
+{
+	return m ? m->nprobes : 0;
+}
+
+const struct gctx_rec_probe *gctx_model__probe(const struct gctx_model *m, __u32 idx)
+{
+	return m && idx < m->nprobes ? &m->probes[idx] : NULL;
+}
+
+__u64 gctx_model__api_calls(const struct gctx_model *m, __u32 proc_idx)
+{
+	return m && proc_idx < m->procs.n ? P(m, proc_idx)->api_calls : 0;
+}
+
 const char *gctx_finding_kind_name(enum gctx_finding_kind k)
 {
 	switch (k) {
@@ -1755,6 +2250,10 @@ const char *gctx_finding_kind_name(enum gctx_finding_kind k)
 		return "gpu-fd-across-exec";
 	case GCTX_FIND_CRASH_AFTER_INHERITANCE:
 		return "crash-after-inheritance";
+	case GCTX_FIND_INHERITED_CONTEXT_CALL:
+		return "inherited-context-call";
+	case GCTX_FIND_API_ERROR:
+		return "api-error";
 	default:
 		return "?";
 	}

@@ -35,8 +35,12 @@ struct gctx_exec {
 	__u32 args_len;
 };
 
+#define GCTX_CTX_STACK 8
+
 struct gctx_thread {
 	__u32 tid;
+	__u32 ctx_stack[GCTX_CTX_STACK]; /* API context ids, current on top; 0 = none */
+	__u32 ctx_depth;
 	char comm[GCTX_COMM_LEN];
 	__u64 start_ns;			/* 0 if it existed before the trace */
 	__u64 exit_ns;			/* 0 while alive */
@@ -124,6 +128,8 @@ enum gctx_finding_kind {
 	GCTX_FIND_FORK_WITH_GPU_STATE,	 /* warning */
 	GCTX_FIND_GPU_FD_ACROSS_EXEC,	 /* warning */
 	GCTX_FIND_CRASH_AFTER_INHERITANCE, /* error */
+	GCTX_FIND_INHERITED_CONTEXT_CALL,  /* error: CUDA/HIP called after fork without exec */
+	GCTX_FIND_API_ERROR,		 /* warning: API calls that failed, per process/call/code */
 	GCTX_FIND_MAX,
 };
 
@@ -155,7 +161,56 @@ struct gctx_finding {
 	__u32 status;			/* RM/UVM status of the proving call */
 	bool has_status;
 	char call[48];			/* decoded name of the proving call ("RM_ALLOC", "mmap") */
+	bool has_api_ret;		/* API findings: the call's return code */
+	__s64 api_ret;
+	char api_ret_name[40];		/* "CUDA_ERROR_NOT_INITIALIZED", "hipErrorNoDevice" */
+	__u32 ctx_id;			/* API context involved (the parent's), 0 if none */
+	__u64 ctx_handle;
 	char detail[512];		/* one human-readable sentence with everything above */
+};
+
+/* A time a thread made an API context current. */
+struct gctx_ctx_current {
+	__u32 tid;
+	__u32 fn;			/* enum gctx_api_fn that did it */
+	__u64 ts_ns;
+};
+
+/* A GPU context as the application sees it (CUDA driver API / HIP runtime). */
+struct gctx_api_ctx {
+	__u32 id;			/* 1-based */
+	__u64 handle;			/* CUcontext / hipCtx_t value, 0 if implicit */
+	__u32 vendor;			/* enum gctx_api_vendor (api.h) */
+	bool primary;
+	bool green;
+	int device;			/* -1 unknown */
+	__u32 creator_idx;
+	__u32 creator_tid;
+	__u32 create_fn;		/* enum gctx_api_fn */
+	__u64 create_ns;
+	__u64 destroy_ns;
+	bool destroyed;
+	__u32 refs;			/* primary context retains not yet released */
+	__u64 mem_live;			/* bytes allocated through it and not freed */
+	__u64 mem_total;		/* bytes ever allocated through it */
+	__u64 nallocs;
+	__u64 launches;
+	__u32 *kobjs;			/* kernel-level objects created by the call (obj idx) */
+	__u32 nkobjs;
+	struct gctx_ctx_current *currents; /* every time a thread made it current */
+	__u32 ncurrents;
+};
+
+/* One device allocation made through the API. */
+struct gctx_api_mem {
+	__u32 proc_idx;
+	__u32 ctx_id;			/* 0 when no context was current */
+	__u32 fn;
+	__u64 ptr;
+	__u64 size;
+	__u64 alloc_ns;
+	__u64 free_ns;
+	bool freed;
 };
 
 struct gctx_model;
@@ -196,6 +251,16 @@ const struct gctx_rec_end *gctx_model__end(const struct gctx_model *m);
 /* Registered devices seen (GCTX_REC_DEVICE records). */
 __u32 gctx_model__ndevices(const struct gctx_model *m);
 const struct gctx_rec_device *gctx_model__device(const struct gctx_model *m, __u32 idx);
+
+__u32 gctx_model__nctxs(const struct gctx_model *m);
+const struct gctx_api_ctx *gctx_model__ctx(const struct gctx_model *m, __u32 idx);
+__u32 gctx_model__nmems(const struct gctx_model *m);
+const struct gctx_api_mem *gctx_model__mem(const struct gctx_model *m, __u32 idx);
+/* Entry points the collector probed (GCTX_REC_PROBE records). */
+__u32 gctx_model__nprobes(const struct gctx_model *m);
+const struct gctx_rec_probe *gctx_model__probe(const struct gctx_model *m, __u32 idx);
+/* API calls seen per process (index = process idx). */
+__u64 gctx_model__api_calls(const struct gctx_model *m, __u32 proc_idx);
 
 const char *gctx_finding_kind_name(enum gctx_finding_kind k); /* "inherited-gpu-use", ... */
 const char *gctx_severity_name(enum gctx_severity s);	       /* "info", "warning", "error" */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "api.h"
 #include "print.h"
 
 #define NS_PER_SEC 1000000000ULL
@@ -189,6 +190,7 @@ union gctx_any_ev {
 	struct gctx_ev_ioctl ioctl;
 	struct gctx_ev_mmap mmap;
 	struct gctx_ev_fd fd;
+	struct gctx_ev_api api;
 };
 
 static __u32 gctx_ev_min_len(__u32 type)
@@ -209,9 +211,44 @@ static __u32 gctx_ev_min_len(__u32 type)
 	case GCTX_EV_CLOSE:
 	case GCTX_EV_FD_KEPT:
 		return sizeof(struct gctx_ev_fd);
+	case GCTX_EV_API:
+		return sizeof(struct gctx_ev_api);
 	default:
 		return 0;
 	}
+}
+
+/* "cuMemAlloc(size=2097152) -> CUDA_SUCCESS out=0x7f0000000000" */
+static void gctx_print_api(FILE *out, const struct gctx_ev_api *a)
+{
+	const char *rn = gctx_api_result_name(a->fn, a->ret);
+	int size_arg = gctx_api_size_arg(a->fn), dev_arg = gctx_api_device_arg(a->fn);
+	char str[GCTX_ESC_SIZE(GCTX_API_STR_LEN)];
+
+	fprintf(out, " %s(", gctx_api_fn_name(a->fn));
+	if (a->flags & GCTX_API_STR_OK) {
+		gctx_format_str(str, sizeof(str), a->str, strnlen(a->str, sizeof(a->str)));
+		fprintf(out, "\"%s\" version=%llu flags=0x%llx", str,
+			(unsigned long long)a->args[2], (unsigned long long)a->args[3]);
+	} else if (size_arg >= 0) {
+		fprintf(out, "size=%llu", (unsigned long long)a->args[size_arg]);
+	} else if (dev_arg >= 0) {
+		fprintf(out, "dev=%lld", (long long)(int)a->args[dev_arg]);
+	} else if (a->fn != GCTX_CU_INIT && a->fn != GCTX_HIP_INIT) {
+		fprintf(out, "0x%llx", (unsigned long long)a->args[0]);
+	}
+	fputc(')', out);
+	if (!(a->flags & GCTX_API_RETURNED)) {
+		fputc('\n', out);
+		return;
+	}
+	if (rn)
+		fprintf(out, " -> %s", rn);
+	else
+		fprintf(out, " -> %lld", (long long)a->ret);
+	if (a->flags & GCTX_API_OUT_OK)
+		fprintf(out, " out=0x%llx", (unsigned long long)a->out);
+	fputc('\n', out);
 }
 
 /* "   0.001234 1234/1234     trainer         fork    " (no trailing separator) */
@@ -361,6 +398,10 @@ void gctx_print_event(FILE *out, __u32 type, const void *data, __u32 len, __u64 
 	case GCTX_EV_FD_KEPT:
 		gctx_print_prefix(out, &ev.hdr, start_mono_ns, "fd-kept");
 		fprintf(out, " %s fd=%d survived exec\n", gctx_dev_kind_name(ev.fd.kind), ev.fd.fd);
+		break;
+	case GCTX_EV_API:
+		gctx_print_prefix(out, &ev.hdr, start_mono_ns, "api");
+		gctx_print_api(out, &ev.api);
 		break;
 	}
 }

@@ -20,6 +20,7 @@
 #include "print.h"
 #include "record.h"
 #include "tracefile.h"
+#include "uprobes.h"
 
 #define POLL_MS 10
 
@@ -33,6 +34,10 @@ struct record_env {
 	double duration;
 	struct gctx_rec_device devs[GCTX_MAX_REGDEVS];
 	__u32 ndevs;
+	const char *libs[16];		/* --libcuda / --libhip */
+	__u32 nlibs;
+	bool no_api;
+	bool launches;
 	char **cmd;
 };
 
@@ -40,6 +45,7 @@ struct record_state {
 	struct record_env *env;
 	struct gctx_trace_writer *w;
 	struct gctx_model *model;
+	struct gctx_uprobes *uprobes;
 	__u64 start_mono;
 	__u64 records;
 	int write_err;
@@ -50,7 +56,8 @@ static volatile sig_atomic_t stop_signal;
 static const char *const ev_names[GCTX_EV_KERNEL_MAX] = {
 	[GCTX_EV_FORK] = "fork",   [GCTX_EV_EXEC] = "exec", [GCTX_EV_EXIT] = "exit",
 	[GCTX_EV_OPEN] = "open",   [GCTX_EV_IOCTL] = "ioctl", [GCTX_EV_MMAP] = "mmap",
-	[GCTX_EV_CLOSE] = "close", [GCTX_EV_FD_KEPT] = "fd_kept",
+	[GCTX_EV_CLOSE] = "close", [GCTX_EV_FD_KEPT] = "fd_kept", [GCTX_EV_API] = "api",
+	[GCTX_EV_LIBMAP] = "libmap",
 };
 
 static void on_stop(int sig)
@@ -74,6 +81,10 @@ static void usage(FILE *out)
 		"      --device PATH:KIND  treat PATH as a GPU device file; KIND is one of\n"
 		"                          nvidiactl, nvidia, nvidia-uvm, kfd, drm-render\n"
 		"      --duration SECONDS  stop after this long\n"
+		"      --libcuda PATH      probe this CUDA driver library (libcuda.so.1) too\n"
+		"      --libhip PATH       probe this HIP runtime library (libamdhip64.so) too\n"
+		"      --launches          also count kernel launches (a probe per launch)\n"
+		"      --no-api            do not probe the CUDA/HIP libraries\n"
 		"  -q, --quiet             do not print events as they happen\n"
 		"  -v, --verbose           libbpf debug output\n"
 		"\n"
@@ -111,7 +122,7 @@ static int parse_pids(struct record_env *env, const char *arg)
 	return ret;
 }
 
-enum { OPT_CGROUP = 1000, OPT_DEVICE, OPT_DURATION };
+enum { OPT_CGROUP = 1000, OPT_DEVICE, OPT_DURATION, OPT_LIB, OPT_LAUNCHES, OPT_NO_API };
 
 static int parse_args(struct record_env *env, int argc, char **argv)
 {
@@ -122,6 +133,10 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' },
 		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "libcuda", required_argument, NULL, OPT_LIB },
+		{ "libhip", required_argument, NULL, OPT_LIB },
+		{ "launches", no_argument, NULL, OPT_LAUNCHES },
+		{ "no-api", no_argument, NULL, OPT_NO_API },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -168,6 +183,24 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 				return -1;
 			}
 			break;
+		case OPT_LIB:
+			if (env->nlibs == sizeof(env->libs) / sizeof(env->libs[0])) {
+				fprintf(stderr, "gpuctx: too many --libcuda/--libhip\n");
+				return -1;
+			}
+			if (access(optarg, R_OK)) {
+				fprintf(stderr, "gpuctx: cannot read library %s: %s\n", optarg,
+					strerror(errno));
+				return -1;
+			}
+			env->libs[env->nlibs++] = optarg;
+			break;
+		case OPT_LAUNCHES:
+			env->launches = true;
+			break;
+		case OPT_NO_API:
+			env->no_api = true;
+			break;
 		case 'q':
 			env->quiet = true;
 			break;
@@ -209,6 +242,42 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	if (!st->env->quiet)
 		gctx_print_event(stdout, type, data, len, st->start_mono);
 	gctx_model__feed(st->model, type, data, len);
+	if (st->uprobes)
+		gctx_uprobes__on_record(st->uprobes, type, data, len);
+	return 0;
+}
+
+/* API probes share the ring buffer and the followed map of the kernel-side programs. */
+static int start_uprobes(struct record_state *st, struct gctx_collector *c,
+			 const struct gctx_pidset *seeds)
+{
+	struct record_env *env = st->env;
+	struct gctx_uprobes_opts uo = {
+		.events_fd = gctx_collector__map_fd(c, "events"),
+		.followed_fd = gctx_collector__map_fd(c, "followed"),
+		.follow_all = env->all,
+		.self_tgid = getpid(),
+		.launches = env->launches,
+		.verbose = env->verbose,
+		.cb = on_record,
+		.cb_ctx = st,
+	};
+	char err[512];
+
+	st->uprobes = gctx_uprobes__new(&uo, err, sizeof(err));
+	if (!st->uprobes) {
+		fprintf(stderr, "gpuctx: %s\n", err);
+		return -1;
+	}
+	for (__u32 i = 0; i < env->nlibs; i++) {
+		if (gctx_uprobes__add_lib(st->uprobes, env->libs[i], err, sizeof(err))) {
+			fprintf(stderr, "gpuctx: %s\n", err);
+			return -1;
+		}
+	}
+	gctx_uprobes__add_system_libs(st->uprobes);
+	for (__u32 i = 0; i < seeds->n; i++)
+		gctx_uprobes__scan_pid(st->uprobes, seeds->pids[i]);
 	return 0;
 }
 
@@ -425,6 +494,7 @@ int cmd_record(int argc, char **argv)
 	o.ndevs = env.ndevs;
 	o.self_tgid = getpid();
 	o.verbose = env.verbose;
+	o.track_libs = !env.no_api;
 	o.cb = on_record;
 	o.cb_ctx = &st;
 	gctx_read_majors(&o.uvm_major, &o.kfd_major);
@@ -456,6 +526,8 @@ int cmd_record(int argc, char **argv)
 		for (__u32 i = 0; !env.all && i < seeds.n; i++)
 			gctx_collector__follow(c, seeds.pids[i]);
 	}
+	if (!env.no_api && start_uprobes(&st, c, &seeds))
+		goto cleanup_collector;
 	if (env.cmd) {
 		/* The command's fork by gpuctx, as the kernel would have reported it. */
 		struct gctx_ev_fork f = {
@@ -512,6 +584,13 @@ int cmd_record(int argc, char **argv)
 	gctx_collector__poll(c, 0);
 
 	gctx_collector__drops(c, &drops);
+	{
+		__u64 api_drops, api_missed;
+
+		gctx_uprobes__drops(st.uprobes, &api_drops, &api_missed);
+		drops.drops[GCTX_EV_API] += api_drops;
+		drops.missed_stash += api_missed;
+	}
 	on_record(&st, GCTX_REC_DROPS, &drops, sizeof(drops));
 	if (child && !child_done && waitpid(child, &status, WNOHANG) == child)
 		child_done = true;
@@ -530,6 +609,7 @@ int cmd_record(int argc, char **argv)
 		ret = 0;
 
 cleanup_collector:
+	gctx_uprobes__free(st.uprobes);
 	gctx_collector__free(c);
 cleanup_child:
 	if (go_fd >= 0)

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Diagnostic programs for the overhead benchmark. None of this is gpuctx: each one isolates a
+ * piece of what gpuctx's programs do, so RESULTS.md can say where the time goes.
+ *
+ *  - filter_core_*: gpuctx's ioctl entry filter as bpf/gpuctx.bpf.c writes it (followed-map
+ *    lookup, then task->files->fdt->fd[fd]->f_inode and the inode fields through a chain of
+ *    BPF_CORE_READ probe reads, then the registered-device lookup), and its exit program's
+ *    stash lookup. No event.
+ *  - filter_typed_*: the same filter with typed BTF loads (bpf_get_current_task_btf and
+ *    bpf_rdonly_cast), one probe read left for fds[fd].
+ *  - filter_cmd_*: the typed filter behind a cheap test of the ioctl command type first.
+ *  - api_entry / api_return: an API probe pair as a tracer of a user library would write it:
+ *    the entry stashes a timestamp per thread, the return emits a 64-byte ring-buffer event
+ *    without wakeup (the loader polls every 10 ms).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define S_IFMT	 00170000
+#define S_IFCHR	 0020000
+#define NV_MAJOR 195
+
+extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym;
+
+const volatile __u32 nr_regdevs = 0;
+
+struct regdev_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} followed SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct regdev_key);
+	__type(value, __u32);
+} regdevs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} stash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+__u64 hits = 0;	 /* ioctls classified as GPU */
+__u64 drops = 0; /* api events lost */
+
+struct api_event {
+	__u32 tid;
+	__u32 tgid;
+	__u64 ts_ns;
+	__u64 dur_ns;
+	__u64 ret;
+	char comm[16];
+	__u64 pad[2];
+};
+
+static __always_inline bool followed_tgid(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return bpf_map_lookup_elem(&followed, &tgid) != NULL;
+}
+
+/* As gpuctx's classify_inode(), probe reads. */
+static __always_inline __u32 classify_core(struct inode *inode)
+{
+	__u16 mode = BPF_CORE_READ(inode, i_mode);
+
+	if ((mode & S_IFMT) == S_IFCHR && (BPF_CORE_READ(inode, i_rdev) >> 20) == NV_MAJOR)
+		return 1;
+	if (nr_regdevs) {
+		struct regdev_key key = {};
+
+		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		key.ino = BPF_CORE_READ(inode, i_ino);
+		if (bpf_map_lookup_elem(&regdevs, &key))
+			return 1;
+	}
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_ioctl")
+int filter_core_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct task_struct *task;
+	struct fdtable *fdt;
+	struct file **fds;
+	struct file *f = NULL;
+	struct inode *inode;
+	__s32 fd = ctx->args[0];
+
+	if (!followed_tgid() || fd < 0)
+		return 0;
+	task = bpf_get_current_task_btf();
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	if (!f)
+		return 0;
+	inode = BPF_CORE_READ(f, f_inode);
+	if (inode && classify_core(inode))
+		__sync_fetch_and_add(&hits, 1);
+	return 0;
+}
+
+/* As classify_core(), typed loads. */
+static __always_inline __u32 classify_typed(struct inode *inode)
+{
+	if ((inode->i_mode & S_IFMT) == S_IFCHR && (inode->i_rdev >> 20) == NV_MAJOR)
+		return 1;
+	if (nr_regdevs) {
+		struct regdev_key key = {};
+
+		key.dev = inode->i_sb->s_dev;
+		key.ino = inode->i_ino;
+		if (bpf_map_lookup_elem(&regdevs, &key))
+			return 1;
+	}
+	return 0;
+}
+
+static __always_inline void filter_typed(__s32 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt;
+	struct file **fds;
+	struct file *f = NULL;
+	struct inode *inode;
+
+	if (fd < 0)
+		return;
+	fdt = task->files->fdt;
+	if (!fdt || (__u32)fd >= fdt->max_fds)
+		return;
+	fds = fdt->fd;
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	if (!f)
+		return;
+	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+	inode = f->f_inode;
+	if (inode && classify_typed(inode))
+		__sync_fetch_and_add(&hits, 1);
+}
+
+SEC("tp/syscalls/sys_enter_ioctl")
+int filter_typed_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	if (followed_tgid())
+		filter_typed(ctx->args[0]);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_ioctl")
+int filter_cmd_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u32 type = ((__u32)ctx->args[1] >> 8) & 0xff;
+
+	/* NVIDIA RM 'F', KFD 'K', DRM 'd'; UVM's raw numbers have type 0. */
+	if (type != 'F' && type != 'K' && type != 'd' && type != 0)
+		return 0;
+	if (followed_tgid())
+		filter_typed(ctx->args[0]);
+	return 0;
+}
+
+/* gpuctx's ioctl exit program looks its stash up for every ioctl of every process. */
+SEC("tp/syscalls/sys_exit_ioctl")
+int filter_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 *v = bpf_map_lookup_elem(&stash, &tid);
+
+	if (v)
+		bpf_map_delete_elem(&stash, &tid);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(api_entry)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 ts = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&stash, &tid, &ts, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(api_return, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct api_event *e;
+	__u64 *ts = bpf_map_lookup_elem(&stash, &tid);
+
+	if (!ts)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (e) {
+		e->tid = tid;
+		e->tgid = id >> 32;
+		e->ts_ns = *ts;
+		e->dur_ns = bpf_ktime_get_ns() - *ts;
+		e->ret = ret;
+		bpf_get_current_comm(e->comm, sizeof(e->comm));
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	} else {
+		__sync_fetch_and_add(&drops, 1);
+	}
+	bpf_map_delete_elem(&stash, &tid);
+	return 0;
+}

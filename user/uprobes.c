@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * API probes. Per library file: resolve the exported functions we know from .dynsym (a
+ * versioned symbol such as hipInit@@hip_4.2 is the plain name there), turn each address into
+ * a file offset through the PT_LOAD headers, look at the first instruction (a probe on endbr64
+ * is single-stepped, ~10 us here; the next instruction is emulated or rewritten, so we probe
+ * there), and attach the generic entry/return programs with a cookie naming the function.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "api.h"
+#include "api.skel.h"
+#include "uprobes.h"
+
+#define MAX_SEEN 4096
+
+struct probe_at {
+	__u64 off; /* probed file offset */
+	enum gctx_api_fn fn;
+};
+
+struct lib {
+	dev_t dev;
+	ino_t ino;
+	char path[4096 + 64];
+	struct probe_at *probes;
+	__u32 nprobes;
+};
+
+struct file_id {
+	__u32 dev; /* kernel encoding */
+	__u64 ino;
+};
+
+struct gctx_uprobes {
+	struct api_bpf *skel;
+	struct gctx_uprobes_opts o;
+	struct bpf_link **links;
+	__u32 nlinks, caplinks;
+	struct lib *libs;
+	__u32 nlibs;
+	struct file_id seen[MAX_SEEN]; /* executable files already looked at */
+	__u32 nseen;
+};
+
+static const __u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+static bool is_gpu_lib(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libcuda.so", 10) || !strncmp(base, "libamdhip64.so", 14);
+}
+
+struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *err,
+				       size_t errlen)
+{
+	struct gctx_uprobes *u = calloc(1, sizeof(*u));
+	int ret;
+
+	if (!u) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	u->o = *o;
+	u->skel = api_bpf__open();
+	if (!u->skel) {
+		snprintf(err, errlen, "cannot open the API probe object: %s", strerror(errno));
+		goto err_free;
+	}
+	u->skel->rodata->follow_all = o->follow_all;
+	u->skel->rodata->self_tgid = o->self_tgid;
+	if (bpf_map__reuse_fd(u->skel->maps.events, o->events_fd) ||
+	    bpf_map__reuse_fd(u->skel->maps.followed, o->followed_fd)) {
+		snprintf(err, errlen, "cannot share maps with the API probes: %s", strerror(errno));
+		goto err_destroy;
+	}
+	ret = api_bpf__load(u->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot load the API probes: %s", strerror(-ret));
+		goto err_destroy;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(err, errlen, "libelf is unusable");
+		goto err_destroy;
+	}
+	return u;
+
+err_destroy:
+	api_bpf__destroy(u->skel);
+err_free:
+	free(u);
+	return NULL;
+}
+
+static int add_link(struct gctx_uprobes *u, struct bpf_link *l)
+{
+	if (u->nlinks == u->caplinks) {
+		__u32 cap = u->caplinks ? u->caplinks * 2 : 64;
+		struct bpf_link **p = realloc(u->links, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		u->links = p;
+		u->caplinks = cap;
+	}
+	u->links[u->nlinks++] = l;
+	return 0;
+}
+
+static bool lib_has_probe(const struct lib *l, __u64 off)
+{
+	for (__u32 i = 0; i < l->nprobes; i++)
+		if (l->probes[i].off == off)
+			return true;
+	return false;
+}
+
+/* Attach entry (and return) probes at a function's file offset; emit a probe record. */
+static int probe_one(struct gctx_uprobes *u, struct lib *l, const struct gctx_api_sym *s,
+		     const char *symbol, __u64 sym_off, __u32 how)
+{
+	struct gctx_rec_probe r = { .fn = s->fn, .how = how, .sym_offset = sym_off };
+	bool entry_only = s->launch;
+	struct bpf_link *link;
+	struct probe_at *p;
+	int fd;
+
+	fd = open(l->path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (pread(fd, r.insn, sizeof(r.insn), sym_off) != sizeof(r.insn))
+			memset(r.insn, 0, sizeof(r.insn));
+		close(fd);
+	}
+	r.offset = memcmp(r.insn, endbr64, sizeof(endbr64)) ? sym_off : sym_off + 4;
+	snprintf(r.symbol, sizeof(r.symbol), "%s", symbol);
+	snprintf(r.lib, sizeof(r.lib), "%.*s", (int)sizeof(r.lib) - 1, l->path);
+	if (lib_has_probe(l, r.offset))
+		return 0;
+
+	LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = gctx_api_cookie(s, entry_only));
+	link = bpf_program__attach_uprobe_opts(u->skel->progs.api_enter, -1, l->path, r.offset,
+					       &eo);
+	if (!link) {
+		r.err = -errno;
+	} else if (add_link(u, link)) {
+		bpf_link__destroy(link);
+		r.err = -ENOMEM;
+	} else if (!entry_only) {
+		LIBBPF_OPTS(bpf_uprobe_opts, ro, .bpf_cookie = gctx_api_cookie(s, false),
+			    .retprobe = true);
+		link = bpf_program__attach_uprobe_opts(u->skel->progs.api_return, -1, l->path,
+						       r.offset, &ro);
+		if (!link)
+			r.err = -errno;
+		else if (add_link(u, link))
+			bpf_link__destroy(link);
+		else
+			r.retprobe = 1;
+	}
+	p = realloc(l->probes, (l->nprobes + 1) * sizeof(*p));
+	if (p) {
+		l->probes = p;
+		l->probes[l->nprobes++] = (struct probe_at){ r.offset, s->fn };
+	}
+	if (u->o.verbose)
+		fprintf(stderr, "gpuctx: probe %s+0x%llx %s%s\n", l->path,
+			(unsigned long long)r.offset, symbol, r.err ? " FAILED" : "");
+	if (u->o.cb)
+		u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &r, sizeof(r));
+	return r.err;
+}
+
+/* Virtual address in the ELF file -> file offset, through the executable PT_LOADs. */
+static int vaddr_to_off(Elf *e, GElf_Addr va, __u64 *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(e, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (va >= ph.p_vaddr && va < ph.p_vaddr + ph.p_memsz) {
+			*off = va - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int probe_symbols(struct gctx_uprobes *u, struct lib *l, char *err, size_t errlen)
+{
+	Elf_Scn *scn = NULL;
+	int fd, nprobed = 0;
+	Elf *e;
+
+	fd = open(l->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", l->path, strerror(errno));
+		return -errno;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		snprintf(err, errlen, "%s is not an ELF file", l->path);
+		if (e)
+			elf_end(e);
+		close(fd);
+		return -ENOEXEC;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			const struct gctx_api_sym *s;
+			const char *name;
+			GElf_Sym sym;
+			__u64 off;
+
+			if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			s = name ? gctx_api_sym_lookup(name) : NULL;
+			if (!s || (s->launch && !u->o.launches))
+				continue;
+			if (vaddr_to_off(e, sym.st_value, &off))
+				continue;
+			if (!probe_one(u, l, s, name, off, GCTX_PROBE_SYMBOL))
+				nprobed++;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return nprobed;
+}
+
+static struct lib *find_lib(struct gctx_uprobes *u, dev_t dev, ino_t ino)
+{
+	for (__u32 i = 0; i < u->nlibs; i++)
+		if (u->libs[i].dev == dev && u->libs[i].ino == ino)
+			return &u->libs[i];
+	return NULL;
+}
+
+int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, size_t errlen)
+{
+	struct lib *libs, *l;
+	struct stat st;
+	int ret;
+
+	if (stat(path, &st)) {
+		snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (find_lib(u, st.st_dev, st.st_ino))
+		return 0;
+	libs = realloc(u->libs, (u->nlibs + 1) * sizeof(*libs));
+	if (!libs) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	u->libs = libs;
+	l = &u->libs[u->nlibs++];
+	memset(l, 0, sizeof(*l));
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
+	snprintf(l->path, sizeof(l->path), "%s", path);
+	ret = probe_symbols(u, l, err, errlen);
+	if (ret == 0) {
+		snprintf(err, errlen, "%s exports none of the CUDA/HIP functions gpuctx probes", path);
+		return -ENOENT;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+void gctx_uprobes__add_system_libs(struct gctx_uprobes *u)
+{
+	static const char *const dirs[] = {
+		"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu",
+		"/usr/local/lib", "/opt/rocm/lib",
+	};
+	static const char *const names[] = { "libcuda.so.1", "libamdhip64.so", "libamdhip64.so.5",
+					     "libamdhip64.so.6", "libamdhip64.so.7" };
+	char path[GCTX_PATH_LEN], err[256];
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		for (size_t j = 0; j < sizeof(names) / sizeof(names[0]); j++) {
+			snprintf(path, sizeof(path), "%s/%s", dirs[i], names[j]);
+			if (!access(path, R_OK))
+				gctx_uprobes__add_lib(u, path, err, sizeof(err));
+		}
+}
+
+static void mark_seen(struct gctx_uprobes *u, __u32 dev, __u64 ino)
+{
+	for (__u32 i = 0; i < u->nseen; i++)
+		if (u->seen[i].dev == dev && u->seen[i].ino == ino)
+			return;
+	if (u->nseen < MAX_SEEN)
+		u->seen[u->nseen++] = (struct file_id){ dev, ino };
+}
+
+static bool was_seen(const struct gctx_uprobes *u, __u32 dev, __u64 ino)
+{
+	for (__u32 i = 0; i < u->nseen; i++)
+		if (u->seen[i].dev == dev && u->seen[i].ino == ino)
+			return true;
+	return false;
+}
+
+/* Walk /proc/PID/maps: fn(ctx, start, end, pgoff, path-through-root) for file mappings. */
+static int walk_maps(__u32 pid, int (*fn)(void *ctx, __u64 s, __u64 e, __u64 pgoff,
+					  unsigned int maj, unsigned int min, __u64 ino,
+					  const char *path),
+		     void *ctx)
+{
+	char line[4096 + 128], mpath[4096], full[4096 + 64];
+	unsigned long long s, e, pgoff, ino;
+	unsigned int maj, min;
+	char perms[8];
+	FILE *f;
+	int ret = 0;
+
+	snprintf(line, sizeof(line), "/proc/%u/maps", pid);
+	f = fopen(line, "r");
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff,
+			   &maj, &min, &ino, mpath) != 8 || mpath[0] != '/')
+			continue;
+		snprintf(full, sizeof(full), "/proc/%u/root%s", pid, mpath);
+		ret = fn(ctx, s, e, pgoff, maj, min, ino, full);
+	}
+	fclose(f);
+	return ret;
+}
+
+struct scan_ctx {
+	struct gctx_uprobes *u;
+};
+
+static int scan_one(void *ctx, __u64 s, __u64 e, __u64 pgoff, unsigned int maj,
+		    unsigned int min, __u64 ino, const char *path)
+{
+	struct gctx_uprobes *u = ((struct scan_ctx *)ctx)->u;
+	char err[256];
+
+	mark_seen(u, (maj << 20) | min, ino);
+	if (is_gpu_lib(path))
+		gctx_uprobes__add_lib(u, path, err, sizeof(err));
+	return 0;
+}
+
+void gctx_uprobes__scan_pid(struct gctx_uprobes *u, __u32 pid)
+{
+	struct scan_ctx sc = { u };
+
+	walk_maps(pid, scan_one, &sc);
+}
+
+struct addr_ctx {
+	__u64 addr;
+	char path[4096 + 64];
+	__u64 off;
+	bool found;
+};
+
+static int find_addr(void *ctx, __u64 s, __u64 e, __u64 pgoff, unsigned int maj,
+		     unsigned int min, __u64 ino, const char *path)
+{
+	struct addr_ctx *a = ctx;
+
+	if (a->addr < s || a->addr >= e)
+		return 0;
+	a->off = a->addr - s + pgoff;
+	snprintf(a->path, sizeof(a->path), "%s", path);
+	a->found = true;
+	return 1;
+}
+
+/* cuGetProcAddress returned an address: make sure calls through it are seen. */
+static void follow_proc_address(struct gctx_uprobes *u, const struct gctx_ev_api *ev)
+{
+	struct addr_ctx a = { .addr = ev->out };
+	const struct gctx_api_sym *s = NULL;
+	enum gctx_api_fn fn;
+	__u32 nsyms;
+	struct stat st;
+	struct lib *l;
+	char err[256];
+	__u8 insn[4];
+	int fd;
+
+	fn = gctx_api_procaddr_fn(ev->str, ev->args[2], ev->args[3]);
+	if (fn == GCTX_API_NONE)
+		return;
+	for (const struct gctx_api_sym *t = gctx_api_syms(&nsyms); t < gctx_api_syms(&nsyms) + nsyms;
+	     t++)
+		if (t->fn == fn) {
+			s = t;
+			break;
+		}
+	if (!s || (s->launch && !u->o.launches))
+		return;
+	if (walk_maps(ev->hdr.tgid, find_addr, &a) <= 0 || !a.found)
+		return; /* the process is gone: nothing left to probe for it */
+	if (stat(a.path, &st))
+		return;
+	l = find_lib(u, st.st_dev, st.st_ino);
+	if (!l) {
+		/* a library we had not seen: probe its exports first */
+		gctx_uprobes__add_lib(u, a.path, err, sizeof(err));
+		l = find_lib(u, st.st_dev, st.st_ino);
+		if (!l) {
+			struct lib *libs = realloc(u->libs, (u->nlibs + 1) * sizeof(*libs));
+
+			if (!libs)
+				return;
+			u->libs = libs;
+			l = &u->libs[u->nlibs++];
+			memset(l, 0, sizeof(*l));
+			l->dev = st.st_dev;
+			l->ino = st.st_ino;
+			snprintf(l->path, sizeof(l->path), "%s", a.path);
+		}
+	}
+	if (lib_has_probe(l, a.off))
+		return;
+	fd = open(l->path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (pread(fd, insn, sizeof(insn), a.off) == sizeof(insn) &&
+		    !memcmp(insn, endbr64, sizeof(insn)) && lib_has_probe(l, a.off + 4)) {
+			close(fd);
+			return; /* the exported function, already probed past its endbr64 */
+		}
+		close(fd);
+	}
+	probe_one(u, l, s, ev->str, a.off, GCTX_PROBE_PROC_ADDRESS);
+}
+
+void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len)
+{
+	if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
+		const struct gctx_ev_libmap *m = data;
+
+		if (!was_seen(u, m->dev, m->ino))
+			gctx_uprobes__scan_pid(u, m->hdr.tgid);
+		mark_seen(u, m->dev, m->ino);
+	} else if (type == GCTX_EV_API && len >= sizeof(struct gctx_ev_api)) {
+		const struct gctx_ev_api *a = data;
+
+		if (a->fn == GCTX_CU_GET_PROC_ADDRESS && a->ret == 0 &&
+		    (a->flags & GCTX_API_OUT_OK) && (a->flags & GCTX_API_STR_OK) && a->out)
+			follow_proc_address(u, a);
+	}
+}
+
+__u32 gctx_uprobes__nlibs(const struct gctx_uprobes *u)
+{
+	return u ? u->nlibs : 0;
+}
+
+void gctx_uprobes__drops(const struct gctx_uprobes *u, __u64 *drops, __u64 *missed)
+{
+	*drops = u ? __atomic_load_n(&u->skel->bss->api_drops, __ATOMIC_RELAXED) : 0;
+	*missed = u ? __atomic_load_n(&u->skel->bss->api_missed, __ATOMIC_RELAXED) : 0;
+}
+
+void gctx_uprobes__free(struct gctx_uprobes *u)
+{
+	if (!u)
+		return;
+	for (__u32 i = 0; i < u->nlinks; i++)
+		bpf_link__destroy(u->links[i]);
+	free(u->links);
+	for (__u32 i = 0; i < u->nlibs; i++)
+		free(u->libs[i].probes);
+	free(u->libs);
+	api_bpf__destroy(u->skel);
+	free(u);
+}
