@@ -161,3 +161,65 @@ bench-build: all $(BENCH_BIN)/empty_loader $(BENCH_BIN)/loops
 bench: bench-build
 	$(Q)tools/install-deps.sh bench
 	$(Q)python3 bench/run.py $(BENCH_ARGS)
+
+# API test doubles
+# Test doubles of libcuda.so.1 and libamdhip64.so.5 over the emulated driver (tests/doubles/),
+# and the api_* workloads that call them (tests/workloads/api_*.c). Built only where the CUDA
+# resp. HIP headers are installed; the tracer builds without either.
+# Run: LD_LIBRARY_PATH=build/doubles build/workloads/api_cuda_fork FAKEGPU_MOUNTPOINT;
+# self-check of doubles and workloads (mounts fakegpu itself): tests/doubles/run.sh
+CUDA_INC_DIR ?= /usr/local/cuda/include
+CUDA_STUB_DIR ?= /usr/local/cuda/lib64/stubs
+HIP_INC_DIR ?= /usr/include
+API_CUDA_H := $(wildcard $(CUDA_INC_DIR)/cuda.h)
+API_HIP_H := $(wildcard $(HIP_INC_DIR)/hip/hip_runtime_api.h)
+# Distro-like code: endbr64 at every function entry; no identical-code folding, so that no two
+# entry points share an address or tail-call one another; local symbols dropped (-x), so the
+# non-exported entry points that cuGetProcAddress hands out are anonymous as in a stripped lib.
+API_DOUBLE_CFLAGS := -O2 -g0 -fPIC -shared -fcf-protection=full -fno-ipa-icf -D_GNU_SOURCE \
+	-Wall -Wextra -Wno-unused-parameter -Itools
+API_DOUBLE_LDFLAGS := -Wl,-x -Wl,-z,noexecstack -lpthread
+API_CUDA_WORKLOADS := $(BUILD)/workloads/api_cuda_fork $(BUILD)/workloads/api_cuda_launch
+API_HIP_WORKLOADS := $(BUILD)/workloads/api_hip_fork
+API_TARGETS :=
+
+$(BUILD)/doubles:
+	$(Q)mkdir -p $@
+
+ifneq ($(API_CUDA_H),)
+API_TARGETS += $(BUILD)/doubles/libcuda.so.1 $(API_CUDA_WORKLOADS)
+
+$(BUILD)/doubles/libcuda.so.1: tests/doubles/libcuda_double.c tools/gpu_uapi.h | $(BUILD)/doubles
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(API_DOUBLE_CFLAGS) -I$(CUDA_INC_DIR) $< -Wl,-soname,libcuda.so.1 \
+		$(API_DOUBLE_LDFLAGS) -o $@
+
+# Linked against NVIDIA's stub, so NEEDED is libcuda.so.1; run with LD_LIBRARY_PATH=build/doubles.
+$(API_CUDA_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itools -I$(CUDA_INC_DIR) $< -L$(CUDA_STUB_DIR) -lcuda -lpthread -o $@
+else
+$(API_CUDA_WORKLOADS):
+	@echo "  SKIP     $@ (no $(CUDA_INC_DIR)/cuda.h)"
+endif
+
+ifneq ($(API_HIP_H),)
+API_TARGETS += $(BUILD)/doubles/libamdhip64.so.5 $(API_HIP_WORKLOADS)
+
+$(BUILD)/doubles/libamdhip64.so.5: tests/doubles/libhip_double.c tests/doubles/hip.map \
+		tools/gpu_uapi.h | $(BUILD)/doubles
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(API_DOUBLE_CFLAGS) -D__HIP_PLATFORM_AMD__ -I$(HIP_INC_DIR) $< \
+		-Wl,-soname,libamdhip64.so.5 -Wl,--version-script=tests/doubles/hip.map \
+		$(API_DOUBLE_LDFLAGS) -o $@
+
+$(API_HIP_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Wno-deprecated-declarations -Itools -D__HIP_PLATFORM_AMD__ $< -lamdhip64 \
+		-lpthread -o $@
+else
+$(API_HIP_WORKLOADS):
+	@echo "  SKIP     $@ (no $(HIP_INC_DIR)/hip/hip_runtime_api.h)"
+endif
+
+all: $(API_TARGETS)

@@ -13,11 +13,14 @@
  *    inherited fd is accepted and a fresh open of nvidiactl is not.
  *  - UVM: raw command numbers, parameters read and written in the caller's memory; nothing
  *    but "is this fd initialised" is checked, so a forked child is accepted.
- *  - KFD: every ioctl from a process other than the opener fails with EBADF.
+ *  - KFD: every ioctl from a process other than the opener fails with EBADF (after the
+ *    ioctl-number range check, as in kfd_ioctl()); threads of the opener are fine.
  *  - amdgpu render node: no ownership check.
  * Stays in the foreground; SIGTERM or SIGINT unmounts and exits 0. -v logs each ioctl.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #define FUSE_USE_VERSION 31
 #define GPU_UAPI_NO_HELPERS
 
@@ -26,7 +29,6 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,16 +40,19 @@
 
 #include "gpu_uapi.h"
 
-#define DEV_FILE_SIZE	  (1 << 20)
-#define RM_CLIENT_BASE	  0xc1d00000U
-#define RM_HANDLE_BASE	  0xcaf00000U
-#define KFD_MAX_QUEUES	  1024
+#define DEV_FILE_SIZE  (1 << 20)
+#define RM_CLIENT_BASE 0xc1d00000U /* like the RM's own client handles */
+#define RM_HANDLE_BASE 0xcaf00000U /* like RM-generated object handles */
+#define KFD_MAX_QUEUES 1024
 
 enum dev_kind { DEV_NVIDIACTL, DEV_NVIDIA0, DEV_UVM, DEV_KFD, DEV_RENDER, DEV_NR };
 
 static const char *const dev_names[DEV_NR] = {
-	[DEV_NVIDIACTL] = "nvidiactl", [DEV_NVIDIA0] = "nvidia0", [DEV_UVM] = "nvidia-uvm",
-	[DEV_KFD] = "kfd",	       [DEV_RENDER] = "renderD128",
+	[DEV_NVIDIACTL] = "nvidiactl",
+	[DEV_NVIDIA0] = "nvidia0",
+	[DEV_UVM] = "nvidia-uvm",
+	[DEV_KFD] = "kfd",
+	[DEV_RENDER] = "renderD128",
 };
 
 /* A growable set of 64-bit ids: KFD queues and memory handles, amdgpu contexts. */
@@ -901,6 +906,8 @@ static void log_ioctl(struct gfile *f, struct call *cl, unsigned int cmd, int re
 		_IOC_SIZE(cmd));
 	if (cl->status >= 0)
 		fprintf(stderr, " status %s", nv_status_name((__u32)cl->status));
+	if (f->kind == DEV_UVM && f->uvm == UVM_FD_VA_SPACE)
+		fprintf(stderr, " (va space of tgid %d)", (int)f->uvm_tgid);
 	fprintf(stderr, " -> %d%s%s\n", ret, ret ? " " : "", ret ? strerror(-ret) : "");
 }
 
@@ -920,8 +927,8 @@ static int fg_ioctl(const char *path, int cmd_in, void *arg, struct fuse_file_in
 		ret = uvm_ioctl(f, &cl, cmd, arg);
 	else
 		ret = ioc_ioctl(f, &cl, cmd, arg, data);
-	pthread_mutex_unlock(&G.lock);
 	log_ioctl(f, &cl, cmd, ret);
+	pthread_mutex_unlock(&G.lock);
 	return ret;
 }
 

@@ -151,7 +151,8 @@ struct nv_register_fd {
 	__s32 ctl_fd;
 };
 
-#define NV_RM_CMD(nr, type) _IOWR(NV_IOCTL_MAGIC, nr, type)
+#define NV_RM_CMD(nr, type)	 _IOWR(NV_IOCTL_MAGIC, nr, type)
+#define NV_RM_CMD_SIZE(nr, size) _IOC(_IOC_READ | _IOC_WRITE, NV_IOCTL_MAGIC, nr, size)
 
 #define NV_IOCTL_RM_ALLOC21	   NV_RM_CMD(NV_ESC_RM_ALLOC, struct nvos21_params)
 #define NV_IOCTL_RM_ALLOC	   NV_RM_CMD(NV_ESC_RM_ALLOC, struct nvos64_params)
@@ -450,6 +451,7 @@ _Static_assert(NV_IOCTL_CARD_INFO == 0xC04846C8, "CARD_INFO cmd");
 _Static_assert(NV_IOCTL_REGISTER_FD == 0xC00446C9, "REGISTER_FD cmd");
 _Static_assert(NV_IOCTL_CHECK_VERSION_STR == 0xC04846D2, "CHECK_VERSION_STR cmd");
 _Static_assert(NV_IOCTL_XFER_CMD == 0xC01046D3, "XFER cmd");
+_Static_assert(NV_RM_CMD_SIZE(NV_ESC_CARD_INFO, 2 * 72) == 0xC09046C8, "CARD_INFO x2 cmd");
 
 _Static_assert(sizeof(struct uvm_initialize_params) == 16, "UVM_INITIALIZE params are 16 bytes");
 _Static_assert(offsetof(struct uvm_initialize_params, rmStatus) == 8, "rmStatus @8");
@@ -532,7 +534,7 @@ static inline const char *nv_class_name(__u32 cls)
 	case HOPPER_COMPUTE_A:
 		return "HOPPER_COMPUTE_A";
 	}
-	return "class";
+	return "unknown-class";
 }
 
 #ifndef GPU_UAPI_NO_HELPERS
@@ -545,6 +547,8 @@ static inline const char *nv_class_name(__u32 cls)
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define WL_FMT(a, b) __attribute__((format(printf, a, b)))
@@ -584,6 +588,57 @@ static inline const char *wl_dir_arg(int argc, char **argv)
 		exit(2);
 	}
 	return argv[1];
+}
+
+static inline void wl_set_name(const char *name)
+{
+	if (prctl(PR_SET_NAME, name, 0, 0, 0) < 0)
+		wl_fail("prctl(PR_SET_NAME, %s): %s", name, strerror(errno));
+}
+
+static inline pid_t wl_fork(void)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		wl_fail("fork: %s", strerror(errno));
+	return pid;
+}
+
+/* Wait for @pid and return its raw wait status. */
+static inline int wl_wait(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			wl_fail("waitpid %d: %s", (int)pid, strerror(errno));
+	}
+	return status;
+}
+
+/* Wait for @pid, which must exit 0. */
+static inline void wl_wait_ok(pid_t pid, const char *who)
+{
+	int status = wl_wait(pid);
+
+	if (WIFSIGNALED(status))
+		wl_fail("%s (pid %d) died by signal %d", who, (int)pid, WTERMSIG(status));
+	if (WEXITSTATUS(status))
+		wl_fail("%s (pid %d) exited %d", who, (int)pid, WEXITSTATUS(status));
+	wl_say("%s (pid %d) exited 0", who, (int)pid);
+}
+
+/* Re-execute this program with @args (NULL-terminated, args[0] = argv[0]); never returns. */
+static inline __attribute__((noreturn)) void wl_exec_self(char *const args[])
+{
+	fflush(NULL);
+	execv(args[0], args);
+	if (errno == ENOENT)
+		execv("/proc/self/exe", args);
+	wl_fail("exec %s: %s", args[0], strerror(errno));
 }
 
 static inline int wl_open(const char *dir, const char *name, int flags)

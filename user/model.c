@@ -1513,9 +1513,22 @@ static int ev_device(struct gctx_model *m, const struct gctx_rec_device *r)
 
 /* ---- API contexts (CUDA driver API / HIP runtime uprobes) ---- */
 
+#define API_JOIN_SLACK_NS (5 * 1000000000ULL) /* record-order slack of the kernel-object join */
+
 static struct gctx_api_ctx *CTX(const struct gctx_model *m, __u32 id)
 {
 	return id && id <= m->ctxs.n ? chunks_at(&m->ctxs, id - 1) : NULL;
+}
+
+/*
+ * A context the process can no longer use: destroyed, or made by the program an exec replaced
+ * (an exec drops all driver state, so the new program's contexts are new ones).
+ */
+static bool ctx_gone(const struct proc_priv *p, const struct gctx_api_ctx *c)
+{
+	const struct gctx_proc *pp = &p->pub;
+
+	return c->destroyed || (pp->nexecs && c->create_ns < pp->execs[pp->nexecs - 1].ts_ns);
 }
 
 static struct gctx_api_ctx *ctx_find(const struct gctx_model *m, const struct proc_priv *p,
@@ -1525,7 +1538,7 @@ static struct gctx_api_ctx *ctx_find(const struct gctx_model *m, const struct pr
 	for (__u32 i = p->nctxs; i-- > 0;) {
 		struct gctx_api_ctx *c = CTX(m, p->ctxs[i]);
 
-		if (c->destroyed || c->vendor != vendor)
+		if (ctx_gone(p, c) || c->vendor != vendor)
 			continue;
 		if (primary_dev >= 0 ? (c->primary && c->device == primary_dev) :
 				       (handle && c->handle == handle))
@@ -1558,12 +1571,22 @@ static struct gctx_api_ctx *ctx_new(struct gctx_model *m, struct proc_priv *p,
 	c->create_ns = ev->hdr.ts_ns;
 	p->ctxs[p->nctxs++] = c->id;
 
-	/* the kernel-level objects this process created during the call */
+	/*
+	 * The kernel-level objects this process created during the call. Objects are in record
+	 * order, which is syscall-exit order, not entry order: an object of another process or
+	 * thread may be listed after ours with an earlier entry time, so only an earlier object of
+	 * the calling thread itself (whose ioctls all ended before the call began) ends the walk,
+	 * or one older than any ioctl plausibly blocks.
+	 */
 	for (__u32 i = m->objs.n; i-- > 0;) {
 		struct gctx_gpu_obj *o = &O(m, i)->pub;
 
-		if (o->create_ns < ev->hdr.ts_ns)
-			break;
+		if (o->create_ns < ev->hdr.ts_ns) {
+			if ((o->creator_idx == p->pub.idx && o->creator_tid == ev->hdr.tid) ||
+			    o->create_ns + API_JOIN_SLACK_NS < ev->hdr.ts_ns)
+				break;
+			continue;
+		}
 		if (o->creator_idx != p->pub.idx || o->create_ns > ev->hdr.ts_ns + ev->dur_ns)
 			continue;
 		if (grow(&c->kobjs, &(__u32){ c->nkobjs }, c->nkobjs + 1, sizeof(*c->kobjs)))
@@ -1610,7 +1633,7 @@ static struct gctx_api_ctx *ctx_current(struct gctx_model *m, struct proc_priv *
 {
 	struct gctx_api_ctx *c = CTX(m, thread_ctx(t));
 
-	if (c && !c->destroyed)
+	if (c && !ctx_gone(p, c) && c->vendor == gctx_api_vendor(ev->fn))
 		return c;
 	if (gctx_api_vendor(ev->fn) == GCTX_VENDOR_HIP) {
 		/* HIP works on the current device's primary context, made on first use */
@@ -1665,7 +1688,7 @@ static int icc_raise(struct gctx_model *m, struct proc_priv *p, const struct gct
 	for (__u32 i = src->nctxs; i-- > 0 && !pc;) {
 		struct gctx_api_ctx *c = CTX(m, src->ctxs[i]);
 
-		if (c->vendor == v && !c->destroyed)
+		if (c->vendor == v && !ctx_gone(src, c))
 			pc = c;
 	}
 	for (__u32 i = src->nctxs; i-- > 0 && !pc;)
@@ -1682,7 +1705,9 @@ static int icc_raise(struct gctx_model *m, struct proc_priv *p, const struct gct
 		fd->ctx_id = pc->id;
 		fd->ctx_handle = pc->handle;
 	}
-	while (n < GCTX_MAX_CHAIN && cur != src->pub.idx) {
+	/* the offender and the links above it, the source in front: past GCTX_MAX_CHAIN the
+	 * links nearest the source are the ones left out */
+	while (n < GCTX_MAX_CHAIN - 1 && cur != src->pub.idx) {
 		up[n++] = cur;
 		if (P(m, cur)->pub.parent_idx < 0)
 			break;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api.h"
 #include "decode.h"
 #include "json.h"
 #include "print.h"
@@ -21,6 +22,12 @@
 #define GCTX_O_CLOEXEC	  02000000u /* kernel value, as in the open record */
 #define REP_MAX_INDENT	  32	    /* tree levels indented; deeper lines show their depth */
 #define REP_MAX_OBJ_LINES 64	    /* objects listed per process and file */
+#define REP_MAX_KOBJS	  32	    /* kernel objects listed per API context */
+#define REP_MAX_CUR_TIDS  16	    /* threads listed per API context */
+#define REP_MAX_CUR_TIMES 8	    /* times listed per thread and API context */
+#define REP_MAX_API_MEM	  10000	    /* API allocations listed in the JSON */
+#define REP_MAX_CURRENTS  10000	    /* current-context changes per context in the JSON */
+#define REP_ENDBR64_LEN	  4	    /* f3 0f 1e fa */
 
 /* JSON keys and text labels of the kernel record types, indexed by enum gctx_ev_type. */
 static const char *const rep_ev_key[GCTX_EV_KERNEL_MAX] = {
@@ -32,6 +39,8 @@ static const char *const rep_ev_key[GCTX_EV_KERNEL_MAX] = {
 	[GCTX_EV_MMAP] = "mmap",
 	[GCTX_EV_CLOSE] = "close",
 	[GCTX_EV_FD_KEPT] = "fd_kept",
+	[GCTX_EV_API] = "api",
+	[GCTX_EV_LIBMAP] = "libmap",
 };
 
 static const char *const rep_ev_label[GCTX_EV_KERNEL_MAX] = {
@@ -43,6 +52,8 @@ static const char *const rep_ev_label[GCTX_EV_KERNEL_MAX] = {
 	[GCTX_EV_MMAP] = "mmap",
 	[GCTX_EV_CLOSE] = "close",
 	[GCTX_EV_FD_KEPT] = "fd-kept",
+	[GCTX_EV_API] = "api",
+	[GCTX_EV_LIBMAP] = "libmap",
 };
 
 struct rep_hold_ref {
@@ -72,12 +83,22 @@ struct rep_index {
 	unsigned char *obj_seen;
 };
 
+/* API contexts by creating process (CSR, context indices), and per process the API memory
+ * allocated while no context was current. */
+struct rep_api_index {
+	__u32 nprocs, nctxs;
+	__u32 *ctx_off;
+	__u32 *ctxs;
+	__u64 *loose_live, *loose_total, *loose_n;
+};
+
 struct rep_ctx {
 	FILE *out;
 	const struct gctx_model *m;
 	const struct gctx_trace_meta *meta;
 	__u64 start;
 	struct rep_index ix;
+	struct rep_api_index ax;
 };
 
 static void rep_index__free(struct rep_index *ix)
@@ -215,6 +236,112 @@ static int rep_index__build(struct rep_index *ix, const struct gctx_model *m)
 err_nomem:
 	rep_index__free(ix);
 	return -ENOMEM;
+}
+
+static void rep_api_index__free(struct rep_api_index *ax)
+{
+	free(ax->ctx_off);
+	free(ax->ctxs);
+	free(ax->loose_live);
+	free(ax->loose_total);
+	free(ax->loose_n);
+	memset(ax, 0, sizeof(*ax));
+}
+
+static int rep_api_index__build(struct rep_api_index *ax, const struct gctx_model *m)
+{
+	__u32 i, n, *cur;
+
+	memset(ax, 0, sizeof(*ax));
+	ax->nprocs = gctx_model__nprocs(m);
+	ax->nctxs = gctx_model__nctxs(m);
+	ax->ctx_off = calloc(ax->nprocs + 1, sizeof(*ax->ctx_off));
+	ax->ctxs = calloc(ax->nctxs + 1, sizeof(*ax->ctxs));
+	ax->loose_live = calloc(ax->nprocs + 1, sizeof(*ax->loose_live));
+	ax->loose_total = calloc(ax->nprocs + 1, sizeof(*ax->loose_total));
+	ax->loose_n = calloc(ax->nprocs + 1, sizeof(*ax->loose_n));
+	cur = calloc(ax->nprocs + 1, sizeof(*cur));
+	if (!ax->ctx_off || !ax->ctxs || !ax->loose_live || !ax->loose_total || !ax->loose_n ||
+	    !cur) {
+		free(cur);
+		rep_api_index__free(ax);
+		return -ENOMEM;
+	}
+	for (i = 0; i < ax->nctxs; i++) {
+		const struct gctx_api_ctx *x = gctx_model__ctx(m, i);
+
+		if (x && x->creator_idx < ax->nprocs)
+			ax->ctx_off[x->creator_idx + 1]++;
+	}
+	rep_prefix_sum(ax->ctx_off, ax->nprocs, cur);
+	for (i = 0; i < ax->nctxs; i++) {
+		const struct gctx_api_ctx *x = gctx_model__ctx(m, i);
+
+		if (x && x->creator_idx < ax->nprocs)
+			ax->ctxs[cur[x->creator_idx]++] = i;
+	}
+	free(cur);
+	n = gctx_model__nmems(m);
+	for (i = 0; i < n; i++) {
+		const struct gctx_api_mem *mm = gctx_model__mem(m, i);
+
+		if (!mm || mm->ctx_id || mm->proc_idx >= ax->nprocs)
+			continue;
+		ax->loose_n[mm->proc_idx]++;
+		ax->loose_total[mm->proc_idx] += mm->size;
+		if (!mm->freed)
+			ax->loose_live[mm->proc_idx] += mm->size;
+	}
+	return 0;
+}
+
+/* The API context with this 1-based id, or NULL. */
+static const struct gctx_api_ctx *rep_api_ctx_by_id(const struct gctx_model *m, __u32 id)
+{
+	const struct gctx_api_ctx *x;
+
+	if (!id || id > gctx_model__nctxs(m))
+		return NULL;
+	x = gctx_model__ctx(m, id - 1);
+	return x && x->id == id ? x : NULL;
+}
+
+static const char *rep_api_vendor_name(__u32 vendor)
+{
+	return vendor == GCTX_VENDOR_HIP ? "hip" : "cuda";
+}
+
+static const char *rep_probe_how_name(__u32 how)
+{
+	switch (how) {
+	case GCTX_PROBE_SYMBOL:
+		return "symbol";
+	case GCTX_PROBE_PROC_ADDRESS:
+		return "cuGetProcAddress";
+	default:
+		return "unknown";
+	}
+}
+
+static bool rep_probe_endbr64_skipped(const struct gctx_rec_probe *r)
+{
+	return r->offset == r->sym_offset + REP_ENDBR64_LEN;
+}
+
+/* The first bytes of a probed function as hex, sep between bytes ("" or " "). */
+static void rep_probe_insn(char *dst, size_t len, const struct gctx_rec_probe *r, const char *sep)
+{
+	size_t off = 0;
+	__u32 i;
+
+	dst[0] = '\0';
+	for (i = 0; i < sizeof(r->insn) && off < len; i++) {
+		int w = snprintf(dst + off, len - off, "%s%02x", i ? sep : "", r->insn[i]);
+
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
 }
 
 static int rep_finish(FILE *out)
@@ -668,6 +795,197 @@ static void rep_text_proc_objs(struct rep_ctx *c, __u32 pidx, __u32 depth)
 	}
 }
 
+/* "512 B", "2 MiB", "1.5 GiB" */
+static void rep_text_bytes(char *dst, size_t len, __u64 b)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	__u64 unit = 1024;
+	__u32 u = 0;
+
+	if (b < 1024) {
+		snprintf(dst, len, "%llu B", (unsigned long long)b);
+		return;
+	}
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && b / 1024 >= unit) {
+		unit *= 1024;
+		u++;
+	}
+	if (b % unit == 0)
+		snprintf(dst, len, "%llu %s", (unsigned long long)(b / unit), units[u]);
+	else
+		snprintf(dst, len, "%.1f %s", (double)b / (double)unit, units[u]);
+}
+
+static int rep_u32_cmp(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "  kernel view: rm-channel-group 0x5c000010, rm-ctxshare 0x5c000011" in creation order. */
+static void rep_text_api_kobjs(struct rep_ctx *c, const struct gctx_api_ctx *x, __u32 depth)
+{
+	__u32 *idx, i, shown = 0;
+
+	rep_text_detail_prefix(c, depth);
+	fputs("  kernel view:", c->out);
+	if (!x->nkobjs || !x->kobjs) {
+		fputs(" none created during the call\n", c->out);
+		return;
+	}
+	idx = malloc(x->nkobjs * sizeof(*idx));
+	if (idx) {
+		memcpy(idx, x->kobjs, x->nkobjs * sizeof(*idx));
+		qsort(idx, x->nkobjs, sizeof(*idx), rep_u32_cmp);
+	}
+	for (i = 0; i < x->nkobjs && shown < REP_MAX_KOBJS; i++) {
+		const struct gctx_gpu_obj *o = gctx_model__obj(c->m, idx ? idx[i] : x->kobjs[i]);
+
+		if (!o)
+			continue;
+		fprintf(c->out, "%s %s 0x%llx", shown ? "," : "", gctx_obj_kind_name(o->kind),
+			(unsigned long long)o->handle);
+		shown++;
+	}
+	if (shown < x->nkobjs)
+		fprintf(c->out, "%s ... %u more (see JSON)", shown ? "," : "", x->nkobjs - shown);
+	fputc('\n', c->out);
+	free(idx);
+}
+
+struct rep_cur_ref {
+	__u32 tid;
+	__u32 i; /* index in currents */
+};
+
+static int rep_cur_ref_cmp(const void *a, const void *b)
+{
+	const struct rep_cur_ref *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* "  tid 123: current at 0.001200 (cuCtxSetCurrent), 0.003000 (cuCtxPushCurrent)" */
+static void rep_text_api_currents(struct rep_ctx *c, const struct gctx_api_ctx *x, __u32 depth)
+{
+	struct rep_cur_ref *r;
+	__u32 i, k, e, ntids = 0;
+	char t[32];
+
+	if (!x->ncurrents || !x->currents)
+		return;
+	r = malloc(x->ncurrents * sizeof(*r));
+	if (!r)
+		return;
+	for (i = 0; i < x->ncurrents; i++) {
+		r[i].tid = x->currents[i].tid;
+		r[i].i = i;
+	}
+	qsort(r, x->ncurrents, sizeof(*r), rep_cur_ref_cmp);
+	for (i = 0; i < x->ncurrents; i = e) {
+		for (e = i; e < x->ncurrents && r[e].tid == r[i].tid; e++)
+			;
+		if (++ntids > REP_MAX_CUR_TIDS)
+			continue;
+		rep_text_detail_prefix(c, depth);
+		fprintf(c->out, "  tid %u: current at", r[i].tid);
+		for (k = i; k < e && k - i < REP_MAX_CUR_TIMES; k++) {
+			const struct gctx_ctx_current *cu = &x->currents[r[k].i];
+
+			rep_text_time(t, sizeof(t), c, cu->ts_ns);
+			fprintf(c->out, "%s %s (%s)", k > i ? "," : "", t,
+				gctx_api_fn_name(cu->fn));
+		}
+		if (e - i > REP_MAX_CUR_TIMES)
+			fprintf(c->out, ", ... %u more", e - i - REP_MAX_CUR_TIMES);
+		fputc('\n', c->out);
+	}
+	if (ntids > REP_MAX_CUR_TIDS) {
+		rep_text_detail_prefix(c, depth);
+		fprintf(c->out, "  ... %u more thread%s made it current (see JSON)\n",
+			ntids - REP_MAX_CUR_TIDS, rep_plural(ntids - REP_MAX_CUR_TIDS));
+	}
+	free(r);
+}
+
+static void rep_text_api_ctx(struct rep_ctx *c, const struct gctx_proc *p,
+			     const struct gctx_api_ctx *x, __u32 depth)
+{
+	char t[32], live[32], total[32];
+
+	const char *kind = x->primary ? " primary" : "";
+
+	if (x->green)
+		kind = " green";
+	rep_text_detail_prefix(c, depth);
+	fprintf(c->out, "ctx #%u %s%s", x->id, x->vendor == GCTX_VENDOR_HIP ? "HIP" : "CUDA", kind);
+	if (x->device >= 0)
+		fprintf(c->out, " device %d", x->device);
+	else
+		fputs(" device ?", c->out);
+	if (x->handle)
+		fprintf(c->out, " handle 0x%llx", (unsigned long long)x->handle);
+	else
+		fputs(" (implicit, no handle)", c->out);
+	rep_text_time(t, sizeof(t), c, x->create_ns);
+	fprintf(c->out, " created by tid %u at %s (%s)", x->creator_tid, t,
+		gctx_api_fn_name(x->create_fn));
+	if (x->destroyed) {
+		rep_text_time(t, sizeof(t), c, x->destroy_ns);
+		fprintf(c->out, ", destroyed at %s", t);
+	} else if (p->exited) {
+		rep_text_time(t, sizeof(t), c, p->exit_ns);
+		fprintf(c->out, ", alive until exit at %s", t);
+	} else {
+		fputs(", alive", c->out);
+	}
+	rep_text_bytes(live, sizeof(live), x->mem_live);
+	rep_text_bytes(total, sizeof(total), x->mem_total);
+	fprintf(c->out, ", %s live / %s total in %llu allocation%s, %llu launch%s\n", live, total,
+		(unsigned long long)x->nallocs, rep_plural(x->nallocs),
+		(unsigned long long)x->launches, x->launches == 1 ? "" : "es");
+	rep_text_api_kobjs(c, x, depth);
+	rep_text_api_currents(c, x, depth);
+}
+
+/* The process's API view: calls, the contexts it created, memory outside any context. */
+static void rep_text_proc_api(struct rep_ctx *c, const struct gctx_proc *p, __u32 depth)
+{
+	struct rep_api_index *ax = &c->ax;
+	__u64 calls = gctx_model__api_calls(c->m, p->idx);
+	__u32 k, b, e;
+	char live[32], total[32];
+
+	if (p->idx >= ax->nprocs)
+		return;
+	b = ax->ctx_off[p->idx];
+	e = ax->ctx_off[p->idx + 1];
+	if (!calls && b == e && !ax->loose_n[p->idx])
+		return;
+	rep_text_detail_prefix(c, depth);
+	fprintf(c->out, "API calls: %llu, %u context%s\n", (unsigned long long)calls, e - b,
+		rep_plural(e - b));
+	for (k = b; k < e; k++) {
+		const struct gctx_api_ctx *x = gctx_model__ctx(c->m, ax->ctxs[k]);
+
+		if (x)
+			rep_text_api_ctx(c, p, x, depth);
+	}
+	if (ax->loose_n[p->idx]) {
+		rep_text_bytes(live, sizeof(live), ax->loose_live[p->idx]);
+		rep_text_bytes(total, sizeof(total), ax->loose_total[p->idx]);
+		rep_text_detail_prefix(c, depth);
+		fprintf(c->out,
+			"API memory with no current context: %s live / %s total in %llu "
+			"allocation%s\n",
+			live, total, (unsigned long long)ax->loose_n[p->idx],
+			rep_plural(ax->loose_n[p->idx]));
+	}
+}
+
 static void rep_text_proc(struct rep_ctx *c, __u32 pidx, __u32 depth)
 {
 	const struct gctx_proc *p = gctx_model__proc(c->m, pidx);
@@ -684,6 +1002,7 @@ static void rep_text_proc(struct rep_ctx *c, __u32 pidx, __u32 depth)
 			rep_text_holder(c, f, &f->holders[ix->holds[k].holder_idx], depth);
 	}
 	rep_text_proc_objs(c, pidx, depth);
+	rep_text_proc_api(c, p, depth);
 }
 
 /* Pre-order walk from root, children in fork order; the stack holds each process once. */
@@ -795,9 +1114,63 @@ static void rep_text_files(struct rep_ctx *c)
 	fputc('\n', c->out);
 }
 
+/* Every probed entry point, grouped under its library when consecutive probes share it. */
+static void rep_text_probes(struct rep_ctx *c)
+{
+	char lib[GCTX_ESC_SIZE(GCTX_PATH_LEN)], sym[GCTX_ESC_SIZE(64)], insn[32], err[32];
+	__u32 n = gctx_model__nprobes(c->m), i, nfail = 0;
+	const struct gctx_rec_probe *prev = NULL;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct gctx_rec_probe *r = gctx_model__probe(c->m, i);
+
+		nfail += r && r->err;
+	}
+	fprintf(c->out, "Probes (%u", n);
+	if (nfail)
+		fprintf(c->out, ", %u failed", nfail);
+	fputs("):\n", c->out);
+	for (i = 0; i < n; i++) {
+		const struct gctx_rec_probe *r = gctx_model__probe(c->m, i);
+		const char *fn;
+
+		if (!r)
+			continue;
+		if (!prev || strncmp(prev->lib, r->lib, sizeof(r->lib))) {
+			gctx_format_str(lib, sizeof(lib), r->lib, sizeof(r->lib));
+			fprintf(c->out, "  %s:\n", lib[0] ? lib : "?");
+		}
+		prev = r;
+		gctx_format_str(sym, sizeof(sym), r->symbol, sizeof(r->symbol));
+		fn = gctx_api_fn_name(r->fn);
+		fprintf(c->out, "    %s", sym[0] ? sym : "?");
+		if (strcmp(sym, fn))
+			fprintf(c->out, " (%s)", fn);
+		fprintf(c->out, " +0x%llx, %s", (unsigned long long)r->offset,
+			r->how == GCTX_PROBE_PROC_ADDRESS ? "cuGetProcAddress address"
+							  : rep_probe_how_name(r->how));
+		rep_probe_insn(insn, sizeof(insn), r, " ");
+		fprintf(c->out, ", first bytes %s", insn);
+		if (rep_probe_endbr64_skipped(r))
+			fputs(", endbr64 skipped", c->out);
+		else if (r->offset != r->sym_offset)
+			fprintf(c->out, ", function at +0x%llx", (unsigned long long)r->sym_offset);
+		fprintf(c->out, ", retprobe %s", r->retprobe ? "yes" : "no");
+		if (r->err) {
+			gctx_format_errno(err, sizeof(err), -r->err);
+			fprintf(c->out, ", error %s", err);
+		}
+		fputc('\n', c->out);
+	}
+	fputc('\n', c->out);
+}
+
 static void rep_text_finding(struct rep_ctx *c, const struct gctx_finding *f)
 {
 	char t[32], detail[GCTX_ESC_SIZE(sizeof(f->detail))];
+	char call[GCTX_ESC_SIZE(sizeof(f->call))], ret[GCTX_ESC_SIZE(sizeof(f->api_ret_name))];
 	const struct gctx_gpu_file *file = rep_file_by_id(c->m, f->file_id);
 	__u32 i;
 
@@ -809,8 +1182,22 @@ static void rep_text_finding(struct rep_ctx *c, const struct gctx_finding *f)
 	fprintf(c->out, " at %s", t);
 	if (file)
 		fprintf(c->out, " file #%u %s", file->id, gctx_dev_kind_name(file->kind));
-	if (f->opener_pid)
+	if (f->opener_pid && f->kind == GCTX_FIND_INHERITED_CONTEXT_CALL)
+		fprintf(c->out, " (initialised by %u)", f->opener_pid);
+	else if (f->opener_pid)
 		fprintf(c->out, " (opener %u)", f->opener_pid);
+	if (f->has_api_ret) {
+		gctx_format_str(call, sizeof(call), f->call, sizeof(f->call));
+		gctx_format_str(ret, sizeof(ret), f->api_ret_name, sizeof(f->api_ret_name));
+		fprintf(c->out, " %s -> %s", call[0] ? call : "?", ret[0] ? ret : "?");
+	}
+	if (f->ctx_id) {
+		fprintf(c->out, " context #%u", f->ctx_id);
+		if (f->ctx_handle)
+			fprintf(c->out, " (0x%llx)", (unsigned long long)f->ctx_handle);
+	}
+	if (f->kind == GCTX_FIND_API_ERROR)
+		fprintf(c->out, " x%llu", (unsigned long long)f->uses);
 	if (f->related_finding)
 		fprintf(c->out, " related to finding #%u", f->related_finding);
 	fputc('\n', c->out);
@@ -908,11 +1295,18 @@ int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_t
 	err = rep_index__build(&c.ix, m);
 	if (err)
 		return err;
+	err = rep_api_index__build(&c.ax, m);
+	if (err) {
+		rep_index__free(&c.ix);
+		return err;
+	}
 	rep_text_header(&c);
 	rep_text_procs(&c);
 	rep_text_files(&c);
+	rep_text_probes(&c);
 	rep_text_findings(&c);
 	rep_text_counts(&c);
+	rep_api_index__free(&c.ax);
 	rep_index__free(&c.ix);
 	return rep_finish(out);
 }
@@ -1053,7 +1447,7 @@ static void rep_json_meta(struct gctx_json *j, const struct gctx_model *m,
 }
 
 static void rep_json_proc(struct gctx_json *j, const struct gctx_model *m,
-			  const struct gctx_proc *p)
+			  const struct rep_api_index *ax, const struct gctx_proc *p)
 {
 	const char *args, *sig;
 	__u32 len, i;
@@ -1124,6 +1518,17 @@ static void rep_json_proc(struct gctx_json *j, const struct gctx_model *m,
 	gctx_json__arr_end(j);
 	rep_json_u64(j, "gpu_ioctls", p->nioctls);
 	rep_json_u64(j, "gpu_mmaps", p->nmmaps);
+	rep_json_u64(j, "api_calls", gctx_model__api_calls(m, p->idx));
+	gctx_json__key(j, "contexts");
+	gctx_json__arr_begin(j);
+	for (i = p->idx < ax->nprocs ? ax->ctx_off[p->idx] : 0;
+	     p->idx < ax->nprocs && i < ax->ctx_off[p->idx + 1]; i++) {
+		const struct gctx_api_ctx *x = gctx_model__ctx(m, ax->ctxs[i]);
+
+		if (x)
+			gctx_json__u64(j, x->id);
+	}
+	gctx_json__arr_end(j);
 	gctx_json__obj_end(j);
 }
 
@@ -1222,6 +1627,140 @@ static void rep_json_obj(struct gctx_json *j, const struct gctx_model *m,
 	gctx_json__obj_end(j);
 }
 
+static void rep_json_api_ctx(struct gctx_json *j, const struct gctx_model *m,
+			     const struct gctx_api_ctx *x)
+{
+	const struct gctx_proc *p = rep_proc(m, x->creator_idx);
+	__u32 i;
+
+	gctx_json__obj_begin(j);
+	rep_json_u64(j, "id", x->id);
+	rep_json_u64(j, "handle", x->handle);
+	rep_json_str(j, "vendor", rep_api_vendor_name(x->vendor));
+	rep_json_bool(j, "primary", x->primary);
+	rep_json_bool(j, "green", x->green);
+	gctx_json__key(j, "device");
+	if (x->device >= 0)
+		gctx_json__s64(j, x->device);
+	else
+		gctx_json__null(j);
+	rep_json_u64_or_null(j, "creator_pid", p ? p->pid : 0);
+	rep_json_u64_or_null(j, "creator_tid", x->creator_tid);
+	rep_json_str(j, "create_fn", gctx_api_fn_name(x->create_fn));
+	rep_json_u64_or_null(j, "create_ns", x->create_ns);
+	rep_json_u64_or_null(j, "destroy_ns", x->destroyed ? x->destroy_ns : 0);
+	rep_json_u64(j, "refs", x->refs);
+	rep_json_u64(j, "mem_live", x->mem_live);
+	rep_json_u64(j, "mem_total", x->mem_total);
+	rep_json_u64(j, "allocs", x->nallocs);
+	rep_json_u64(j, "launches", x->launches);
+	gctx_json__key(j, "kernel_objects");
+	gctx_json__arr_begin(j);
+	for (i = 0; x->kobjs && i < x->nkobjs; i++) {
+		const struct gctx_gpu_obj *o = gctx_model__obj(m, x->kobjs[i]);
+
+		if (o)
+			gctx_json__u64(j, o->id);
+	}
+	gctx_json__arr_end(j);
+	gctx_json__key(j, "currents");
+	gctx_json__arr_begin(j);
+	for (i = 0; x->currents && i < x->ncurrents && i < REP_MAX_CURRENTS; i++) {
+		gctx_json__obj_begin(j);
+		rep_json_u64(j, "tid", x->currents[i].tid);
+		rep_json_u64(j, "ts_ns", x->currents[i].ts_ns);
+		rep_json_str(j, "fn", gctx_api_fn_name(x->currents[i].fn));
+		gctx_json__obj_end(j);
+	}
+	gctx_json__arr_end(j);
+	rep_json_bool(j, "currents_truncated", x->ncurrents > REP_MAX_CURRENTS);
+	gctx_json__obj_end(j);
+}
+
+static void rep_json_api_mem(struct gctx_json *j, const struct gctx_model *m,
+			     const struct gctx_api_mem *mm)
+{
+	const struct gctx_proc *p = rep_proc(m, mm->proc_idx);
+
+	gctx_json__obj_begin(j);
+	rep_json_u64_or_null(j, "pid", p ? p->pid : 0);
+	rep_json_u64_or_null(j, "ctx_id", mm->ctx_id);
+	rep_json_str(j, "fn", gctx_api_fn_name(mm->fn));
+	rep_json_u64(j, "ptr", mm->ptr);
+	rep_json_u64(j, "size", mm->size);
+	rep_json_u64_or_null(j, "alloc_ns", mm->alloc_ns);
+	rep_json_u64_or_null(j, "free_ns", mm->freed ? mm->free_ns : 0);
+	gctx_json__obj_end(j);
+}
+
+static void rep_json_probe(struct gctx_json *j, const struct gctx_rec_probe *r)
+{
+	char insn[2 * sizeof(r->insn) + 1];
+
+	gctx_json__obj_begin(j);
+	rep_json_fixed(j, "lib", r->lib, sizeof(r->lib), false);
+	rep_json_fixed(j, "symbol", r->symbol, sizeof(r->symbol), false);
+	rep_json_str(j, "fn", gctx_api_fn_name(r->fn));
+	rep_json_str(j, "how", rep_probe_how_name(r->how));
+	rep_json_u64(j, "offset", r->offset);
+	rep_json_u64(j, "sym_offset", r->sym_offset);
+	rep_json_bool(j, "endbr64_skipped", rep_probe_endbr64_skipped(r));
+	rep_probe_insn(insn, sizeof(insn), r, "");
+	rep_json_str(j, "first_bytes", insn);
+	rep_json_bool(j, "retprobe", r->retprobe);
+	rep_json_s64(j, "err", r->err);
+	gctx_json__key(j, "error");
+	if (r->err) {
+		char err[32];
+
+		gctx_format_errno(err, sizeof(err), -r->err);
+		gctx_json__str(j, err);
+	} else {
+		gctx_json__null(j);
+	}
+	gctx_json__obj_end(j);
+}
+
+static void rep_json_api(struct gctx_json *j, const struct gctx_model *m)
+{
+	__u32 i, n;
+
+	gctx_json__key(j, "api_contexts");
+	gctx_json__arr_begin(j);
+	n = gctx_model__nctxs(m);
+	for (i = 0; i < n; i++) {
+		const struct gctx_api_ctx *x = gctx_model__ctx(m, i);
+
+		if (x)
+			rep_json_api_ctx(j, m, x);
+	}
+	gctx_json__arr_end(j);
+
+	gctx_json__key(j, "api_memory");
+	gctx_json__arr_begin(j);
+	n = gctx_model__nmems(m);
+	for (i = 0; i < n && i < REP_MAX_API_MEM; i++) {
+		const struct gctx_api_mem *mm = gctx_model__mem(m, i);
+
+		if (mm)
+			rep_json_api_mem(j, m, mm);
+	}
+	gctx_json__arr_end(j);
+	rep_json_u64(j, "api_memory_count", n);
+	rep_json_bool(j, "api_memory_truncated", n > REP_MAX_API_MEM);
+
+	gctx_json__key(j, "probes");
+	gctx_json__arr_begin(j);
+	n = gctx_model__nprobes(m);
+	for (i = 0; i < n; i++) {
+		const struct gctx_rec_probe *r = gctx_model__probe(m, i);
+
+		if (r)
+			rep_json_probe(j, r);
+	}
+	gctx_json__arr_end(j);
+}
+
 static void rep_json_finding(struct gctx_json *j, const struct gctx_model *m,
 			     const struct gctx_finding *f)
 {
@@ -1263,6 +1802,26 @@ static void rep_json_finding(struct gctx_json *j, const struct gctx_model *m,
 	rep_json_bool(j, "later_used", f->later_used);
 	rep_json_u64(j, "uses", f->uses);
 	rep_json_u64_or_null(j, "related_finding", f->related_finding);
+	gctx_json__key(j, "api_ret");
+	if (f->has_api_ret)
+		gctx_json__s64(j, f->api_ret);
+	else
+		gctx_json__null(j);
+	gctx_json__key(j, "api_ret_name");
+	if (f->has_api_ret)
+		rep_json_fixed(j, NULL, f->api_ret_name, sizeof(f->api_ret_name), true);
+	else
+		gctx_json__null(j);
+	gctx_json__key(j, "context");
+	if (f->ctx_id && rep_api_ctx_by_id(m, f->ctx_id))
+		gctx_json__u64(j, f->ctx_id);
+	else
+		gctx_json__null(j);
+	gctx_json__key(j, "context_handle");
+	if (f->ctx_id)
+		gctx_json__u64(j, f->ctx_handle);
+	else
+		gctx_json__null(j);
 	rep_json_fixed(j, "detail", f->detail, sizeof(f->detail), false);
 	gctx_json__obj_end(j);
 }
@@ -1290,14 +1849,21 @@ static void rep_json_counts(struct gctx_json *j, const struct gctx_model *m)
 
 int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_trace_meta *meta)
 {
+	struct rep_api_index ax;
 	struct gctx_json *j;
 	__u32 i, n;
+	int err;
 
 	if (!out || !m)
 		return -EINVAL;
+	err = rep_api_index__build(&ax, m);
+	if (err)
+		return err;
 	j = gctx_json__new(out, true);
-	if (!j)
+	if (!j) {
+		rep_api_index__free(&ax);
 		return -ENOMEM;
+	}
 	gctx_json__obj_begin(j);
 	rep_json_meta(j, m, meta);
 
@@ -1308,7 +1874,7 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 		const struct gctx_proc *p = gctx_model__proc(m, i);
 
 		if (p)
-			rep_json_proc(j, m, p);
+			rep_json_proc(j, m, &ax, p);
 	}
 	gctx_json__arr_end(j);
 
@@ -1334,6 +1900,8 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 	}
 	gctx_json__arr_end(j);
 
+	rep_json_api(j, m);
+
 	gctx_json__key(j, "findings");
 	gctx_json__arr_begin(j);
 	n = gctx_model__nfindings(m);
@@ -1348,6 +1916,7 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 	rep_json_counts(j, m);
 	gctx_json__obj_end(j);
 	gctx_json__free(j);
+	rep_api_index__free(&ax);
 	fputc('\n', out);
 	return rep_finish(out);
 }

@@ -909,14 +909,14 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
 
 /*
  * What cuGetProcAddress hands out for "cuCtxSetCurrent": not exported, and its own body (no
- * tail call into the exported function, noipa so that the compiler neither inlines, clones nor
- * folds it into the exported one). It walks the stack from the bottom, so its code differs.
+ * tail call into the exported function; noipa, so the compiler neither inlines, clones nor
+ * folds it into the exported one). Same semantics: replace the top of the thread's stack.
  */
 static __attribute__((noinline, noipa, used)) CUresult CUDAAPI
 cu_ctx_set_current_internal(CUcontext ctx)
 {
-	volatile int top;
 	CUresult r;
+	int top;
 
 	dlog("cuCtxSetCurrent [internal entry point from cuGetProcAddress](%p)", (void *)ctx);
 	r = state_check();
@@ -927,8 +927,10 @@ cu_ctx_set_current_internal(CUcontext ctx)
 		pthread_mutex_lock(&G.lock);
 		r = ctx_valid(ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 		pthread_mutex_unlock(&G.lock);
+		if (!r && top < 0)
+			top = T.depth++;
 		if (!r)
-			T.stack[top < 0 ? (T.depth = 1) - 1 : top] = ctx;
+			T.stack[top] = ctx;
 	} else if (top >= 0) {
 		T.depth = top;
 	}
@@ -1179,6 +1181,7 @@ struct proc_entry {
 #define E(n, v, f)   { n, v, false, (void *)(f), #f }
 #define EP(n, v, f)  { n, v, true, (void *)(f), #f }
 #define EI(n, v, f)  { n, v, false, (void *)(f), NULL }
+#define EX(f)	     { NULL, 0, false, (void *)(f), #f } /* reachable by its exact name only */
 
 static const struct proc_entry proc_table[] = {
 	E("cuInit", 2000, cuInit),
@@ -1207,6 +1210,7 @@ static const struct proc_entry proc_table[] = {
 	E("cuCtxFromGreenCtx", 12040, cuCtxFromGreenCtx),
 	E("cuMemAlloc", 2000, cuMemAlloc),
 	EI("cuMemAlloc", 3020, cu_mem_alloc_internal),
+	EX(cuMemAlloc_v2),
 	E("cuMemAllocManaged", 6000, cuMemAllocManaged),
 	E("cuMemAllocAsync", 11020, cuMemAllocAsync),
 	EP("cuMemAllocAsync", 11020, cuMemAllocAsync_ptsz),
@@ -1247,7 +1251,7 @@ static CUresult proc_lookup(const char *symbol, void **pfn, int version, cuuint6
 	for (i = 0; i < NPROC; i++) {
 		const struct proc_entry *e = &proc_table[i];
 
-		if (strcmp(e->name, symbol))
+		if (!e->name || strcmp(e->name, symbol))
 			continue;
 		known = true;
 		if (e->version > version)
