@@ -1197,7 +1197,7 @@ static void rep_text_finding(struct rep_ctx *c, const struct gctx_finding *f)
 			fprintf(c->out, " (0x%llx)", (unsigned long long)f->ctx_handle);
 	}
 	if (f->kind == GCTX_FIND_API_ERROR)
-		fprintf(c->out, " x%llu", (unsigned long long)f->uses);
+		fprintf(c->out, " (%llu call%s)", (unsigned long long)f->uses, rep_plural(f->uses));
 	if (f->related_finding)
 		fprintf(c->out, " related to finding #%u", f->related_finding);
 	fputc('\n', c->out);

@@ -6,7 +6,10 @@
  * is single-stepped, ~10 us here; the next instruction is emulated or rewritten, so we probe
  * there), and attach the generic entry/return programs with a cookie naming the function.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "api.h"
@@ -35,6 +39,7 @@ struct lib {
 	char path[4096 + 64];
 	struct probe_at *probes;
 	__u32 nprobes;
+	bool has_getproc; /* exports cuGetProcAddress_v2 */
 };
 
 struct file_id {
@@ -243,6 +248,8 @@ static int probe_symbols(struct gctx_uprobes *u, struct lib *l, char *err, size_
 				continue;
 			if (vaddr_to_off(e, sym.st_value, &off))
 				continue;
+			if (!strcmp(name, "cuGetProcAddress_v2"))
+				l->has_getproc = true;
 			if (!probe_one(u, l, s, name, off, GCTX_PROBE_SYMBOL))
 				nprobed++;
 		}
@@ -250,6 +257,172 @@ static int probe_symbols(struct gctx_uprobes *u, struct lib *l, char *err, size_
 	elf_end(e);
 	close(fd);
 	return nprobed;
+}
+
+/* What a cuGetProcAddress call in the resolver child returned. */
+struct procaddr_rec {
+	__u32 fn;
+	__u32 pad;
+	__u64 off;
+	char name[48];
+};
+
+static void strip_variant(const char *name, char *out, size_t len)
+{
+	static const char *const sfx[] = { "_v2", "_v3", "_v4", "_ptsz" };
+	size_t n;
+
+	snprintf(out, len, "%s", name);
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		n = strlen(out);
+		if (n > strlen(sfx[i]) && !strcmp(out + n - strlen(sfx[i]), sfx[i]))
+			out[n - strlen(sfx[i])] = 0;
+	}
+}
+
+/* In the child: the file offset of addr if it lies in our mapping of (dev, ino). */
+static int self_offset(__u64 addr, dev_t dev, ino_t ino, __u64 *off)
+{
+	char line[4352], path[4096];
+	unsigned long long s, e, pgoff, fino;
+	unsigned int maj, min;
+	char perms[8];
+	int ret = -1;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (ret && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff, &maj,
+			   &min, &fino, path) != 8)
+			continue;
+		if (addr >= s && addr < e && makedev(maj, min) == dev && fino == ino) {
+			*off = addr - s + pgoff;
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+typedef int (*getproc_v2_fn)(const char *, void **, int, unsigned long long, int *);
+
+static void resolver_child(const struct lib *l, int out)
+{
+	static const int versions[] = { 3020, 4000, 11040, 12000, 12050, 13000 };
+	const struct gctx_api_sym *syms;
+	getproc_v2_fn gpa;
+	__u32 nsyms;
+	void *h;
+
+	h = dlopen(l->path, RTLD_NOW | RTLD_LOCAL);
+	gpa = h ? (getproc_v2_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
+	if (!gpa)
+		_exit(1);
+	syms = gctx_api_syms(&nsyms);
+	for (__u32 i = 0; i < nsyms; i++) {
+		struct procaddr_rec r = {};
+		char base[48];
+
+		if (gctx_api_vendor(syms[i].fn) != GCTX_VENDOR_CUDA)
+			continue;
+		strip_variant(syms[i].name, base, sizeof(base));
+		for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+			for (unsigned long long flags = 0; flags <= 2; flags += 2) {
+				void *pfn = NULL;
+				int st = 0;
+
+				if (gpa(base, &pfn, versions[v], flags, &st) || !pfn)
+					continue;
+				if (self_offset((__u64)pfn, l->dev, l->ino, &r.off))
+					continue;
+				r.fn = gctx_api_procaddr_fn(base, versions[v], flags);
+				if (r.fn == GCTX_API_NONE)
+					continue;
+				snprintf(r.name, sizeof(r.name), "%s", base);
+				if (write(out, &r, sizeof(r)) != sizeof(r))
+					_exit(1);
+			}
+		}
+	}
+	_exit(0);
+}
+
+/*
+ * The CUDA runtime reaches the driver through cuGetProcAddress, which may hand out entry
+ * points that are not the exported symbols. Ask the library itself, in a throwaway child
+ * (cuGetProcAddress needs no cuInit and opens no device), and return what it hands out, so
+ * those addresses are probed before any traced process can call them.
+ */
+static int preresolve(const struct lib *l, struct procaddr_rec **recs, __u32 *n)
+{
+	struct procaddr_rec r;
+	struct pollfd pfd;
+	int p[2], status;
+	pid_t pid;
+
+	*recs = NULL;
+	*n = 0;
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		resolver_child(l, p[1]);
+	}
+	close(p[1]);
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	while (poll(&pfd, 1, 5000) > 0 && read(p[0], &r, sizeof(r)) == sizeof(r)) {
+		struct procaddr_rec *nr = realloc(*recs, (*n + 1) * sizeof(*nr));
+
+		if (!nr)
+			break;
+		*recs = nr;
+		(*recs)[(*n)++] = r;
+	}
+	close(p[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return 0;
+}
+
+static const struct gctx_api_sym *sym_for_fn(enum gctx_api_fn fn)
+{
+	const struct gctx_api_sym *syms;
+	__u32 n;
+
+	syms = gctx_api_syms(&n);
+	for (__u32 i = 0; i < n; i++)
+		if (syms[i].fn == fn)
+			return &syms[i];
+	return NULL;
+}
+
+/* Probe an address cuGetProcAddress hands out, unless it is a function already probed. */
+static void probe_procaddr(struct gctx_uprobes *u, struct lib *l, enum gctx_api_fn fn,
+			   const char *name, __u64 off)
+{
+	const struct gctx_api_sym *s = sym_for_fn(fn);
+	__u8 insn[4];
+	int fd;
+
+	if (!s || (s->launch && !u->o.launches) || lib_has_probe(l, off))
+		return;
+	fd = open(l->path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		bool skip = pread(fd, insn, sizeof(insn), off) == sizeof(insn) &&
+			    !memcmp(insn, endbr64, sizeof(insn)) && lib_has_probe(l, off + 4);
+
+		close(fd);
+		if (skip)
+			return; /* the exported function, already probed past its endbr64 */
+	}
+	probe_one(u, l, s, name, off, GCTX_PROBE_PROC_ADDRESS);
 }
 
 static struct lib *find_lib(struct gctx_uprobes *u, dev_t dev, ino_t ino)
@@ -284,6 +457,16 @@ int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, s
 	l->ino = st.st_ino;
 	snprintf(l->path, sizeof(l->path), "%s", path);
 	ret = probe_symbols(u, l, err, errlen);
+	if (ret > 0 && l->has_getproc) {
+		struct procaddr_rec *recs;
+		__u32 n;
+
+		if (!preresolve(l, &recs, &n)) {
+			for (__u32 i = 0; i < n; i++)
+				probe_procaddr(u, l, recs[i].fn, recs[i].name, recs[i].off);
+			free(recs);
+		}
+	}
 	if (ret == 0) {
 		snprintf(err, errlen, "%s exports none of the CUDA/HIP functions gpuctx probes", path);
 		return -ENOENT;
@@ -401,25 +584,13 @@ static int find_addr(void *ctx, __u64 s, __u64 e, __u64 pgoff, unsigned int maj,
 static void follow_proc_address(struct gctx_uprobes *u, const struct gctx_ev_api *ev)
 {
 	struct addr_ctx a = { .addr = ev->out };
-	const struct gctx_api_sym *s = NULL;
 	enum gctx_api_fn fn;
-	__u32 nsyms;
 	struct stat st;
 	struct lib *l;
 	char err[256];
-	__u8 insn[4];
-	int fd;
 
 	fn = gctx_api_procaddr_fn(ev->str, ev->args[2], ev->args[3]);
 	if (fn == GCTX_API_NONE)
-		return;
-	for (const struct gctx_api_sym *t = gctx_api_syms(&nsyms); t < gctx_api_syms(&nsyms) + nsyms;
-	     t++)
-		if (t->fn == fn) {
-			s = t;
-			break;
-		}
-	if (!s || (s->launch && !u->o.launches))
 		return;
 	if (walk_maps(ev->hdr.tgid, find_addr, &a) <= 0 || !a.found)
 		return; /* the process is gone: nothing left to probe for it */
@@ -430,31 +601,9 @@ static void follow_proc_address(struct gctx_uprobes *u, const struct gctx_ev_api
 		/* a library we had not seen: probe its exports first */
 		gctx_uprobes__add_lib(u, a.path, err, sizeof(err));
 		l = find_lib(u, st.st_dev, st.st_ino);
-		if (!l) {
-			struct lib *libs = realloc(u->libs, (u->nlibs + 1) * sizeof(*libs));
-
-			if (!libs)
-				return;
-			u->libs = libs;
-			l = &u->libs[u->nlibs++];
-			memset(l, 0, sizeof(*l));
-			l->dev = st.st_dev;
-			l->ino = st.st_ino;
-			snprintf(l->path, sizeof(l->path), "%s", a.path);
-		}
 	}
-	if (lib_has_probe(l, a.off))
-		return;
-	fd = open(l->path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (pread(fd, insn, sizeof(insn), a.off) == sizeof(insn) &&
-		    !memcmp(insn, endbr64, sizeof(insn)) && lib_has_probe(l, a.off + 4)) {
-			close(fd);
-			return; /* the exported function, already probed past its endbr64 */
-		}
-		close(fd);
-	}
-	probe_one(u, l, s, ev->str, a.off, GCTX_PROBE_PROC_ADDRESS);
+	if (l)
+		probe_procaddr(u, l, fn, ev->str, a.off);
 }
 
 void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len)

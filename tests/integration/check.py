@@ -216,6 +216,78 @@ def s_demo(r, a):
                f["severity"] == "error"], "the spawn worker is clean", r.findings)
 
 
+def api_root(r, wl):
+    return one([p for p in r.exe_procs(wl)], "process running " + wl)
+
+
+def s_api_cuda(r, a):
+    no_drops(r)
+    parent = api_root(r, "api_cuda_fork")
+    kids = [p for p in r.procs if p["ppid"] == parent["pid"]]
+    check(len(kids) == 1, "one forked child", r.procs)
+    child = kids[0]
+    icc = one(r.find("inherited-context-call", pid=child["pid"]), "inherited-context-call")
+    check(icc["severity"] == "error", "is an error", icc)
+    check(icc["opener_pid"] == parent["pid"], "names the parent", icc)
+    check(icc["call"] == "cuInit", "names the first call", icc)
+    check(icc["api_ret_name"] == "CUDA_ERROR_NOT_INITIALIZED", "return code by name", icc)
+    check(icc["chain"] == [parent["pid"], child["pid"]], "names the fork", icc)
+    ctxs = r.doc["api_contexts"]
+    prim = [c for c in ctxs if c["primary"] and c["creator_pid"] == parent["pid"]]
+    check(len(prim) == 1, "the parent's primary context", ctxs)
+    check(icc["context_handle"] == prim[0]["handle"], "names the parent's context", icc)
+    check(prim[0]["kernel_objects"], "joined to the RM objects created by the call", prim[0])
+    objs = {o["id"]: o["kind"] for o in r.doc["gpu_objects"]}
+    kinds = {objs.get(i) for i in prim[0]["kernel_objects"]}
+    check("rm-channel-group" in kinds, "the context's channel group is joined", kinds)
+    check(any(c["create_fn"].startswith("cuCtxCreate") and c["destroy_ns"] for c in ctxs),
+          "cuCtxCreate context created and destroyed", ctxs)
+    mem = [m for m in r.doc["api_memory"] if m["size"] == 2 * 1024 * 1024]
+    check(len(mem) == 1, "cuMemAlloc through the cuGetProcAddress pointer was seen",
+          r.doc["api_memory"])
+    check(mem[0]["free_ns"], "and its cuMemFree", mem)
+    via = [p for p in r.doc["probes"] if p["how"] != "symbol"]
+    check({p["symbol"] for p in via} >= {"cuMemAlloc", "cuCtxSetCurrent"},
+          "the non-exported addresses cuGetProcAddress returns are probed", r.doc["probes"])
+    skipped = [p for p in r.doc["probes"] if p["endbr64_skipped"]]
+    check(skipped, "probes skip endbr64", r.doc["probes"][:3])
+    sc = [c for c in prim[0]["currents"]]
+    check(sc, "current-context changes recorded", prim[0])
+
+
+def s_api_cuda_stub(r, a):
+    no_drops(r)
+    errs = r.find("api-error")
+    check(errs and all(e["api_ret_name"] == "CUDA_ERROR_STUB_LIBRARY" for e in errs),
+          "every call returned 34 by name", errs)
+    check(any(e["call"] == "cuInit" for e in errs), "cuInit seen on the real stub", errs)
+    check(not r.find("inherited-context-call"), "the parent never initialised CUDA", r.findings)
+
+
+def s_api_hip(r, a):
+    no_drops(r)
+    parent = api_root(r, "api_hip_fork")
+    child = one([p for p in r.procs if p["ppid"] == parent["pid"]], "forked child")
+    icc = one(r.find("inherited-context-call", pid=child["pid"]), "inherited-context-call")
+    check(icc["api_ret_name"].startswith("hipError"), "HIP return code by name", icc)
+    check(icc["opener_pid"] == parent["pid"], "names the parent", icc)
+    kfd = r.find("inherited-gpu-use", pid=child["pid"], device_kind="kfd")
+    check(kfd and kfd[0]["errno_name"] == "EBADF", "the child's KFD ioctl got EBADF", r.findings)
+    ctxs = [c for c in r.doc["api_contexts"] if c["creator_pid"] == parent["pid"]]
+    check(any(c["vendor"] == "hip" and c["mem_total"] >= 1 << 20 for c in ctxs),
+          "hipMalloc memory attributed to a HIP context", ctxs)
+
+
+def s_api_hip_real(r, a):
+    no_drops(r)
+    probes = [p for p in r.doc["probes"] if "libamdhip64" in p["lib"]]
+    check(any(p["symbol"] == "hipInit" and not p["error"] for p in probes),
+          "hipInit@@hip_4.2 of the real runtime probed", probes[:5])
+    errs = r.find("api-error", call="hipInit")
+    check(errs and errs[0]["api_ret_name"] == "hipErrorInvalidDevice",
+          "the real runtime's hipInit returned 101 by name", r.findings)
+
+
 def s_sigkill(r, a):
     check(len(r.procs) >= 3, "processes recorded before the kill survive", len(r.procs))
     check(r.doc["meta"]["clean_end"] is False, "the report says the recording was cut",

@@ -115,6 +115,48 @@ t_attach() {
 	result "$name" $rc
 }
 
+# API probes: test-double libcuda/libamdhip64 over the emulated driver, NVIDIA's real stub
+# libcuda, and Debian's real HIP runtime. Built only where the headers exist: say so if not.
+api_scenario() {
+	local name=$1 need=$2
+	shift 2
+	if [ ! -e "$need" ]; then
+		echo "SKIP $name: $need was not built (CUDA/HIP headers missing)"
+		return
+	fi
+	record "$name" "$@"
+	local rc=$?
+	if [ $rc != 0 ]; then
+		echo "workload or report exited $rc" >>"$T/$name.err"
+		result "$name" 1
+		return
+	fi
+	$CHECK "$name" "$T/$name.json" >>"$T/$name.err" 2>&1
+	result "$name" $?
+}
+
+t_api_cuda() {
+	LD_LIBRARY_PATH=$top/build/doubles api_scenario api_cuda "$W/api_cuda_fork" \
+		--libcuda "$top/build/doubles/libcuda.so.1" -- "$W/api_cuda_fork" "$MNT"
+}
+
+t_api_cuda_stub() {
+	local stub=/usr/local/cuda/lib64/stubs/libcuda.so
+	mkdir -p "$T/stub" && ln -sf "$stub" "$T/stub/libcuda.so.1"
+	LD_LIBRARY_PATH=$T/stub api_scenario api_cuda_stub "$W/api_cuda_fork" \
+		--libcuda "$stub" -- "$W/api_cuda_fork" "$MNT" --stub
+}
+
+t_api_hip() {
+	LD_LIBRARY_PATH=$top/build/doubles api_scenario api_hip "$W/api_hip_fork" \
+		--libhip "$top/build/doubles/libamdhip64.so.5" -- "$W/api_hip_fork" "$MNT"
+}
+
+# Debian's libamdhip64 is found where it is installed, without --libhip.
+t_api_hip_real() {
+	api_scenario api_hip_real "$W/api_hip_fork" -- "$W/api_hip_fork" "$MNT" --real
+}
+
 # The traced command's exit status is gpuctx's.
 t_exit_status() {
 	local rc
@@ -177,7 +219,7 @@ t_sigkill() {
 }
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	fork_storm nongpu demo exit_status errors sigkill)
+	fork_storm nongpu demo exit_status errors sigkill api_cuda api_cuda_stub api_hip api_hip_real)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

@@ -147,7 +147,8 @@ static void do_rm_alloc(struct gctx_model *m, __u32 tgid, __u32 tid, __u64 ts, _
 
 /* One returned API call: args a0..a3 as the registers held them, out as read at return. */
 static void api_dur(struct gctx_model *m, __u32 tgid, __u32 tid, __u64 ts, __u64 dur,
-		    enum gctx_api_fn fn, __s64 ret, __u64 out, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
+		    enum gctx_api_fn fn, __s64 ret, __u64 out, __u64 a0, __u64 a1, __u64 a2,
+		    __u64 a3)
 {
 	struct gctx_ev_api ev;
 
@@ -528,7 +529,7 @@ static void test_long_fork_chain_keeps_offender(void **state)
 	f = find_kind(m, GCTX_FIND_INHERITED_CONTEXT_CALL, 1000 + n);
 	assert_non_null(f);
 	assert_int_equal(f->nchain, GCTX_MAX_CHAIN);
-	assert_int_equal(f->chain[0], 1000);		     /* the process that initialised */
+	assert_int_equal(f->chain[0], 1000);			  /* the process that initialised */
 	assert_int_equal(f->chain[GCTX_MAX_CHAIN - 1], 1000 + n); /* the offender */
 	assert_int_equal(f->chain[GCTX_MAX_CHAIN - 2], 1000 + n - 1);
 	assert_null(find_kind(m, GCTX_FIND_INHERITED_CONTEXT_CALL, 1000));
@@ -690,8 +691,7 @@ static void test_kernel_objects_joined(void **state)
 	do_rm_alloc(m, 700, 700, 2300, CTL_FILE2, 4, 0xc1d00002, 0xc1d00002, 0x5c000020, CLS_TSG);
 	/* a long ioctl of another thread of 600 that began before the call and ended in it:
 	 * recorded after the call's objects, with an earlier time */
-	do_rm_alloc(m, 600, 601, 1900, CTL_FILE, 3, 0xc1d00001, 0xc1d00001, 0x5c000030,
-		    CLS_DEVICE);
+	do_rm_alloc(m, 600, 601, 1900, CTL_FILE, 3, 0xc1d00001, 0xc1d00001, 0x5c000030, CLS_DEVICE);
 	api_dur(m, 600, 600, 2000, 1000, GCTX_CU_CTX_CREATE, 0, 0xc0c0a000, PCTX, 0, 0, 0);
 	/* after the call */
 	do_rm_alloc(m, 600, 600, 3500, CTL_FILE, 3, 0xc1d00001, 0x5c000010, 0x5c000040,
@@ -725,8 +725,8 @@ static void test_kernel_objects_joined_for_primary(void **state)
 	do_rm_alloc(m, 650, 650, 1100, CTL_FILE, 3, 0xc1d00001, 0, 0xc1d00001, CLS_CLIENT);
 	cu_init(m, 650, 1200, 0);
 	do_rm_alloc(m, 650, 650, 2500, CTL_FILE, 3, 0xc1d00001, 0xc1d00001, 0x5c000010, CLS_TSG);
-	api_dur(m, 650, 650, 2000, 5000, GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN, 0, 0x5555a000, PCTX,
-		0, 0, 0);
+	api_dur(m, 650, 650, 2000, 5000, GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN, 0, 0x5555a000, PCTX, 0,
+		0, 0);
 	c = gctx_model__ctx(m, 0);
 	tsg = obj_idx_by_class(m, CLS_TSG, 650);
 	assert_int_equal(c->nkobjs, 1);
@@ -734,8 +734,8 @@ static void test_kernel_objects_joined_for_primary(void **state)
 	/* a retain of an existing primary context joins nothing more */
 	do_rm_alloc(m, 650, 650, 8100, CTL_FILE, 3, 0xc1d00001, 0x5c000010, 0x5c000011,
 		    CLS_CTXSHARE);
-	api_dur(m, 650, 650, 8000, 500, GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN, 0, 0x5555a000, PCTX,
-		0, 0, 0);
+	api_dur(m, 650, 650, 8000, 500, GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN, 0, 0x5555a000, PCTX, 0,
+		0, 0);
 	assert_int_equal(c->nkobjs, 1);
 	do_exit(m, 650, 9000);
 }

@@ -30,6 +30,8 @@
 #define NV_CLIENT    0xc1d00001u
 #define NV_DEVICE    0xcaf00001u
 #define NV_TSG	     0x5c000010u
+#define NV_CTXSHARE  0x5c000011u
+#define CU_CTX	     0x5555a000ULL
 #define RM_ALLOC_CMD 0xC030462Bu
 #define O_RDWR_K     02u
 #define O_CLOEXEC_K  02000000u
@@ -163,6 +165,43 @@ static struct gctx_ev_fd ev_fd(__u32 type, __u32 pid, __u64 ts, const char *comm
 	return e;
 }
 
+/* A returned CUDA/HIP call on thread tid of pid. */
+static struct gctx_ev_api ev_api(__u32 pid, __u32 tid, __u64 ts, __u64 dur, __u32 fn, __s64 ret,
+				 __u64 out, __u64 a0, __u64 a1)
+{
+	struct gctx_ev_api e;
+
+	memset(&e, 0, sizeof(e));
+	hdr_fill(&e.hdr, GCTX_EV_API, pid, tid, ts, "trainer");
+	e.fn = fn;
+	e.flags = GCTX_API_RETURNED | GCTX_API_OUT_OK;
+	e.ret = ret;
+	e.dur_ns = dur;
+	e.args[0] = a0;
+	e.args[1] = a1;
+	e.out = out;
+	return e;
+}
+
+static struct gctx_rec_probe rec_probe(__u32 fn, __u32 how, const char *sym, __u64 sym_off,
+				       __u64 off, int err, bool ret)
+{
+	static const __u8 insn[8] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5};
+	struct gctx_rec_probe r;
+
+	memset(&r, 0, sizeof(r));
+	r.fn = fn;
+	r.how = how;
+	r.sym_offset = sym_off;
+	r.offset = off;
+	r.err = err;
+	r.retprobe = ret;
+	memcpy(r.insn, insn, sizeof(insn));
+	snprintf(r.symbol, sizeof(r.symbol), "%s", sym);
+	snprintf(r.lib, sizeof(r.lib), "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
+	return r;
+}
+
 #define FEED(m, type, ev) assert_int_equal(gctx_model__feed((m), (type), &(ev), sizeof(ev)), 0)
 
 static void feed_end(struct gctx_model *m, __u64 ts)
@@ -226,6 +265,85 @@ static struct gctx_model *scenario_model(void)
 	et = ev_exit(1000, 1000, T0 + 9000, "trainer", 0, true);
 	FEED(m, GCTX_EV_EXIT, et);
 	feed_end(m, T0 + 10000);
+	gctx_model__finish(m);
+	return m;
+}
+
+/*
+ * bash 999 forks trainer 2000 (thread 2001); 2000 opens nvidiactl, makes an RM client,
+ * initialises CUDA and retains the primary context of device 0, which makes a channel group and
+ * a context share; 2000 makes it current, 2001 allocates before pushing it; memory and a launch
+ * go to it, three allocations fail. 2000 forks 2002 without exec, which calls cuInit.
+ */
+static struct gctx_model *api_scenario_model(void)
+{
+	struct gctx_model *m = gctx_model__new();
+	struct gctx_rec_probe pr;
+	struct gctx_ev_fork fk;
+	struct gctx_ev_open op;
+	struct gctx_ev_ioctl io;
+	struct gctx_ev_exit et;
+	struct gctx_ev_api a;
+	int i;
+
+	assert_non_null(m);
+	pr = rec_probe(GCTX_CU_CTX_CREATE_V4, GCTX_PROBE_SYMBOL, "cuCtxCreate_v4", 0x2f1a0, 0x2f1a4,
+		       0, true);
+	FEED(m, GCTX_REC_PROBE, pr);
+	pr = rec_probe(GCTX_CU_MEM_ALLOC, GCTX_PROBE_PROC_ADDRESS, "cuMemAlloc_v2", 0x41000,
+		       0x41000, -2, false);
+	FEED(m, GCTX_REC_PROBE, pr);
+	fk = ev_fork(999, 2000, T0 + 1000, "bash", false);
+	FEED(m, GCTX_EV_FORK, fk);
+	fk = ev_fork(2000, 2001, T0 + 1500, "trainer", true);
+	FEED(m, GCTX_EV_FORK, fk);
+	op = ev_open(2000, T0 + 3000, "trainer", CTL_FILE, 3, O_RDWR_K | O_CLOEXEC_K);
+	FEED(m, GCTX_EV_OPEN, op);
+	io = ev_rm_alloc(2000, T0 + 4000, "trainer", 3, NV_CLIENT, 0, NV_CLIENT, 0x41, 0, 0);
+	FEED(m, GCTX_EV_IOCTL, io);
+	a = ev_api(2000, 2000, T0 + 10000, 500, GCTX_CU_INIT, 0, 0, 0, 0);
+	FEED(m, GCTX_EV_API, a);
+	/* cuDevicePrimaryCtxRetain(pctx, 0) from 20 us to 25 us */
+	io = ev_rm_alloc(2000, T0 + 21000, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_TSG, 0xa06c, 0,
+			 0);
+	FEED(m, GCTX_EV_IOCTL, io);
+	io = ev_rm_alloc(2000, T0 + 22000, "trainer", 3, NV_CLIENT, NV_TSG, NV_CTXSHARE, 0x9067, 0,
+			 0);
+	FEED(m, GCTX_EV_IOCTL, io);
+	a = ev_api(2000, 2000, T0 + 20000, 5000, GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN, 0, CU_CTX,
+		   0x7ffc0000a000ULL, 0);
+	FEED(m, GCTX_EV_API, a);
+	a = ev_api(2000, 2000, T0 + 30000, 100, GCTX_CU_CTX_SET_CURRENT, 0, 0, CU_CTX, 0);
+	FEED(m, GCTX_EV_API, a);
+	a = ev_api(2000, 2001, T0 + 30500, 100, GCTX_CU_MEM_ALLOC, 0, 0x7f00c0000000ULL,
+		   0x7ffc0000a000ULL, 4096);
+	FEED(m, GCTX_EV_API, a);
+	a = ev_api(2000, 2001, T0 + 31000, 100, GCTX_CU_CTX_PUSH_CURRENT, 0, 0, CU_CTX, 0);
+	FEED(m, GCTX_EV_API, a);
+	a = ev_api(2000, 2000, T0 + 32000, 100, GCTX_CU_MEM_ALLOC, 0, 0x7f00d0000000ULL,
+		   0x7ffc0000a000ULL, 2 << 20);
+	FEED(m, GCTX_EV_API, a);
+	a = ev_api(2000, 2000, T0 + 33000, 100, GCTX_CU_MEM_ALLOC, 0, 0x7f00d0200000ULL,
+		   0x7ffc0000a000ULL, 2 << 20);
+	FEED(m, GCTX_EV_API, a);
+	a = ev_api(2000, 2000, T0 + 34000, 100, GCTX_CU_MEM_FREE, 0, 0, 0x7f00d0000000ULL, 0);
+	FEED(m, GCTX_EV_API, a);
+	a = ev_api(2000, 2000, T0 + 35000, 100, GCTX_CU_LAUNCH_KERNEL, 0, 0, 0x1, 0);
+	FEED(m, GCTX_EV_API, a);
+	for (i = 0; i < 3; i++) {
+		a = ev_api(2000, 2000, T0 + 36000 + i, 100, GCTX_CU_MEM_ALLOC, 2, 0,
+			   0x7ffc0000a000ULL, 1ULL << 40);
+		FEED(m, GCTX_EV_API, a);
+	}
+	fk = ev_fork(2000, 2002, T0 + 40000, "trainer", false);
+	FEED(m, GCTX_EV_FORK, fk);
+	a = ev_api(2002, 2002, T0 + 41000, 100, GCTX_CU_INIT, 3, 0, 0, 0);
+	FEED(m, GCTX_EV_API, a);
+	et = ev_exit(2002, 2002, T0 + 42000, "trainer", 1 << 8, true);
+	FEED(m, GCTX_EV_EXIT, et);
+	et = ev_exit(2000, 2000, T0 + 50000, "trainer", 0, true);
+	FEED(m, GCTX_EV_EXIT, et);
+	feed_end(m, T0 + 60000);
 	gctx_model__finish(m);
 	return m;
 }
@@ -386,7 +504,15 @@ static const char scenario_py[] =
 	"    assert d['drops'][k] == 0, k\n"
 	"e = d['events']\n"
 	"assert e['fork'] == 2 and e['exec'] == 1 and e['exit'] == 2 and e['open'] == 1\n"
-	"assert e['ioctl'] == 3 and e['mmap'] == 0 and e['total'] >= 9, e\n";
+	"assert e['ioctl'] == 3 and e['mmap'] == 0 and e['total'] >= 9, e\n"
+	"assert e['api'] == 0 and e['libmap'] == 0 and '' not in e, e\n"
+	"assert d['drops']['api'] == 0 and d['drops']['libmap'] == 0 and '' not in d['drops']\n"
+	"assert d['api_contexts'] == [] and d['api_memory'] == [] and d['probes'] == []\n"
+	"assert d['api_memory_truncated'] is False\n"
+	"assert all(p['api_calls'] == 0 and p['contexts'] == [] for p in d['processes'])\n"
+	"for x in F:\n"
+	"    assert x['api_ret'] is None and x['api_ret_name'] is None, x\n"
+	"    assert x['context'] is None and x['context_handle'] is None, x\n";
 
 static void test_json_scenario(void **state)
 {
@@ -447,6 +573,164 @@ static void test_text_scenario(void **state)
 	assert_true(strstr(text, "crash-after-inheritance") <
 			strstr(text, "warning  fork-with-gpu-state"));
 	free(text);
+	gctx_model__free(m);
+}
+
+static const char api_py[] =
+	"P = {p['pid']: p for p in d['processes']}\n"
+	"for k in ('api_contexts', 'api_memory', 'api_memory_truncated', 'probes'):\n"
+	"    assert k in d, k\n"
+	"assert len(d['api_contexts']) == 1, d['api_contexts']\n"
+	"c = d['api_contexts'][0]\n"
+	"assert c['id'] == 1 and c['handle'] == 0x5555a000 and c['vendor'] == 'cuda', c\n"
+	"assert c['primary'] is True and c['green'] is False and c['device'] == 0, c\n"
+	"assert c['creator_pid'] == 2000 and c['creator_tid'] == 2000, c\n"
+	"assert c['create_fn'] == 'cuDevicePrimaryCtxRetain' and c['create_ns'] == 1000020000\n"
+	"assert c['destroy_ns'] is None and c['refs'] == 1, c\n"
+	"assert c['mem_live'] == 2 << 20 and c['mem_total'] == 4 << 20 and c['allocs'] == 2, c\n"
+	"assert c['launches'] == 1, c\n"
+	"O = {o['id']: o for o in d['gpu_objects']}\n"
+	"ko = sorted((O[i]['kind'], O[i]['handle']) for i in c['kernel_objects'])\n"
+	"assert ko == [('rm-channel-group', 0x5c000010), ('rm-ctxshare', 0x5c000011)], ko\n"
+	"cur = [(x['tid'], x['ts_ns'], x['fn']) for x in c['currents']]\n"
+	"assert cur == [(2000, 1000030000, 'cuCtxSetCurrent'),\n"
+	"               (2001, 1000031000, 'cuCtxPushCurrent')], cur\n"
+	"assert c['currents_truncated'] is False\n"
+	"M = d['api_memory']\n"
+	"assert len(M) == 3 and d['api_memory_truncated'] is False and d['api_memory_count'] == 3\n"
+	"assert M[0]['ctx_id'] is None and M[0]['size'] == 4096 and M[0]['pid'] == 2000, M[0]\n"
+	"assert M[1]['ctx_id'] == 1 and M[1]['fn'] == 'cuMemAlloc' and M[1]['size'] == 2 << 20\n"
+	"assert M[1]['ptr'] == 0x7f00d0000000 and M[1]['alloc_ns'] == 1000032000, M[1]\n"
+	"assert M[1]['free_ns'] == 1000034000 and M[2]['free_ns'] is None, M\n"
+	"assert P[2000]['api_calls'] == 12 and P[2000]['contexts'] == [1], P[2000]\n"
+	"assert P[2002]['api_calls'] == 1 and P[2002]['contexts'] == [], P[2002]\n"
+	"assert P[999]['api_calls'] == 0 and P[999]['contexts'] == []\n"
+	"assert len(d['probes']) == 2, d['probes']\n"
+	"a, b = d['probes']\n"
+	"assert a['lib'] == '/usr/lib/x86_64-linux-gnu/libcuda.so.1', a\n"
+	"assert a['symbol'] == 'cuCtxCreate_v4' and a['fn'] == 'cuCtxCreate_v4', a\n"
+	"assert a['how'] == 'symbol' and a['offset'] == 0x2f1a4 and a['sym_offset'] == 0x2f1a0\n"
+	"assert a['endbr64_skipped'] is True and a['first_bytes'] == 'f30f1efa554889e5', a\n"
+	"assert a['retprobe'] is True and a['error'] is None and a['err'] == 0, a\n"
+	"assert b['symbol'] == 'cuMemAlloc_v2' and b['fn'] == 'cuMemAlloc', b\n"
+	"assert b['how'] == 'cuGetProcAddress' and b['endbr64_skipped'] is False, b\n"
+	"assert b['retprobe'] is False and b['error'] == 'ENOENT' and b['err'] == -2, b\n"
+	"F = d['findings']\n"
+	"ic = [x for x in F if x['kind'] == 'inherited-context-call']\n"
+	"assert len(ic) == 1, F\n"
+	"ic = ic[0]\n"
+	"assert ic['severity'] == 'error' and ic['pid'] == 2002 and ic['opener_pid'] == 2000, ic\n"
+	"assert ic['call'] == 'cuInit' and ic['event'] == 'api' and ic['time_ns'] == 1000041000\n"
+	"assert ic['api_ret'] == 3 and ic['api_ret_name'] == 'CUDA_ERROR_NOT_INITIALIZED', ic\n"
+	"assert ic['context'] == 1 and ic['context_handle'] == 0x5555a000, ic\n"
+	"assert ic['chain'] == [2000, 2002] and ic['device'] is None and ic['file_id'] is None\n"
+	"ae = {(x['pid'], x['call'], x['api_ret_name']): x for x in F if x['kind'] == 'api-error'}\n"
+	"assert set(ae) == {(2000, 'cuMemAlloc', 'CUDA_ERROR_OUT_OF_MEMORY'),\n"
+	"                   (2002, 'cuInit', 'CUDA_ERROR_NOT_INITIALIZED')}, ae.keys()\n"
+	"x = ae[(2000, 'cuMemAlloc', 'CUDA_ERROR_OUT_OF_MEMORY')]\n"
+	"assert x['severity'] == 'warning' and x['uses'] == 3 and x['api_ret'] == 2, x\n"
+	"assert x['context'] is None and x['context_handle'] is None, x\n"
+	"for x in F:\n"
+	"    for k in ('id', 'kind', 'severity', 'pid', 'tid', 'opener_pid', 'device',\n"
+	"              'device_kind', 'file_id', 'time_ns', 'event', 'call', 'err', 'errno_name',\n"
+	"              'status', 'status_name', 'chain', 'exec_between', 'later_used', 'uses',\n"
+	"              'related_finding', 'detail', 'api_ret', 'api_ret_name', 'context',\n"
+	"              'context_handle'):\n"
+	"        assert k in x, k\n"
+	"e = d['events']\n"
+	"assert e['api'] == 13 and e['libmap'] == 0 and '' not in e, e\n"
+	"assert d['drops']['api'] == 0 and '' not in d['drops'], d['drops']\n";
+
+static void test_api_json(void **state)
+{
+	struct gctx_trace_meta meta;
+	struct gctx_model *m = api_scenario_model();
+	struct capture c;
+	char *json;
+
+	(void)state;
+	meta_fill(&meta);
+	capture_begin(&c);
+	assert_int_equal(gctx_report__json(c.f, m, &meta), 0);
+	json = capture_end(&c);
+	python_check(json, api_py);
+	free(json);
+	gctx_model__free(m);
+}
+
+static void test_api_text(void **state)
+{
+	struct gctx_trace_meta meta;
+	struct gctx_model *m = api_scenario_model();
+	struct capture c;
+	char *text;
+
+	(void)state;
+	meta_fill(&meta);
+	capture_begin(&c);
+	assert_int_equal(gctx_report__text(c.f, m, &meta), 0);
+	text = capture_end(&c);
+
+	assert_contains(text, "  | API calls: 12, 1 context\n");
+	assert_contains(text, "  | ctx #1 CUDA primary device 0 handle 0x5555a000 created by tid "
+			      "2000 at 0.000020 (cuDevicePrimaryCtxRetain), alive until exit at "
+			      "0.000050, 2 MiB live / 4 MiB total in 2 allocations, 1 launch\n");
+	assert_contains(text, "  |   kernel view: rm-channel-group 0x5c000010, rm-ctxshare "
+			      "0x5c000011\n");
+	assert_contains(text, "  |   tid 2000: current at 0.000030 (cuCtxSetCurrent)\n");
+	assert_contains(text, "  |   tid 2001: current at 0.000031 (cuCtxPushCurrent)\n");
+	assert_contains(text, "  | API memory with no current context: 4 KiB live / 4 KiB total "
+			      "in 1 allocation\n");
+	assert_contains(text, "    2002 trainer");
+	assert_contains(text, "  | API calls: 1, 0 contexts\n");
+	assert_contains(text, "Probes (2, 1 failed):\n  /usr/lib/x86_64-linux-gnu/libcuda.so.1:\n");
+	assert_contains(text, "    cuCtxCreate_v4 +0x2f1a4, symbol, first bytes f3 0f 1e fa 55 48 "
+			      "89 e5, endbr64 skipped, retprobe yes\n");
+	assert_contains(text, "    cuMemAlloc_v2 (cuMemAlloc) +0x41000, cuGetProcAddress address, "
+			      "first bytes f3 0f 1e fa 55 48 89 e5, retprobe no, error ENOENT\n");
+	assert_contains(text, "inherited-context-call     pid 2002 at 0.000041 (initialised by "
+			      "2000) cuInit -> CUDA_ERROR_NOT_INITIALIZED context #1 (0x5555a000)");
+	assert_contains(text, "fork chain: 2000 -> 2002");
+	assert_contains(text, "api-error                  pid 2000 at 0.000036 cuMemAlloc -> "
+			      "CUDA_ERROR_OUT_OF_MEMORY (3 calls)");
+	assert_contains(text, ", api 13, libmap 0)");
+	/* the process section comes before the probes, the probes before the findings */
+	assert_true(strstr(text, "ctx #1") < strstr(text, "Probes ("));
+	assert_true(strstr(text, "Probes (") < strstr(text, "Findings ("));
+	free(text);
+	gctx_model__free(m);
+}
+
+static void test_api_memory_truncated(void **state)
+{
+	struct gctx_model *m = gctx_model__new();
+	struct gctx_ev_api a;
+	struct capture c;
+	char *json;
+	__u32 i;
+
+	(void)state;
+	a = ev_api(3000, 3000, T0 + 1, 10, GCTX_CU_INIT, 0, 0, 0, 0);
+	FEED(m, GCTX_EV_API, a);
+	a = ev_api(3000, 3000, T0 + 2, 10, GCTX_CU_CTX_CREATE, 0, CU_CTX, 0x7ffc0000a000ULL, 0);
+	FEED(m, GCTX_EV_API, a);
+	for (i = 0; i < 10005; i++) {
+		a = ev_api(3000, 3000, T0 + 10 + i, 10, GCTX_CU_MEM_ALLOC, 0,
+			   0x7f0000000000ULL + 0x1000ULL * i, 0x7ffc0000a000ULL, 4096);
+		FEED(m, GCTX_EV_API, a);
+	}
+	gctx_model__finish(m);
+	capture_begin(&c);
+	assert_int_equal(gctx_report__json(c.f, m, NULL), 0);
+	json = capture_end(&c);
+	python_check(json, "assert len(d['api_memory']) == 10000, len(d['api_memory'])\n"
+			   "assert d['api_memory_truncated'] is True\n"
+			   "assert d['api_memory_count'] == 10005\n"
+			   "assert d['api_memory'][-1]['ptr'] == 0x7f0000000000 + 0x1000 * 9999\n"
+			   "c = d['api_contexts'][0]\n"
+			   "assert c['allocs'] == 10005 and c['mem_live'] == 10005 * 4096, c['allocs']\n"
+			   "assert c['primary'] is False and c['currents'][0]['fn'] == 'cuCtxCreate'\n");
+	free(json);
 	gctx_model__free(m);
 }
 
@@ -880,6 +1164,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_scenario),
 		cmocka_unit_test(test_text_scenario),
+		cmocka_unit_test(test_api_json),
+		cmocka_unit_test(test_api_text),
+		cmocka_unit_test(test_api_memory_truncated),
 		cmocka_unit_test(test_text_unclean_and_drops),
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_deep_chain),
