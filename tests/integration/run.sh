@@ -157,6 +157,50 @@ t_api_hip_real() {
 	api_scenario api_hip_real "$W/api_hip_fork" -- "$W/api_hip_fork" "$MNT" --real
 }
 
+# --cgroup: a process already in a cgroup v2 directory, which forks after attach.
+t_cgroup() {
+	local name=cgroup rc=0 root cg
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -z "$root" ]; then
+		echo "SKIP cgroup: no cgroup v2 hierarchy mounted"
+		return
+	fi
+	cg=$root/gpuctx-it.$$
+	mkdir -p "$cg"
+	"$W/wl_attach" "$MNT" >"$T/cgroup.wl" 2>&1 &
+	local wl=$!
+	for _ in $(seq 100); do grep -q ready "$T/cgroup.wl" && break; sleep 0.05; done
+	echo "$wl" >"$cg/cgroup.procs"
+	"$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" --cgroup "$cg" >"$T/$name.out" 2>"$T/$name.err" &
+	local rec=$!
+	for _ in $(seq 200); do grep -q attached "$T/$name.err" && break; sleep 0.05; done
+	kill -USR1 "$wl"
+	wait "$wl" || rc=1
+	sleep 0.2
+	kill -INT "$rec"
+	wait "$rec"
+	echo "$(cat "$cg/cgroup.procs" 2>/dev/null)" | while read -r p; do
+		[ -n "$p" ] && echo "$p" >"$root/cgroup.procs"
+	done
+	rmdir "$cg" 2>/dev/null
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && { $CHECK attach "$T/$name.json" --pid "$wl" >>"$T/$name.err" 2>&1; rc=$?; }
+	result "$name" $rc
+}
+
+# -a: the whole system, with a workload started after attach.
+t_all() {
+	local name=all rc=0
+	(sleep 1; "$W/wl_fork_child_ioctl" "$MNT" >"$T/all.wl" 2>&1) &
+	local wl=$!
+	"$G" record -q -a -o "$T/$name.gctx" "${DEVS[@]}" --duration 3 >"$T/$name.out" \
+		2>"$T/$name.err" || rc=1
+	wait "$wl"
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && { $CHECK fork_child_ioctl "$T/$name.json" >>"$T/$name.err" 2>&1; rc=$?; }
+	result "$name" $rc
+}
+
 # The traced command's exit status is gpuctx's.
 t_exit_status() {
 	local rc
@@ -219,7 +263,7 @@ t_sigkill() {
 }
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	fork_storm nongpu demo exit_status errors sigkill api_cuda api_cuda_stub api_hip api_hip_real)
+	fork_storm nongpu demo cgroup all exit_status errors sigkill api_cuda api_cuda_stub api_hip api_hip_real)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"
