@@ -1625,6 +1625,14 @@ static void decode_drm(const struct ioc *c, struct gctx_ioctl_desc *d)
 
 /* ---- entry point ---- */
 
+/* A known NV_WARN_* status reports success with a remark, not a failure. */
+static bool nv_status_is_warning(__u32 status)
+{
+	const char *n = gctx_nv_status_name(status);
+
+	return n && !strncmp(n, "NV_WARN_", 8);
+}
+
 void gctx_decode_ioctl(const struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d)
 {
 	struct ioc c = {.ev = ev, .avail = ev->len};
@@ -1663,7 +1671,7 @@ void gctx_decode_ioctl(const struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d
 		else
 			snprintf(d->status_name, sizeof(d->status_name), "0x%x", d->status);
 	}
-	d->failed = d->err != 0 || (d->has_status && d->status != 0);
+	d->failed = d->err != 0 || (d->has_status && d->status != 0 && !nv_status_is_warning(d->status));
 	if (d->failed) {
 		d->op = GCTX_OP_NONE;
 		d->obj_kind = GCTX_OBJ_NONE;

@@ -47,7 +47,7 @@ struct gctx_ioctl_desc {
 	__u32 status;		/* driver status (NV_OK = 0) */
 	char status_name[40];	/* "NV_OK", "NV_ERR_INVALID_CLIENT", or "0x%x" */
 	int err;		/* errno when the syscall returned < 0, else 0 */
-	bool failed;		/* err != 0 or (has_status && status != 0) */
+	bool failed;		/* err != 0, or a status that is an error (NV_WARN_* is not) */
 	enum gctx_obj_op op;	/* object effect, only when the call succeeded */
 	enum gctx_obj_kind obj_kind;
 	__u32 obj_class;	/* RM class id, or 0 */

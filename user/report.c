@@ -1115,6 +1115,18 @@ static void rep_text_files(struct rep_ctx *c)
 }
 
 /* Every probed entry point, grouped under its library when consecutive probes share it. */
+/* List every probe only when it tells something: a failure, an address cuGetProcAddress
+ * handed out, or API calls in the trace. */
+static bool rep_probes_worth_listing(const struct gctx_model *m, __u32 nfail)
+{
+	if (nfail || gctx_model__events(m, GCTX_EV_API))
+		return true;
+	for (__u32 i = 0; i < gctx_model__nprobes(m); i++)
+		if (gctx_model__probe(m, i)->how == GCTX_PROBE_PROC_ADDRESS)
+			return true;
+	return false;
+}
+
 static void rep_text_probes(struct rep_ctx *c)
 {
 	char lib[GCTX_ESC_SIZE(GCTX_PATH_LEN)], sym[GCTX_ESC_SIZE(64)], insn[32], err[32];
@@ -1132,6 +1144,25 @@ static void rep_text_probes(struct rep_ctx *c)
 	if (nfail)
 		fprintf(c->out, ", %u failed", nfail);
 	fputs("):\n", c->out);
+	if (!rep_probes_worth_listing(c->m, nfail)) {
+		/* nothing called them: one line per library (the JSON lists every probe) */
+		__u32 count = 0;
+
+		for (i = 0; i < n; i++) {
+			const struct gctx_rec_probe *r = gctx_model__probe(c->m, i);
+			const struct gctx_rec_probe *next = gctx_model__probe(c->m, i + 1);
+
+			count++;
+			if (next && !strncmp(next->lib, r->lib, sizeof(r->lib)))
+				continue;
+			gctx_format_str(lib, sizeof(lib), r->lib, sizeof(r->lib));
+			fprintf(c->out, "  %s: %u entry point%s, no API call seen\n",
+				lib[0] ? lib : "?", count, rep_plural(count));
+			count = 0;
+		}
+		fputc('\n', c->out);
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		const struct gctx_rec_probe *r = gctx_model__probe(c->m, i);
 		const char *fn;

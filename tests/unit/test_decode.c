@@ -642,6 +642,20 @@ static void test_rm_unknown_status(void **state)
 	assert_true(d.failed);
 }
 
+/* NV_WARN_NOTHING_TO_DO is a success with a remark: the object is freed, nothing failed. */
+static void test_rm_warning_status(void **state)
+{
+	struct gctx_ev_ioctl *ev = ev_new(state, GCTX_DEV_NVIDIACTL, NV_RM_FREE);
+	struct gctx_ioctl_desc d;
+
+	rm_free(ev, DEVICE, 0x5c000010, 0x10006);
+	decode(ev, &d);
+
+	assert_string_equal(d.status_name, "NV_WARN_NOTHING_TO_DO");
+	assert_false(d.failed);
+	assert_int_equal(d.op, GCTX_OP_DESTROY);
+}
+
 /* NVOS02 with fd: hRoot, hObjectParent, hObjectNew, hClass, flags @0x10, pMemory @0x18,
  * limit @0x20, status @0x28, fd @0x30; issued on an nvidiaN fd. */
 static void test_rm_alloc_memory(void **state)
@@ -1950,6 +1964,7 @@ int main(void)
 		T(test_rm_transport_error),
 		T(test_rm_alloc_without_exit_capture),
 		T(test_rm_unknown_status),
+		T(test_rm_warning_status),
 		T(test_rm_alloc_memory),
 		T(test_rm_map_memory),
 		T(test_rm_map_memory_short_struct),
