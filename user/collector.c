@@ -86,8 +86,12 @@ static int ensure_tracefs(char *err, size_t errlen)
 		return 0;
 	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) &&
 	    access("/sys/kernel/tracing/events", F_OK)) {
-		snprintf(err, errlen, "tracefs is not mounted and mounting it on /sys/kernel/tracing "
-			 "failed (%s): mount it, or run as root", strerror(errno));
+		if (errno == EPERM || errno == EACCES)
+			snprintf(err, errlen, "permission denied: gpuctx needs root, or CAP_BPF and "
+				 "CAP_PERFMON with access to /sys/kernel/tracing");
+		else
+			snprintf(err, errlen, "tracefs is not mounted and mounting it on "
+				 "/sys/kernel/tracing failed (%s): mount it and retry", strerror(errno));
 		return -1;
 	}
 	return 0;

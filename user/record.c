@@ -49,6 +49,7 @@ struct record_state {
 	__u64 start_mono;
 	__u64 records;
 	int write_err;
+	bool started; /* tracing was live: the trace file is worth keeping */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -549,6 +550,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gpuctx: attached to %u processes; Ctrl-C to stop\n", seeds.n);
 	}
 
+	st.started = true;
 	if (env.duration > 0)
 		deadline = gctx_now_mono() + (__u64)(env.duration * 1e9);
 	if (go_fd >= 0) {
@@ -620,6 +622,8 @@ cleanup_model:
 	gctx_model__free(st.model);
 cleanup_writer:
 	werr = gctx_trace_writer__free(st.w);
+	if (!st.started)
+		unlink(env.output); /* nothing was traced: leave no empty trace behind */
 	if (werr || st.write_err) {
 		fprintf(stderr, "gpuctx: writing %s failed: %s\n", env.output,
 			strerror(-(werr ? werr : st.write_err)));
