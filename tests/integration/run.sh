@@ -246,8 +246,8 @@ t_errors() {
 	expect_error err_corrupt_trace "corrupt\|checksum\|bad" "$G" report "$T/corrupt.gctx"
 	expect_error err_unknown_cmd "unknown command" "$G" frobnicate
 	expect_error err_not_root "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$G" record -o "$T/nobody.gctx" -- true
-	[ -e "$T/nobody.gctx" ] && { echo "a failed record left $T/nobody.gctx" >>"$T/err_not_root.err"; result err_not_root_file 1; }
+		"$G" record -o /tmp/gpuctx-nobody.$$.gctx -- true
+	[ -e /tmp/gpuctx-nobody.$$.gctx ] && { echo "a failed record left its trace file" >>"$T/err_not_root.err"; result err_not_root_file 1; }
 }
 
 # A collector killed with SIGKILL leaves a trace readable up to its last complete record.
