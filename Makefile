@@ -101,6 +101,7 @@ unit: $(UNIT_TESTS)
 
 integration: all
 	$(Q)tests/integration/run.sh
+	$(Q)tests/export/run.sh
 
 # The README's test command: installs what is missing, builds, runs every test.
 test: test-deps
@@ -154,7 +155,7 @@ $(BENCH_BIN)/empty_loader: bench/empty_loader.c $(BENCH_SKELS) | $(BENCH_BIN)
 
 $(BENCH_BIN)/loops: bench/loops.c tools/gpu_uapi.h | $(BENCH_BIN)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itools $< -ldl -o $@
+	$(Q)$(CC) $(CFLAGS) -Itools $< -ldl -lpthread -o $@
 
 bench-build: all $(BENCH_BIN)/empty_loader $(BENCH_BIN)/loops
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include "export.h"
 #include "model.h"
 #include "record.h"
 #include "report.h"
@@ -19,6 +20,7 @@ static void usage(FILE *out)
 		"Commands:\n"
 		"  record   trace a command, PIDs, a cgroup or the system into a trace file\n"
 		"  report   print the process tree, GPU files, objects and findings of a trace\n"
+		"  export   write a trace as a timeline for ui.perfetto.dev or chrome://tracing\n"
 		"  version  print the version\n"
 		"\n"
 		"EXAMPLES:\n"
@@ -131,6 +133,7 @@ static const struct cmd {
 } cmds[] = {
 	{ "record", cmd_record },
 	{ "report", cmd_report },
+	{ "export", cmd_export },
 	{ "version", cmd_version },
 };
 

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include "collector.h"
 #include "discover.h"
+#include "export.h"
 #include "model.h"
 #include "print.h"
 #include "record.h"
@@ -38,6 +39,8 @@ struct record_env {
 	__u32 nlibs;
 	bool no_api;
 	bool launches;
+	const char *perfetto;		/* --perfetto FILE */
+	const char *chrome;		/* --chrome FILE */
 	char **cmd;
 };
 
@@ -86,6 +89,8 @@ static void usage(FILE *out)
 		"      --libhip PATH       probe this HIP runtime library (libamdhip64.so) too\n"
 		"      --launches          also count kernel launches (a probe per launch)\n"
 		"      --no-api            do not probe the CUDA/HIP libraries\n"
+		"      --perfetto FILE     also export the timeline for ui.perfetto.dev at the end\n"
+		"      --chrome FILE       also export a Chrome JSON timeline at the end\n"
 		"  -q, --quiet             do not print events as they happen\n"
 		"  -v, --verbose           libbpf debug output\n"
 		"\n"
@@ -123,7 +128,16 @@ static int parse_pids(struct record_env *env, const char *arg)
 	return ret;
 }
 
-enum { OPT_CGROUP = 1000, OPT_DEVICE, OPT_DURATION, OPT_LIB, OPT_LAUNCHES, OPT_NO_API };
+enum {
+	OPT_CGROUP = 1000,
+	OPT_DEVICE,
+	OPT_DURATION,
+	OPT_LIB,
+	OPT_LAUNCHES,
+	OPT_NO_API,
+	OPT_PERFETTO,
+	OPT_CHROME,
+};
 
 static int parse_args(struct record_env *env, int argc, char **argv)
 {
@@ -138,6 +152,8 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		{ "libhip", required_argument, NULL, OPT_LIB },
 		{ "launches", no_argument, NULL, OPT_LAUNCHES },
 		{ "no-api", no_argument, NULL, OPT_NO_API },
+		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
+		{ "chrome", required_argument, NULL, OPT_CHROME },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -201,6 +217,12 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 			break;
 		case OPT_NO_API:
 			env->no_api = true;
+			break;
+		case OPT_PERFETTO:
+			env->perfetto = optarg;
+			break;
+		case OPT_CHROME:
+			env->chrome = optarg;
 			break;
 		case 'q':
 			env->quiet = true;
@@ -443,6 +465,24 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 	}
 }
 
+/* --perfetto / --chrome: export the finished trace; a failure fails the run. */
+static void export_at_end(const char *trace, const char *out, int format, int *ret)
+{
+	char err[512] = "";
+
+	if (!out)
+		return;
+	if (gctx_export_file(trace, out, format, err, sizeof(err))) {
+		fprintf(stderr, "gpuctx: %s\n", err);
+		if (!*ret)
+			*ret = 1;
+	} else {
+		if (err[0])
+			fprintf(stderr, "gpuctx: %s\n", err);
+		fprintf(stderr, "gpuctx: timeline written to %s\n", out);
+	}
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_env env = {};
@@ -629,6 +669,10 @@ cleanup_writer:
 			strerror(-(werr ? werr : st.write_err)));
 		if (!ret)
 			ret = 1;
+	}
+	if (st.started) {
+		export_at_end(env.output, env.perfetto, GCTX_EXPORT_PERFETTO, &ret);
+		export_at_end(env.output, env.chrome, GCTX_EXPORT_CHROME, &ret);
 	}
 	gctx_pidset__clear(&seeds);
 	gctx_pidset__clear(&env.pids);

@@ -201,6 +201,17 @@ t_all() {
 	result "$name" $rc
 }
 
+# record --perfetto/--chrome: timelines written at the end hold what the report says.
+t_record_export() {
+	local name=record_export rc=0
+	record "$name" --perfetto "$T/$name.pftrace" --chrome "$T/$name.tl.json" -- \
+		"$W/wl_segv" "$MNT" || rc=1
+	[ $rc = 0 ] && { python3 "$top/tests/export/check_export.py" check \
+		--perfetto "$T/$name.pftrace" --chrome "$T/$name.tl.json" --report "$T/$name.json" \
+		--proto "$top/tests/export/gpuctx_trace.proto" >>"$T/$name.err" 2>&1 || rc=1; }
+	result "$name" $rc
+}
+
 # The traced command's exit status is gpuctx's.
 t_exit_status() {
 	local rc
@@ -266,7 +277,7 @@ t_sigkill() {
 }
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	fork_storm nongpu demo cgroup all exit_status errors sigkill api_cuda api_cuda_stub api_hip api_hip_real)
+	fork_storm nongpu demo cgroup all record_export exit_status errors sigkill api_cuda api_cuda_stub api_hip api_hip_real)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"
