@@ -82,7 +82,7 @@ $(BUILD)/fakegpu: tools/fakegpu.c tools/gpu_uapi.h | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools $(shell pkg-config --cflags fuse3) $< $(shell pkg-config --libs fuse3) -lpthread -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(PURE_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(PURE_OBJS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) $(shell pkg-config --libs cmocka) -lz -o $@
 
@@ -123,9 +123,10 @@ clean:
 	$(Q)rm -rf $(OUTPUT) $(BUILD)
 
 # ---------------------------------------------------------------------------------------------
-# bench: overhead benchmarks (bench/README in bench/run.py). Outputs under build/bench/ and
-# .output/bench/; `make bench` builds everything, runs bench/run.py and writes bench/RESULTS.md.
-# BENCH_ARGS passes options to run.py (e.g. BENCH_ARGS="--rounds 3 --quick").
+# bench: overhead benchmarks against an untraced run, empty BPF programs, bpftrace and strace
+# (bench/run.py says how). Outputs under build/bench/ and .output/bench/; `make bench` builds
+# everything, installs bpftrace and strace, runs bench/run.py (root, ~9 minutes) and writes
+# bench/RESULTS.md. BENCH_ARGS passes options to run.py (e.g. BENCH_ARGS="--quick").
 BENCH_OUT := $(OUTPUT)/bench
 BENCH_BIN := $(BUILD)/bench
 BENCH_UNITS := empty diag
@@ -162,6 +163,7 @@ bench-build: all $(BENCH_BIN)/empty_loader $(BENCH_BIN)/loops
 bench: bench-build
 	$(Q)tools/install-deps.sh bench
 	$(Q)python3 bench/run.py $(BENCH_ARGS)
+# ---------------------------------------------------------------------------------- end of bench
 
 # API test doubles
 # Test doubles of libcuda.so.1 and libamdhip64.so.5 over the emulated driver (tests/doubles/),

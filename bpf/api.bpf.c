@@ -5,14 +5,15 @@
  * attached to every probed function; the attach cookie says which function it is and which
  * arguments to read (see GCTX_COOKIE_* in gpuctx_events.h).
  *
- * The ring buffer and the followed-process map are the ones of gpuctx.bpf.c: the collector
- * reuses their fds before loading this object.
+ * The ring buffer and the followed-process map are the ones of gpuctx.bpf.c (both declare them
+ * in common.bpf.h): the collector reuses their fds before loading this object.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "gpuctx_events.h"
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -21,24 +22,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define PT_REGS_PARM6(x) (((struct pt_regs *)(x))->r9)
 #endif
 
-const volatile bool follow_all = false;
-const volatile __u32 self_tgid = 0;
-const volatile __u64 wakeup_bytes = 1 << 20;
-
 __u64 api_drops = 0;	/* API records lost: ring buffer full */
 __u64 api_missed = 0;	/* returns whose entry was not stashed */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} followed SEC(".maps");
 
 /* (tid << 32 | fn) -> the record being built between entry and return. */
 struct {
@@ -54,13 +39,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct gctx_ev_api);
 } api_zero SEC(".maps");
-
-static __always_inline bool is_followed(__u32 tgid)
-{
-	if (follow_all)
-		return tgid != self_tgid;
-	return bpf_map_lookup_elem(&followed, &tgid) != NULL;
-}
 
 static __always_inline void submit(void *e, bool urgent)
 {

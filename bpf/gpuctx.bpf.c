@@ -14,6 +14,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "gpuctx_events.h"
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -34,33 +35,17 @@ char LICENSE[] SEC("license") = "GPL";
 #define IOC_TYPE(c) (((c) >> 8) & 0xff)
 #define IOC_SIZE(c) (((c) >> 16) & 0x3fff)
 
-/* Knobs, set by the collector before load. */
-const volatile bool follow_all = false;	    /* -a: every process */
+/* Knobs, set by the collector before load (and those of common.bpf.h). */
 const volatile bool follow_cgroup = false;  /* --cgroup: also adopt processes that exec inside */
-const volatile __u32 self_tgid = 0;	    /* the collector itself, never followed */
 const volatile __u32 uvm_major = 0;	    /* dynamic majors from /proc/devices, 0 = absent */
 const volatile __u32 kfd_major = 0;
 const volatile __u32 nr_regdevs = 0;	    /* entries in regdevs */
-const volatile __u64 wakeup_bytes = 1 << 20; /* wake the collector past this much unread data */
 const volatile bool track_libs = false;	    /* report executable mappings (API probes on) */
 
 /* Counters, read by the collector through the skeleton's .bss. */
 __u64 drops[GCTX_EV_KERNEL_MAX] = {};
 __u64 missed_stash = 0;	 /* a syscall exit whose entry was not stashed (stash map full) */
 __u64 follow_full = 0;	 /* children that could not be followed: followed map full */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} events SEC(".maps");
-
-/* tgid -> 1: processes being followed. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} followed SEC(".maps");
 
 struct regdev_key {
 	__u32 dev; /* kernel dev_t of the filesystem */
@@ -141,13 +126,6 @@ struct iter_rec {
 	__u32 pad;
 	__u64 ino;
 };
-
-static __always_inline bool is_followed(__u32 tgid)
-{
-	if (follow_all)
-		return tgid != self_tgid;
-	return bpf_map_lookup_elem(&followed, &tgid) != NULL;
-}
 
 static __always_inline void count_drop(__u32 type)
 {

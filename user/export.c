@@ -41,9 +41,11 @@
 #include "chrome.h"
 #include "decode.h"
 #include "export.h"
+#include "hmap.h"
 #include "model.h"
 #include "perfetto.h"
 #include "print.h"
+#include "records.h"
 #include "tracefile.h"
 
 #define RATE_BUCKET_NS 10000000ULL /* ioctl-rate counter resolution */
@@ -58,80 +60,6 @@ enum { U_GLOBAL = 1, U_PROC, U_THREAD, U_HOLDER, U_OBJ, U_COUNTER, U_ACTX };
 enum { CTR_MEM_API, CTR_MEM, CTR_FILES, CTR_RATE, CTR_MAX };
 
 #define FAM_RM 0xffffu /* RM handles share one namespace per client */
-
-/* ---- small hash map: (k1, k2) -> u32, linear probing, no deletion ---- */
-
-struct xent {
-	__u64 k1, k2;
-	__u32 val;
-	__u32 used;
-};
-
-struct xmap {
-	struct xent *e;
-	__u32 cap; /* power of two, or 0 */
-	__u32 n;
-};
-
-static __u64 xhash(__u64 a, __u64 b)
-{
-	__u64 h = (a ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
-
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
-}
-
-static struct xent *xmap_slot(const struct xmap *h, __u64 k1, __u64 k2)
-{
-	__u32 mask = h->cap - 1, i = (__u32)xhash(k1, k2) & mask;
-
-	while (h->e[i].used && (h->e[i].k1 != k1 || h->e[i].k2 != k2))
-		i = (i + 1) & mask;
-	return &h->e[i];
-}
-
-static bool xmap_get(const struct xmap *h, __u64 k1, __u64 k2, __u32 *val)
-{
-	struct xent *e;
-
-	if (!h->cap)
-		return false;
-	e = xmap_slot(h, k1, k2);
-	if (!e->used)
-		return false;
-	*val = e->val;
-	return true;
-}
-
-static int xmap_put(struct xmap *h, __u64 k1, __u64 k2, __u32 val)
-{
-	struct xent *e;
-
-	if ((h->n + 1) * 2 > h->cap) {
-		struct xmap nh = {.cap = h->cap ? h->cap * 2 : 64};
-		__u32 i;
-
-		nh.e = calloc(nh.cap, sizeof(*nh.e));
-		if (!nh.e)
-			return -ENOMEM;
-		for (i = 0; i < h->cap; i++)
-			if (h->e[i].used)
-				*xmap_slot(&nh, h->e[i].k1, h->e[i].k2) = h->e[i];
-		nh.n = h->n;
-		free(h->e);
-		*h = nh;
-	}
-	e = xmap_slot(h, k1, k2);
-	if (!e->used) {
-		e->used = 1;
-		e->k1 = k1;
-		e->k2 = k2;
-		h->n++;
-	}
-	e->val = val;
-	return 0;
-}
 
 /* ---- exporter state: a few bytes per process, thread, holder and tracked object ---- */
 
@@ -220,10 +148,10 @@ struct exporter {
 	__u32 ctxs_seen; /* model API contexts examined */
 	__u32 mems_seen; /* model API allocations examined */
 	__u32 icc_ctx;	 /* inherited-context-call raised by the record being fed: its context */
-	struct xmap mem_map;	/* (proc, pointer) -> API allocation still counted */
-	struct xmap thread_map; /* (proc, tid) -> newest described thread index */
-	struct xmap holder_map; /* (proc, file) -> holder index */
-	struct xmap obj_map;	/* (family << 32 | file, key) -> xobj index */
+	struct gctx_hmap mem_map;    /* (proc, pointer) -> API allocation still counted */
+	struct gctx_hmap thread_map; /* (proc, tid) -> newest described thread index */
+	struct gctx_hmap holder_map; /* (proc, file) -> holder index */
+	struct gctx_hmap obj_map;    /* (family << 32 | file, key) -> xobj index */
 	__u32 lanes;
 	__u64 flows;
 	int err; /* first -ENOMEM */
@@ -565,7 +493,7 @@ static void thread_describe(struct exporter *x, __u32 pi, __u32 ti, __u64 flow_i
 	char name[32];
 
 	xt->begin_ts = max64(th->start_ns ? th->start_ns : x->now, xp->begin_ts);
-	if (xmap_put(&x->thread_map, pi, th->tid, ti))
+	if (gctx_hmap__put(&x->thread_map, pi, th->tid, ti))
 		nomem(x);
 	trk_thread(x, pi, ti, &t);
 	cpy(xt->name, sizeof(xt->name), th->comm, sizeof(th->comm));
@@ -641,7 +569,7 @@ static int thread_index(struct exporter *x, __u32 pi, __u32 tid)
 	for (i = p->nthreads; i > x->procs[pi].nth; i--) /* not described yet: the newest */
 		if (p->threads[i - 1].tid == tid)
 			return (int)i - 1;
-	if (xmap_get(&x->thread_map, pi, tid, &ti))
+	if (gctx_hmap__get(&x->thread_map, pi, tid, &ti))
 		return (int)ti;
 	return -1;
 }
@@ -880,7 +808,7 @@ static void obj_new(struct exporter *x, __u32 oi)
 
 	obj_key_of(o, &k1, &k2);
 	/* a new object with the handle of a live one replaced it */
-	if (xmap_get(&x->obj_map, k1, k2, &pxi) && x->objs[pxi].open &&
+	if (gctx_hmap__get(&x->obj_map, k1, k2, &pxi) && x->objs[pxi].open &&
 	    gctx_model__obj(x->m, x->objs[pxi].obj_idx)->destroyed)
 		obj_end(x, pxi, gctx_model__obj(x->m, x->objs[pxi].obj_idx)->destroy_ns, false);
 	if (!obj_is_context(o) && !o->size)
@@ -889,7 +817,7 @@ static void obj_new(struct exporter *x, __u32 oi)
 	if (!xf || !XP(x, o->creator_idx) ||
 	    grow(&x->objs, &x->cap_objs, x->nobjs + 1, sizeof(*x->objs)) ||
 	    grow(&xf->live, &xf->cap_live, xf->nlive + 1, sizeof(*xf->live)) ||
-	    xmap_put(&x->obj_map, k1, k2, x->nobjs)) {
+	    gctx_hmap__put(&x->obj_map, k1, k2, x->nobjs)) {
 		nomem(x);
 		return;
 	}
@@ -912,12 +840,12 @@ static void obj_new(struct exporter *x, __u32 oi)
 			__u64 c1, c2;
 
 			obj_key(fi, FAM_RM, o->client, o->client, &c1, &c2);
-			if (par && xmap_get(&x->obj_map, c1, c2, &pxi) && x->objs[pxi].open &&
+			if (par && gctx_hmap__get(&x->obj_map, c1, c2, &pxi) && x->objs[pxi].open &&
 			    x->objs[pxi].ctx && x->objs[pxi].proc_idx == o->creator_idx)
 				xo->parent_uuid = UUID(U_OBJ, pxi + 1);
 		}
 		if (xo->parent_uuid == UUID(U_PROC, o->creator_idx + 1) &&
-		    xmap_get(&x->holder_map, o->creator_idx, fi, &hi) &&
+		    gctx_hmap__get(&x->holder_map, o->creator_idx, fi, &hi) &&
 		    x->files[fi].h[hi].described) {
 			trk_holder(x, fi, hi, &t);
 			xo->parent_uuid = t.uuid;
@@ -976,7 +904,7 @@ static void objs_destroyed(struct exporter *x, __u32 fi, const struct gctx_ioctl
 	if (rm && (d->obj_kind == GCTX_OBJ_RM_CLIENT || !client))
 		client = d->handle;
 	obj_key(fi, rm ? FAM_RM : d->obj_kind, client, d->handle, &k1, &k2);
-	if (xmap_get(&x->obj_map, k1, k2, &xi)) {
+	if (gctx_hmap__get(&x->obj_map, k1, k2, &xi)) {
 		const struct gctx_gpu_obj *o = gctx_model__obj(x->m, x->objs[xi].obj_idx);
 
 		if (o->destroyed && obj_is_leaf(o->kind)) {
@@ -1012,7 +940,7 @@ static int ctx_for(struct exporter *x, __u32 fi, __u32 dev_kind, const struct gc
 		obj_key(fi, GCTX_OBJ_DRM_CTX, 0, d->handle, &keys[n][0], &keys[n][1]), n++;
 	}
 	for (i = 0; i < n; i++) {
-		if (!xmap_get(&x->obj_map, keys[i][0], keys[i][1], &xi))
+		if (!gctx_hmap__get(&x->obj_map, keys[i][0], keys[i][1], &xi))
 			continue;
 		if (x->objs[xi].ctx && x->objs[xi].open && x->objs[xi].obj_idx < objs_before)
 			return (int)xi;
@@ -1144,7 +1072,7 @@ static void mems_new(struct exporter *x)
 		const struct gctx_api_mem *mm = gctx_model__mem(x->m, x->mems_seen);
 		struct xproc *xp = XP(x, mm->proc_idx);
 
-		if (!xp || xmap_put(&x->mem_map, mm->proc_idx, mm->ptr, x->mems_seen)) {
+		if (!xp || gctx_hmap__put(&x->mem_map, mm->proc_idx, mm->ptr, x->mems_seen)) {
 			nomem(x);
 			return;
 		}
@@ -1161,12 +1089,12 @@ static void mem_freed(struct exporter *x, __u32 pi, __u64 ptr)
 	const struct gctx_api_mem *mm;
 	__u32 mi;
 
-	if (!xmap_get(&x->mem_map, pi, ptr, &mi) || mi == ~0u)
+	if (!gctx_hmap__get(&x->mem_map, pi, ptr, &mi) || mi == ~0u)
 		return;
 	mm = gctx_model__mem(x->m, mi);
 	if (!mm->freed)
 		return;
-	xmap_put(&x->mem_map, pi, ptr, ~0u); /* counted out; the entry exists: cannot fail */
+	gctx_hmap__put(&x->mem_map, pi, ptr, ~0u); /* counted out; the entry exists: cannot fail */
 	xp->mem_api -= mm->size < xp->mem_api ? mm->size : xp->mem_api;
 	counter(x, pi, CTR_MEM_API, mm->free_ns, (__s64)xp->mem_api);
 }
@@ -1181,7 +1109,7 @@ static void holder_describe(struct exporter *x, __u32 fi, __u32 hi)
 	struct gctx_tl_track t;
 	char name[64];
 
-	if (xmap_put(&x->holder_map, h->proc_idx, fi, hi)) {
+	if (gctx_hmap__put(&x->holder_map, h->proc_idx, fi, hi)) {
 		nomem(x);
 		return;
 	}
@@ -1293,7 +1221,7 @@ static void holders_new(struct exporter *x, __u32 fi)
 
 		holder_describe(x, fi, hi);
 		if (h->how == GCTX_HOLD_INHERITED && h->held &&
-		    xmap_get(&x->holder_map, h->from_proc_idx, fi, &from) &&
+		    gctx_hmap__get(&x->holder_map, h->from_proc_idx, fi, &from) &&
 		    xf->h[from].described) {
 			struct gctx_tl_track t;
 			struct args a;
@@ -1320,7 +1248,7 @@ static int holder_of(struct exporter *x, __u32 pi, __u32 fi)
 	__u32 hi;
 
 	holders_new(x, fi);
-	if (x->err || !xmap_get(&x->holder_map, pi, fi, &hi))
+	if (x->err || !gctx_hmap__get(&x->holder_map, pi, fi, &hi))
 		return -1;
 	holder_sync(x, fi, hi, 0);
 	return (int)hi;
@@ -1436,29 +1364,11 @@ static void emit_finding(struct exporter *x, const struct gctx_finding *f)
 	arg_u64(&a, "file_id", f->file_id);
 	arg_str(&a, "device_kind", f->kind_dev ? gctx_dev_kind_name(f->kind_dev) : "");
 	arg_u64(&a, "time_ns", f->time_ns);
-	switch (f->event_type) {
-	case GCTX_EV_FORK:
-		en = "fork";
-		break;
-	case GCTX_EV_EXEC:
-		en = "exec";
-		break;
-	case GCTX_EV_EXIT:
-		en = "exit";
-		break;
-	case GCTX_EV_IOCTL:
-		en = "ioctl";
-		break;
-	case GCTX_EV_MMAP:
-		en = "mmap";
-		break;
-	case GCTX_EV_API:
-		en = "api";
-		break;
-	default:
+	/* the model proves findings with fork, exec, exit, ioctl, mmap and api events only */
+	en = gctx_ev_type_name(f->event_type);
+	if (!en) {
 		snprintf(evname, sizeof(evname), "%u", f->event_type);
 		en = evname;
-		break;
 	}
 	arg_str(&a, "event", en);
 	arg_u64(&a, "related_finding", f->related_finding);
@@ -1568,7 +1478,7 @@ static __u64 use_flow(struct exporter *x, __u32 pi, __u32 fi, __u32 hi, int ctx,
 		trk_obj(x, ctx, &t);
 		ts = max64(ts, gctx_model__obj(x->m, x->objs[ctx].obj_idx)->create_ns);
 	} else if (f->opener_idx >= 0 && (__u32)f->opener_idx != pi &&
-		   xmap_get(&x->holder_map, f->opener_idx, fi, &ohi) &&
+		   gctx_hmap__get(&x->holder_map, f->opener_idx, fi, &ohi) &&
 		   x->files[fi].h[ohi].described) {
 		trk_holder(x, fi, ohi, &t);
 		ts = max64(ts, f->holders[ohi].since_ns);
@@ -1923,7 +1833,7 @@ static void on_close(struct exporter *x, const struct gctx_ev_fd *ev)
 
 	if (pi < 0 || fi < 0 || (__u32)pi >= x->nprocs || (__u32)fi >= x->nfiles)
 		return;
-	if (xmap_get(&x->holder_map, pi, fi, &hi))
+	if (gctx_hmap__get(&x->holder_map, pi, fi, &hi))
 		holder_sync(x, fi, hi, 0);
 }
 
@@ -1973,20 +1883,7 @@ static void on_file_present(struct exporter *x, const struct gctx_rec_file *r, _
 /* One record: feed the model, then write what it changed. Returns 0, -EINVAL, -ENOMEM. */
 static int export_record(struct exporter *x, __u32 type, const void *data, __u32 len)
 {
-	union {
-		struct gctx_ev_hdr hdr;
-		struct gctx_ev_fork fork;
-		struct gctx_ev_exec exec;
-		struct gctx_ev_exit exit;
-		struct gctx_ev_open open;
-		struct gctx_ev_ioctl ioctl;
-		struct gctx_ev_mmap mmap;
-		struct gctx_ev_fd fd;
-		struct gctx_rec_proc proc;
-		struct gctx_rec_file file;
-		struct gctx_rec_end end;
-		struct gctx_ev_api api;
-	} r;
+	union gctx_record r;
 	__u32 ctxs_before = gctx_model__nctxs(x->m);
 	__u32 objs_before = gctx_model__nobjs(x->m), files_before = gctx_model__nfiles(x->m);
 	int old = -1, err;
@@ -2172,10 +2069,10 @@ static void exporter_free(struct exporter *x)
 	free(x->files);
 	free(x->objs);
 	free(x->ctxs);
-	free(x->mem_map.e);
-	free(x->thread_map.e);
-	free(x->holder_map.e);
-	free(x->obj_map.e);
+	gctx_hmap__free(&x->mem_map);
+	gctx_hmap__free(&x->thread_map);
+	gctx_hmap__free(&x->holder_map);
+	gctx_hmap__free(&x->obj_map);
 	gctx_model__free(x->m);
 	free(x);
 }

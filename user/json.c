@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "utf8.h"
 
 #define GCTX_JSON_MAX_DEPTH 64
 
@@ -129,47 +130,6 @@ void gctx_json__arr_end(struct gctx_json *j)
 }
 
 /*
- * Length of the valid UTF-8 sequence at s (n > 0 bytes available), or 0 when s does not start
- * one; then *bad is the length of the maximal invalid subpart to replace by one U+FFFD
- * (the Unicode "substitution of maximal subparts" practice, as Python's "replace" does).
- */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t need, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 3;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (c == 0xed)
-			hi = 0x9f; /* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 4;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f; /* above U+10FFFF */
-	} else {
-		*bad = 1; /* continuation byte, 0xc0, 0xc1, 0xf5..0xff */
-		return 0;
-	}
-	for (i = 1; i < need; i++) {
-		if (i >= n || s[i] < lo || s[i] > hi) {
-			*bad = i;
-			return 0;
-		}
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	return need;
-}
-
-/*
  * Escape as much of s as fits whole into out (no NUL written). Returns bytes written;
  * *used is set to the input bytes consumed.
  */
@@ -214,7 +174,7 @@ static size_t escape_some(char *out, size_t outlen, const char *s, size_t n, siz
 				len = 6;
 				break;
 			}
-			in = utf8_seq(p + i, n - i, &bad);
+			in = gctx_utf8_seq(p + i, n - i, &bad);
 			if (in) {
 				src = (const char *)p + i; /* ASCII or valid UTF-8: as is */
 				len = in;

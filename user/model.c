@@ -18,7 +18,9 @@
 #include <string.h>
 
 #include "api.h"
+#include "hmap.h"
 #include "model.h"
+#include "records.h"
 
 #define CHUNK_SHIFT    8
 #define CHUNK_LEN      (1u << CHUNK_SHIFT)
@@ -63,87 +65,6 @@ static void chunks_free(struct chunks *c)
 	for (i = 0; i < c->nchunks; i++)
 		free(c->chunk[i]);
 	free(c->chunk);
-}
-
-/* ---- hash map: (k1, k2) -> u32, linear probing, no deletion ---- */
-
-struct hent {
-	__u64 k1, k2;
-	__u32 val;
-	__u32 used;
-};
-
-struct hmap {
-	struct hent *e;
-	__u32 cap; /* power of two, or 0 */
-	__u32 n;
-};
-
-static __u64 hmix(__u64 a, __u64 b)
-{
-	__u64 h = a * 0x9e3779b97f4a7c15ULL;
-
-	h ^= b + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
-static struct hent *hmap_slot(const struct hmap *h, __u64 k1, __u64 k2)
-{
-	__u32 mask = h->cap - 1;
-	__u32 i = (__u32)hmix(k1, k2) & mask;
-
-	while (h->e[i].used && (h->e[i].k1 != k1 || h->e[i].k2 != k2))
-		i = (i + 1) & mask;
-	return &h->e[i];
-}
-
-static bool hmap_get(const struct hmap *h, __u64 k1, __u64 k2, __u32 *val)
-{
-	struct hent *e;
-
-	if (!h->cap)
-		return false;
-	e = hmap_slot(h, k1, k2);
-	if (!e->used)
-		return false;
-	*val = e->val;
-	return true;
-}
-
-static int hmap_put(struct hmap *h, __u64 k1, __u64 k2, __u32 val)
-{
-	struct hent *e;
-
-	if ((h->n + 1) * 2 > h->cap) {
-		struct hmap nh = {.cap = h->cap ? h->cap * 2 : 64};
-		__u32 i;
-
-		nh.e = calloc(nh.cap, sizeof(*nh.e));
-		if (!nh.e)
-			return -ENOMEM;
-		for (i = 0; i < h->cap; i++) {
-			if (!h->e[i].used)
-				continue;
-			*hmap_slot(&nh, h->e[i].k1, h->e[i].k2) = h->e[i];
-		}
-		nh.n = h->n;
-		free(h->e);
-		*h = nh;
-	}
-	e = hmap_slot(h, k1, k2);
-	if (!e->used) {
-		e->used = 1;
-		e->k1 = k1;
-		e->k2 = k2;
-		h->n++;
-	}
-	e->val = val;
-	return 0;
 }
 
 /* ---- private wrappers ---- */
@@ -206,18 +127,18 @@ struct obj_priv {
 
 struct gctx_model {
 	struct chunks procs, files, objs, findings;
-	struct hmap pid_map;	 /* (pid, 0) -> latest process */
-	struct hmap file_map;	 /* (address, 0) -> latest file */
-	struct hmap thread_map;	 /* (proc, tid) -> latest thread index in proc */
-	struct hmap holder_map;	 /* (proc, file) -> holder index in file */
-	struct hmap finding_map; /* (proc, file) -> inherited/foreign use finding */
-	struct hmap obj_map;	 /* (family << 32 | file, key) -> latest object */
-	struct hmap client_map;	 /* (file, client) -> newest object of that RM client */
+	struct gctx_hmap pid_map;     /* (pid, 0) -> latest process */
+	struct gctx_hmap file_map;    /* (address, 0) -> latest file */
+	struct gctx_hmap thread_map;  /* (proc, tid) -> latest thread index in proc */
+	struct gctx_hmap holder_map;  /* (proc, file) -> holder index in file */
+	struct gctx_hmap finding_map; /* (proc, file) -> inherited/foreign use finding */
+	struct gctx_hmap obj_map;     /* (family << 32 | file, key) -> latest object */
+	struct gctx_hmap client_map;  /* (file, client) -> newest object of that RM client */
 	struct gctx_rec_device *devices;
 	__u32 ndevices, cap_devices;
 	struct chunks ctxs, mems;
-	struct hmap mem_map;	 /* (proc, ptr) -> live API allocation */
-	struct hmap apierr_map;	 /* (proc, fn << 32 | code) -> api-error finding */
+	struct gctx_hmap mem_map;    /* (proc, ptr) -> live API allocation */
+	struct gctx_hmap apierr_map; /* (proc, fn << 32 | code) -> api-error finding */
 	struct gctx_rec_probe *probes;
 	__u32 nprobes, cap_probes;
 	struct gctx_rec_drops drops;
@@ -304,14 +225,14 @@ static struct proc_priv *proc_lookup(const struct gctx_model *m, __u32 pid)
 {
 	__u32 idx;
 
-	return hmap_get(&m->pid_map, pid, 0, &idx) ? P(m, idx) : NULL;
+	return gctx_hmap__get(&m->pid_map, pid, 0, &idx) ? P(m, idx) : NULL;
 }
 
 static struct gctx_thread *thread_find(const struct gctx_model *m, struct proc_priv *p, __u32 tid)
 {
 	__u32 ti;
 
-	if (!hmap_get(&m->thread_map, p->pub.idx, tid, &ti))
+	if (!gctx_hmap__get(&m->thread_map, p->pub.idx, tid, &ti))
 		return NULL;
 	return &p->pub.threads[ti];
 }
@@ -324,7 +245,7 @@ static struct gctx_thread *thread_add(struct gctx_model *m, struct proc_priv *p,
 
 	if (grow(&pp->threads, &p->cap_threads, pp->nthreads + 1, sizeof(*pp->threads)))
 		return NULL;
-	if (hmap_put(&m->thread_map, pp->idx, tid, pp->nthreads))
+	if (gctx_hmap__put(&m->thread_map, pp->idx, tid, pp->nthreads))
 		return NULL;
 	t = &pp->threads[pp->nthreads++];
 	memset(t, 0, sizeof(*t));
@@ -362,7 +283,7 @@ static struct proc_priv *proc_new(struct gctx_model *m, __u32 pid, __u32 ppid, i
 	copy_str(p->pub.comm, sizeof(p->pub.comm), comm, GCTX_COMM_LEN);
 	p->pub.start_ns = start_ns;
 	p->pub.exit_code = -1;
-	if (hmap_put(&m->pid_map, pid, 0, idx))
+	if (gctx_hmap__put(&m->pid_map, pid, 0, idx))
 		return NULL;
 	if (parent_idx >= 0) {
 		parent = P(m, parent_idx);
@@ -421,7 +342,7 @@ static struct file_priv *file_new(struct gctx_model *m, __u64 addr, __u32 kind, 
 	copy_str(f->pub.path, sizeof(f->pub.path), path, GCTX_PATH_LEN);
 	f->pub.opener_idx = -1;
 	f->first_obj = -1;
-	if (map_it && hmap_put(&m->file_map, addr, 0, fidx(f)))
+	if (map_it && gctx_hmap__put(&m->file_map, addr, 0, fidx(f)))
 		return NULL;
 	return f;
 }
@@ -430,7 +351,7 @@ static struct file_priv *file_lookup(const struct gctx_model *m, __u64 addr)
 {
 	__u32 idx;
 
-	return hmap_get(&m->file_map, addr, 0, &idx) ? F(m, idx) : NULL;
+	return gctx_hmap__get(&m->file_map, addr, 0, &idx) ? F(m, idx) : NULL;
 }
 
 static struct gctx_holder *holder_find(const struct gctx_model *m, __u32 proc_idx,
@@ -438,7 +359,7 @@ static struct gctx_holder *holder_find(const struct gctx_model *m, __u32 proc_id
 {
 	__u32 hi;
 
-	if (!hmap_get(&m->holder_map, proc_idx, fidx(f), &hi))
+	if (!gctx_hmap__get(&m->holder_map, proc_idx, fidx(f), &hi))
 		return NULL;
 	return &f->pub.holders[hi];
 }
@@ -491,7 +412,7 @@ static struct gctx_holder *holder_add(struct gctx_model *m, struct proc_priv *p,
 
 	if (grow(&fp->holders, &f->cap_holders, fp->nholders + 1, sizeof(*fp->holders)) ||
 	    grow(&p->hrefs, &p->cap_hrefs, p->nhrefs + 1, sizeof(*p->hrefs)) ||
-	    hmap_put(&m->holder_map, p->pub.idx, fidx(f), fp->nholders))
+	    gctx_hmap__put(&m->holder_map, p->pub.idx, fidx(f), fp->nholders))
 		return NULL;
 	p->hrefs[p->nhrefs].file_idx = fidx(f);
 	p->hrefs[p->nhrefs].holder_idx = fp->nholders;
@@ -731,7 +652,7 @@ static struct obj_priv *obj_live(const struct gctx_model *m, const struct file_p
 	__u32 oi;
 
 	obj_key(f, fam, client, handle, &k1, &k2);
-	if (!hmap_get(&m->obj_map, k1, k2, &oi) || O(m, oi)->pub.destroyed)
+	if (!gctx_hmap__get(&m->obj_map, k1, k2, &oi) || O(m, oi)->pub.destroyed)
 		return NULL;
 	return O(m, oi);
 }
@@ -788,14 +709,14 @@ static struct obj_priv *obj_add(struct gctx_model *m, struct file_priv *f, __u32
 	f->first_obj = oi;
 
 	obj_key(f, fam, client, d->handle, &k1, &k2);
-	if (hmap_put(&m->obj_map, k1, k2, oi))
+	if (gctx_hmap__put(&m->obj_map, k1, k2, oi))
 		return NULL;
 	if (fam == OBJ_FAM_RM && kind != GCTX_OBJ_RM_CLIENT) {
 		__u32 head;
 
-		if (hmap_get(&m->client_map, fidx(f), client, &head))
+		if (gctx_hmap__get(&m->client_map, fidx(f), client, &head))
 			o->next_in_client = head;
-		if (hmap_put(&m->client_map, fidx(f), client, oi))
+		if (gctx_hmap__put(&m->client_map, fidx(f), client, oi))
 			return NULL;
 	}
 	return o;
@@ -856,7 +777,7 @@ static int objs_apply(struct gctx_model *m, struct file_priv *f, struct proc_pri
 		int i;
 
 		/* freeing a client frees all its objects, even those whose parent we missed */
-		if (hmap_get(&m->client_map, fidx(f), client, &head)) {
+		if (gctx_hmap__get(&m->client_map, fidx(f), client, &head)) {
 			for (i = head; i >= 0; i = O(m, i)->next_in_client) {
 				if (!O(m, i)->pub.destroyed) {
 					O(m, i)->pub.destroyed = true;
@@ -955,7 +876,7 @@ static int crash_check(struct gctx_model *m, struct proc_priv *p, __u32 tid, __u
 	fd->uses = best->nioctls + best->nmmaps;
 	fd->later_used = fd->uses > 0;
 	/* a used inherited holder always has its finding, and best is a used one if any is */
-	if (hmap_get(&m->finding_map, p->pub.idx, fidx(bf), &fi))
+	if (gctx_hmap__get(&m->finding_map, p->pub.idx, fidx(bf), &fi))
 		fd->related_finding = FIND(m, fi)->id;
 	sig = gctx_signal_name(p->pub.signal);
 	if (!sig) {
@@ -1307,7 +1228,7 @@ static int ev_use(struct gctx_model *m, const struct gctx_ev_hdr *hdr, __u64 add
 	if (h->how == GCTX_HOLD_OPENED || h->how == GCTX_HOLD_PRESENT)
 		return 0;
 
-	if (hmap_get(&m->finding_map, p->pub.idx, fidx(f), &fi)) {
+	if (gctx_hmap__get(&m->finding_map, p->pub.idx, fidx(f), &fi)) {
 		FIND(m, fi)->uses++;
 		return 0;
 	}
@@ -1316,7 +1237,7 @@ static int ev_use(struct gctx_model *m, const struct gctx_ev_hdr *hdr, __u64 add
 	else
 		fk = GCTX_FIND_FOREIGN_GPU_USE;
 	fd = finding_new(m, fk, GCTX_SEV_ERROR, p);
-	if (!fd || hmap_put(&m->finding_map, p->pub.idx, fidx(f), fd->id - 1))
+	if (!fd || gctx_hmap__put(&m->finding_map, p->pub.idx, fidx(f), fd->id - 1))
 		return -ENOMEM;
 	fd->tid = hdr->tid;
 	fd->opener_pid = f->pub.opener_pid;
@@ -1744,12 +1665,12 @@ static int apierr_count(struct gctx_model *m, struct proc_priv *p, const struct 
 	struct gctx_finding *fd;
 	__u32 idx;
 
-	if (hmap_get(&m->apierr_map, p->pub.idx, key, &idx)) {
+	if (gctx_hmap__get(&m->apierr_map, p->pub.idx, key, &idx)) {
 		FIND(m, idx)->uses++;
 		return 0;
 	}
 	fd = finding_new(m, GCTX_FIND_API_ERROR, GCTX_SEV_WARNING, p);
-	if (!fd || hmap_put(&m->apierr_map, p->pub.idx, key, fd->id - 1))
+	if (!fd || gctx_hmap__put(&m->apierr_map, p->pub.idx, key, fd->id - 1))
 		return -ENOMEM;
 	finding_set_api(fd, ev);
 	fd->uses = 1;
@@ -1765,7 +1686,7 @@ static int mem_alloc(struct gctx_model *m, struct proc_priv *p, struct gctx_api_
 	struct gctx_api_mem *mm = chunks_add(&m->mems);
 	int size_arg = gctx_api_size_arg(ev->fn);
 
-	if (!mm || hmap_put(&m->mem_map, p->pub.idx, ev->out, m->mems.n - 1))
+	if (!mm || gctx_hmap__put(&m->mem_map, p->pub.idx, ev->out, m->mems.n - 1))
 		return -ENOMEM;
 	mm->proc_idx = p->pub.idx;
 	mm->ctx_id = c ? c->id : 0;
@@ -1786,7 +1707,7 @@ static void mem_free(struct gctx_model *m, struct proc_priv *p, const struct gct
 	struct gctx_api_mem *mm;
 	__u32 idx;
 
-	if (!hmap_get(&m->mem_map, p->pub.idx, ev->args[0], &idx))
+	if (!gctx_hmap__get(&m->mem_map, p->pub.idx, ev->args[0], &idx))
 		return;
 	mm = chunks_at(&m->mems, idx);
 	if (mm->freed)
@@ -1984,8 +1905,8 @@ void gctx_model__free(struct gctx_model *m)
 	}
 	chunks_free(&m->ctxs);
 	chunks_free(&m->mems);
-	free(m->mem_map.e);
-	free(m->apierr_map.e);
+	gctx_hmap__free(&m->mem_map);
+	gctx_hmap__free(&m->apierr_map);
 	free(m->probes);
 	for (i = 0; i < m->files.n; i++)
 		free(F(m, i)->pub.holders);
@@ -1993,13 +1914,13 @@ void gctx_model__free(struct gctx_model *m)
 	chunks_free(&m->files);
 	chunks_free(&m->objs);
 	chunks_free(&m->findings);
-	free(m->pid_map.e);
-	free(m->file_map.e);
-	free(m->thread_map.e);
-	free(m->holder_map.e);
-	free(m->finding_map.e);
-	free(m->obj_map.e);
-	free(m->client_map.e);
+	gctx_hmap__free(&m->pid_map);
+	gctx_hmap__free(&m->file_map);
+	gctx_hmap__free(&m->thread_map);
+	gctx_hmap__free(&m->holder_map);
+	gctx_hmap__free(&m->finding_map);
+	gctx_hmap__free(&m->obj_map);
+	gctx_hmap__free(&m->client_map);
 	free(m->devices);
 	free(m->stack);
 	free(m);
@@ -2013,67 +1934,11 @@ void gctx_model__set_finding_cb(struct gctx_model *m, gctx_finding_cb cb, void *
 	m->cb_ctx = ctx;
 }
 
-/* Minimum record size by type, 0 when the type is unknown. */
-static size_t rec_min_len(__u32 type)
-{
-	switch (type) {
-	case GCTX_EV_FORK:
-		return sizeof(struct gctx_ev_fork);
-	case GCTX_EV_EXEC:
-		return sizeof(struct gctx_ev_exec);
-	case GCTX_EV_EXIT:
-		return sizeof(struct gctx_ev_exit);
-	case GCTX_EV_OPEN:
-		return sizeof(struct gctx_ev_open);
-	case GCTX_EV_IOCTL:
-		return sizeof(struct gctx_ev_ioctl);
-	case GCTX_EV_MMAP:
-		return sizeof(struct gctx_ev_mmap);
-	case GCTX_EV_CLOSE:
-	case GCTX_EV_FD_KEPT:
-		return sizeof(struct gctx_ev_fd);
-	case GCTX_REC_PROC_PRESENT:
-		return sizeof(struct gctx_rec_proc);
-	case GCTX_REC_FILE_PRESENT:
-		return sizeof(struct gctx_rec_file);
-	case GCTX_REC_DEVICE:
-		return sizeof(struct gctx_rec_device);
-	case GCTX_REC_DROPS:
-		return sizeof(struct gctx_rec_drops);
-	case GCTX_REC_END:
-		return sizeof(struct gctx_rec_end);
-	case GCTX_EV_API:
-		return sizeof(struct gctx_ev_api);
-	case GCTX_EV_LIBMAP:
-		return sizeof(struct gctx_ev_libmap);
-	case GCTX_REC_PROBE:
-		return sizeof(struct gctx_rec_probe);
-	default:
-		return 0;
-	}
-}
-
 int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 len)
 {
 	/* records may come unaligned from a trace file: work on an aligned copy */
-	union {
-		struct gctx_ev_fork fork;
-		struct gctx_ev_exec exec;
-		struct gctx_ev_exit exit;
-		struct gctx_ev_open open;
-		struct gctx_ev_ioctl ioctl;
-		struct gctx_ev_mmap mmap;
-		struct gctx_ev_fd fd;
-		struct gctx_rec_proc proc;
-		struct gctx_rec_file file;
-		struct gctx_rec_device dev;
-		struct gctx_rec_drops drops;
-		struct gctx_rec_end end;
-		struct gctx_ev_api api;
-		struct gctx_rec_probe probe;
-		struct gctx_ev_libmap libmap;
-	} r;
-	size_t need = rec_min_len(type);
+	union gctx_record r;
+	__u32 need = gctx_record_min_len(type);
 
 	if (!m || (!data && len))
 		return -EINVAL;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "perfetto.h"
+#include "utf8.h"
 
 /* Field numbers (shared/reference/perfetto.md, section 1.2). */
 enum {
@@ -259,42 +260,6 @@ void gctx_pb__end(struct gctx_pb *b)
 	b->len += k;
 }
 
-/*
- * Length of the valid UTF-8 sequence at s (n > 0 bytes), or 0 when there is none; then *bad
- * is the length of the maximal invalid subpart, replaced by one U+FFFD.
- */
-static size_t utf8_valid(const unsigned char *s, size_t n, size_t *bad)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t need, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 3;
-		lo = c == 0xe0 ? 0xa0 : 0x80;
-		hi = c == 0xed ? 0x9f : 0xbf;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 4;
-		lo = c == 0xf0 ? 0x90 : 0x80;
-		hi = c == 0xf4 ? 0x8f : 0xbf;
-	} else {
-		*bad = 1;
-		return 0;
-	}
-	for (i = 1; i < need; i++) {
-		if (i >= n || s[i] < lo || s[i] > hi) {
-			*bad = i;
-			return 0;
-		}
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	return need;
-}
-
 void gctx_pb__string(struct gctx_pb *b, __u32 field, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -303,7 +268,7 @@ void gctx_pb__string(struct gctx_pb *b, __u32 field, const char *s, size_t n)
 	n = s ? strnlen(s, n) : 0;
 	gctx_pb__begin(b, field);
 	while (i < n) {
-		k = utf8_valid(p + i, n - i, &bad);
+		k = gctx_utf8_seq(p + i, n - i, &bad);
 		if (k) {
 			i += k;
 			continue;

@@ -10,6 +10,7 @@
 #include "decode.h"
 #include "api.h"
 #include "print.h"
+#include "records.h"
 
 #define NS_PER_SEC 1000000000ULL
 #define NS_PER_US  1000ULL
@@ -181,43 +182,6 @@ void gctx_format_errno(char *dst, size_t dstlen, int err)
 		snprintf(dst, dstlen, "errno %d", err);
 }
 
-union gctx_any_ev {
-	struct gctx_ev_hdr hdr;
-	struct gctx_ev_fork fork;
-	struct gctx_ev_exec exec;
-	struct gctx_ev_exit exit;
-	struct gctx_ev_open open;
-	struct gctx_ev_ioctl ioctl;
-	struct gctx_ev_mmap mmap;
-	struct gctx_ev_fd fd;
-	struct gctx_ev_api api;
-};
-
-static __u32 gctx_ev_min_len(__u32 type)
-{
-	switch (type) {
-	case GCTX_EV_FORK:
-		return sizeof(struct gctx_ev_fork);
-	case GCTX_EV_EXEC:
-		return sizeof(struct gctx_ev_exec);
-	case GCTX_EV_EXIT:
-		return sizeof(struct gctx_ev_exit);
-	case GCTX_EV_OPEN:
-		return sizeof(struct gctx_ev_open);
-	case GCTX_EV_IOCTL:
-		return sizeof(struct gctx_ev_ioctl);
-	case GCTX_EV_MMAP:
-		return sizeof(struct gctx_ev_mmap);
-	case GCTX_EV_CLOSE:
-	case GCTX_EV_FD_KEPT:
-		return sizeof(struct gctx_ev_fd);
-	case GCTX_EV_API:
-		return sizeof(struct gctx_ev_api);
-	default:
-		return 0;
-	}
-}
-
 /* "cuMemAlloc(size=2097152) -> CUDA_SUCCESS out=0x7f0000000000" */
 static void gctx_print_api(FILE *out, const struct gctx_ev_api *a)
 {
@@ -349,8 +313,8 @@ static void gctx_print_mmap(FILE *out, const struct gctx_ev_mmap *e)
 
 void gctx_print_event(FILE *out, __u32 type, const void *data, __u32 len, __u64 start_mono_ns)
 {
-	union gctx_any_ev ev;
-	__u32 need = gctx_ev_min_len(type);
+	union gctx_record ev;
+	__u32 need = gctx_record_min_len(type);
 	const char *verb;
 
 	if (!out || !data || !need || len < need)

@@ -20,6 +20,7 @@
 #include "model.h"
 #include "print.h"
 #include "record.h"
+#include "records.h"
 #include "tracefile.h"
 #include "uprobes.h"
 
@@ -56,13 +57,6 @@ struct record_state {
 };
 
 static volatile sig_atomic_t stop_signal;
-
-static const char *const ev_names[GCTX_EV_KERNEL_MAX] = {
-	[GCTX_EV_FORK] = "fork",   [GCTX_EV_EXEC] = "exec", [GCTX_EV_EXIT] = "exit",
-	[GCTX_EV_OPEN] = "open",   [GCTX_EV_IOCTL] = "ioctl", [GCTX_EV_MMAP] = "mmap",
-	[GCTX_EV_CLOSE] = "close", [GCTX_EV_FD_KEPT] = "fd_kept", [GCTX_EV_API] = "api",
-	[GCTX_EV_LIBMAP] = "libmap",
-};
 
 static void on_stop(int sig)
 {
@@ -453,7 +447,7 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 		fprintf(stderr, "gpuctx: WARNING: events lost:");
 		for (int i = 1; i < GCTX_EV_KERNEL_MAX; i++)
 			if (d->drops[i])
-				fprintf(stderr, " %s=%llu", ev_names[i],
+				fprintf(stderr, " %s=%llu", gctx_ev_type_name(i),
 					(unsigned long long)d->drops[i]);
 		if (d->missed_stash)
 			fprintf(stderr, " unpaired-syscalls=%llu",

@@ -16,6 +16,7 @@
 #include "decode.h"
 #include "json.h"
 #include "print.h"
+#include "records.h"
 #include "report.h"
 
 #define NS_PER_SEC	  1000000000ULL
@@ -29,32 +30,11 @@
 #define REP_MAX_CURRENTS  10000	    /* current-context changes per context in the JSON */
 #define REP_ENDBR64_LEN	  4	    /* f3 0f 1e fa */
 
-/* JSON keys and text labels of the kernel record types, indexed by enum gctx_ev_type. */
-static const char *const rep_ev_key[GCTX_EV_KERNEL_MAX] = {
-	[GCTX_EV_FORK] = "fork",
-	[GCTX_EV_EXEC] = "exec",
-	[GCTX_EV_EXIT] = "exit",
-	[GCTX_EV_OPEN] = "open",
-	[GCTX_EV_IOCTL] = "ioctl",
-	[GCTX_EV_MMAP] = "mmap",
-	[GCTX_EV_CLOSE] = "close",
-	[GCTX_EV_FD_KEPT] = "fd_kept",
-	[GCTX_EV_API] = "api",
-	[GCTX_EV_LIBMAP] = "libmap",
-};
-
-static const char *const rep_ev_label[GCTX_EV_KERNEL_MAX] = {
-	[GCTX_EV_FORK] = "fork",
-	[GCTX_EV_EXEC] = "exec",
-	[GCTX_EV_EXIT] = "exit",
-	[GCTX_EV_OPEN] = "open",
-	[GCTX_EV_IOCTL] = "ioctl",
-	[GCTX_EV_MMAP] = "mmap",
-	[GCTX_EV_CLOSE] = "close",
-	[GCTX_EV_FD_KEPT] = "fd-kept",
-	[GCTX_EV_API] = "api",
-	[GCTX_EV_LIBMAP] = "libmap",
-};
+/* Text label of a kernel record type: its JSON key, but "fd-kept". */
+static const char *rep_ev_label(__u32 type)
+{
+	return type == GCTX_EV_FD_KEPT ? "fd-kept" : gctx_ev_type_name(type);
+}
 
 struct rep_hold_ref {
 	__u32 file_idx;
@@ -1291,7 +1271,7 @@ static void rep_text_counts(struct rep_ctx *c)
 	fprintf(c->out, "Events: %llu records (",
 		(unsigned long long)gctx_model__total_events(c->m));
 	for (t = 1; t < GCTX_EV_KERNEL_MAX; t++)
-		fprintf(c->out, "%s%s %llu", t > 1 ? ", " : "", rep_ev_label[t],
+		fprintf(c->out, "%s%s %llu", t > 1 ? ", " : "", rep_ev_label(t),
 			(unsigned long long)gctx_model__events(c->m, t));
 	fputs(")\n", c->out);
 
@@ -1299,7 +1279,7 @@ static void rep_text_counts(struct rep_ctx *c)
 		fprintf(c->out, "WARNING: %llu event%s lost:", (unsigned long long)lost,
 			rep_plural(lost));
 		for (t = 1; t < GCTX_EV_KERNEL_MAX; t++)
-			fprintf(c->out, " %s=%llu", rep_ev_label[t],
+			fprintf(c->out, " %s=%llu", rep_ev_label(t),
 				(unsigned long long)d->drops[t]);
 		fputs(
 		    "\n  the ring buffer overflowed; processes, files or findings may be missing\n",
@@ -1813,8 +1793,7 @@ static void rep_json_finding(struct gctx_json *j, const struct gctx_model *m,
 	rep_json_str(j, "device_kind", f->kind_dev ? gctx_dev_kind_name(f->kind_dev) : NULL);
 	rep_json_u64_or_null(j, "file_id", f->file_id);
 	rep_json_u64_or_null(j, "time_ns", f->time_ns);
-	rep_json_str(j, "event",
-		     f->event_type < GCTX_EV_KERNEL_MAX ? rep_ev_key[f->event_type] : NULL);
+	rep_json_str(j, "event", gctx_ev_type_name(f->event_type));
 	rep_json_fixed(j, "call", f->call, sizeof(f->call), true);
 	rep_json_s64(j, "err", f->err);
 	rep_json_str(j, "errno_name", f->err ? gctx_errno_name(f->err) : NULL);
@@ -1865,7 +1844,7 @@ static void rep_json_counts(struct gctx_json *j, const struct gctx_model *m)
 	gctx_json__key(j, "drops");
 	gctx_json__obj_begin(j);
 	for (t = 1; t < GCTX_EV_KERNEL_MAX; t++)
-		rep_json_u64(j, rep_ev_key[t], d ? d->drops[t] : 0);
+		rep_json_u64(j, gctx_ev_type_name(t), d ? d->drops[t] : 0);
 	rep_json_u64(j, "missed_stash", d ? d->missed_stash : 0);
 	rep_json_u64(j, "total", rep_drops_total(d));
 	gctx_json__obj_end(j);
@@ -1874,7 +1853,7 @@ static void rep_json_counts(struct gctx_json *j, const struct gctx_model *m)
 	gctx_json__obj_begin(j);
 	rep_json_u64(j, "total", gctx_model__total_events(m));
 	for (t = 1; t < GCTX_EV_KERNEL_MAX; t++)
-		rep_json_u64(j, rep_ev_key[t], gctx_model__events(m, t));
+		rep_json_u64(j, gctx_ev_type_name(t), gctx_model__events(m, t));
 	gctx_json__obj_end(j);
 }
 

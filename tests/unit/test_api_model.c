@@ -18,10 +18,10 @@
 #include "api.h"
 #include "model.h"
 
+#include "builders.h"
+
 #define CTL_FILE  0xffff888100001000ULL
 #define CTL_FILE2 0xffff888100002000ULL
-
-#define NV_RM_ALLOC 0xC030462Bu /* _IOWR('F', 0x2b, NVOS64) */
 
 #define CLS_CLIENT   0x41
 #define CLS_DEVICE   0x80
@@ -55,93 +55,51 @@ static int teardown(void **state)
 
 /* ---- record builders ---- */
 
-static void hdr(struct gctx_ev_hdr *h, __u32 type, __u32 tgid, __u32 tid, __u64 ts,
-		const char *comm)
-{
-	h->type = type;
-	h->tgid = tgid;
-	h->tid = tid;
-	h->ts_ns = ts;
-	snprintf(h->comm, sizeof(h->comm), "%s", comm);
-}
-
-static void feed(struct gctx_model *m, __u32 type, const void *rec, __u32 len)
-{
-	assert_int_equal(gctx_model__feed(m, type, rec, len), 0);
-}
-
 static void do_fork(struct gctx_model *m, __u32 parent, __u32 child, __u64 ts)
 {
-	struct gctx_ev_fork ev = {.child_tid = child, .child_tgid = child};
+	struct gctx_ev_fork ev = ev_fork(parent, child, ts, "app", false);
 
-	hdr(&ev.hdr, GCTX_EV_FORK, parent, parent, ts, "app");
 	feed(m, GCTX_EV_FORK, &ev, sizeof(ev));
 }
 
 static void do_thread(struct gctx_model *m, __u32 tgid, __u32 tid, __u64 ts)
 {
-	struct gctx_ev_fork ev = {.child_tid = tid, .child_tgid = tgid, .flags = GCTX_FORK_THREAD};
+	struct gctx_ev_fork ev = ev_fork(tgid, tid, ts, "app", true);
 
-	hdr(&ev.hdr, GCTX_EV_FORK, tgid, tgid, ts, "app");
 	feed(m, GCTX_EV_FORK, &ev, sizeof(ev));
 }
 
 static void do_exec(struct gctx_model *m, __u32 tgid, __u64 ts, const char *filename)
 {
-	struct gctx_ev_exec ev = {.old_tid = tgid};
+	struct gctx_ev_exec ev = ev_exec(tgid, ts, "app", filename, filename, strlen(filename) + 1);
 
-	hdr(&ev.hdr, GCTX_EV_EXEC, tgid, tgid, ts, "app");
-	snprintf(ev.filename, sizeof(ev.filename), "%s", filename);
-	memcpy(ev.args, filename, strlen(filename) + 1);
-	ev.args_len = strlen(filename) + 1;
 	feed(m, GCTX_EV_EXEC, &ev, sizeof(ev));
 }
 
 static void do_exit(struct gctx_model *m, __u32 tgid, __u64 ts)
 {
-	struct gctx_ev_exit ev = {.exit_code = 0, .group_dead = 1};
+	struct gctx_ev_exit ev = ev_exit(tgid, tgid, ts, "app", 0, true);
 
-	hdr(&ev.hdr, GCTX_EV_EXIT, tgid, tgid, ts, "app");
 	feed(m, GCTX_EV_EXIT, &ev, sizeof(ev));
 }
 
 static void do_open(struct gctx_model *m, __u32 tgid, __u64 ts, __u64 file, int fd)
 {
-	struct gctx_ev_open ev = {.file = file, .fd = fd, .flags = 02, .kind = GCTX_DEV_NVIDIACTL};
+	struct gctx_ev_open ev = ev_open_dev(tgid, ts, "app", file, fd, 02, GCTX_DEV_NVIDIACTL);
 
-	hdr(&ev.hdr, GCTX_EV_OPEN, tgid, tgid, ts, "app");
-	ev.rdev = (195u << 20) | 255u;
-	snprintf(ev.path, sizeof(ev.path), "/dev/nvidiactl");
+	ev.rdev = NVIDIACTL_RDEV;
 	feed(m, GCTX_EV_OPEN, &ev, sizeof(ev));
 }
 
-static void put32(__u8 *b, __u32 off, __u32 v)
-{
-	memcpy(b + off, &v, sizeof(v));
-}
-
-/* NV_ESC_RM_ALLOC, NVOS64: hRoot@0 hObjectParent@4 hObjectNew@8 hClass@0xC status@0x28. */
+/* NV_ESC_RM_ALLOC, NVOS64, NV_OK. */
 static void do_rm_alloc(struct gctx_model *m, __u32 tgid, __u32 tid, __u64 ts, __u64 file, int fd,
 			__u32 client, __u32 parent, __u32 handle, __u32 cls)
 {
 	struct gctx_ev_ioctl ev;
 
-	memset(&ev, 0, sizeof(ev));
-	hdr(&ev.hdr, GCTX_EV_IOCTL, tgid, tid, ts, "app");
-	ev.file = file;
-	ev.fd = fd;
-	ev.cmd = NV_RM_ALLOC;
+	ioctl_ev(&ev, tgid, tid, ts, "app", file, fd, GCTX_DEV_NVIDIACTL, NV_RM_ALLOC, 48);
 	ev.dur_ns = 50;
-	ev.kind = GCTX_DEV_NVIDIACTL;
-	ev.flags = GCTX_IOCTL_IN_OK | GCTX_IOCTL_OUT_OK;
-	ev.size = 48;
-	ev.len = 48;
-	put32(ev.in, 0x0, client);
-	put32(ev.in, 0x4, parent);
-	put32(ev.in, 0x8, handle);
-	put32(ev.in, 0xc, cls);
-	memcpy(ev.out, ev.in, sizeof(ev.out));
-	put32(ev.out, 0x28, 0); /* NV_OK */
+	rm_alloc_params(&ev, client, parent, handle, cls, 0);
 	feed(m, GCTX_EV_IOCTL, &ev, sizeof(ev));
 }
 
@@ -150,19 +108,12 @@ static void api_dur(struct gctx_model *m, __u32 tgid, __u32 tid, __u64 ts, __u64
 		    enum gctx_api_fn fn, __s64 ret, __u64 out, __u64 a0, __u64 a1, __u64 a2,
 		    __u64 a3)
 {
-	struct gctx_ev_api ev;
+	struct gctx_ev_api ev = ev_api(tgid, tid, ts, "app", dur, fn, ret, out);
 
-	memset(&ev, 0, sizeof(ev));
-	hdr(&ev.hdr, GCTX_EV_API, tgid, tid, ts, "app");
-	ev.fn = fn;
-	ev.flags = GCTX_API_RETURNED | GCTX_API_OUT_OK;
-	ev.ret = ret;
-	ev.dur_ns = dur;
 	ev.args[0] = a0;
 	ev.args[1] = a1;
 	ev.args[2] = a2;
 	ev.args[3] = a3;
-	ev.out = out;
 	ev.ip = 0x7f1234560000ULL;
 	feed(m, GCTX_EV_API, &ev, sizeof(ev));
 }
@@ -579,8 +530,7 @@ static void test_call_without_return_is_not_an_error(void **state)
 	struct gctx_model *m = *state;
 	struct gctx_ev_api ev;
 
-	memset(&ev, 0, sizeof(ev));
-	hdr(&ev.hdr, GCTX_EV_API, 450, 450, 1000, "app");
+	ev_init(&ev, sizeof(ev), GCTX_EV_API, 450, 450, 1000, "app");
 	ev.fn = GCTX_CU_INIT;
 	ev.ret = 999; /* not valid: GCTX_API_RETURNED is clear */
 	feed(m, GCTX_EV_API, &ev, sizeof(ev));

@@ -16,12 +16,14 @@
 #include <time.h>
 
 #include "model.h"
+#include "records.h"
+
+#include "builders.h"
 
 #define CTL_FILE  0xffff888100001000ULL
 #define CTL_FILE2 0xffff888100002000ULL
 #define KFD_FILE  0xffff888100003000ULL
 
-#define NV_RM_ALLOC 0xC030462Bu /* _IOWR('F', 0x2b, NVOS64) */
 #define NV_RM_FREE  0xC0104629u /* _IOWR('F', 0x29, NVOS00) */
 #define KFD_GET_VER 0x80084B01u /* _IOR('K', 0x01, 8) */
 #define KFD_ALLOC   0xC0284B16u /* _IOWR('K', 0x16, kfd_ioctl_alloc_memory_of_gpu_args) */
@@ -69,88 +71,44 @@ static int teardown(void **state)
 
 /* ---- record builders ---- */
 
-static void hdr(struct gctx_ev_hdr *h, __u32 type, __u32 tgid, __u32 tid, __u64 ts,
-		const char *comm)
-{
-	h->type = type;
-	h->tgid = tgid;
-	h->tid = tid;
-	h->ts_ns = ts;
-	snprintf(h->comm, sizeof(h->comm), "%s", comm);
-}
-
-static void feed(struct gctx_model *m, __u32 type, const void *rec, __u32 len)
-{
-	assert_int_equal(gctx_model__feed(m, type, rec, len), 0);
-}
-
 /* Process parent forks process child (child's pid == tid). */
 static void do_fork(struct gctx_model *m, __u32 parent, __u32 child, __u64 ts, const char *comm)
 {
-	struct gctx_ev_fork ev = {.child_tid = child, .child_tgid = child};
+	struct gctx_ev_fork ev = ev_fork(parent, child, ts, comm, false);
 
-	hdr(&ev.hdr, GCTX_EV_FORK, parent, parent, ts, comm);
 	feed(m, GCTX_EV_FORK, &ev, sizeof(ev));
 }
 
 static void do_thread(struct gctx_model *m, __u32 tgid, __u32 tid, __u64 ts, const char *comm)
 {
-	struct gctx_ev_fork ev = {.child_tid = tid, .child_tgid = tgid, .flags = GCTX_FORK_THREAD};
+	struct gctx_ev_fork ev = ev_fork(tgid, tid, ts, comm, true);
 
-	hdr(&ev.hdr, GCTX_EV_FORK, tgid, tgid, ts, comm);
 	feed(m, GCTX_EV_FORK, &ev, sizeof(ev));
 }
 
 static void do_exec(struct gctx_model *m, __u32 tgid, __u32 old_tid, __u64 ts, const char *comm,
 		    const char *filename)
 {
-	struct gctx_ev_exec ev = {.old_tid = old_tid};
+	struct gctx_ev_exec ev = ev_exec(tgid, ts, comm, filename, filename, strlen(filename) + 1);
 
-	hdr(&ev.hdr, GCTX_EV_EXEC, tgid, tgid, ts, comm);
-	snprintf(ev.filename, sizeof(ev.filename), "%s", filename);
-	memcpy(ev.args, filename, strlen(filename) + 1);
-	ev.args_len = strlen(filename) + 1;
+	ev.old_tid = old_tid;
 	feed(m, GCTX_EV_EXEC, &ev, sizeof(ev));
 }
 
 static void do_exit(struct gctx_model *m, __u32 tgid, __u32 tid, __u64 ts, __u32 code,
 		    bool group_dead)
 {
-	struct gctx_ev_exit ev = {.exit_code = code, .group_dead = group_dead};
+	struct gctx_ev_exit ev = ev_exit(tgid, tid, ts, "x", code, group_dead);
 
-	hdr(&ev.hdr, GCTX_EV_EXIT, tgid, tid, ts, "x");
 	feed(m, GCTX_EV_EXIT, &ev, sizeof(ev));
 }
 
 static void do_open(struct gctx_model *m, __u32 tgid, __u64 ts, const char *comm, __u64 file,
 		    int fd, __u32 kind, __u32 flags)
 {
-	struct gctx_ev_open ev = {.file = file, .fd = fd, .flags = flags, .kind = kind};
+	struct gctx_ev_open ev = ev_open_dev(tgid, ts, comm, file, fd, flags, kind);
 
-	hdr(&ev.hdr, GCTX_EV_OPEN, tgid, tgid, ts, comm);
-	snprintf(ev.path, sizeof(ev.path), "%s",
-		 kind == GCTX_DEV_KFD ? "/dev/kfd" : "/dev/nvidiactl");
 	feed(m, GCTX_EV_OPEN, &ev, sizeof(ev));
-}
-
-static void put32(__u8 *b, __u32 off, __u32 v)
-{
-	memcpy(b + off, &v, sizeof(v));
-}
-
-/* An ioctl record whose parameters were read at entry and exit (in[] and out[] alike). */
-static void ioctl_ev(struct gctx_ev_ioctl *ev, __u32 tgid, __u32 tid, __u64 ts, const char *comm,
-		     __u64 file, int fd, __u32 kind, __u32 cmd, __u32 size)
-{
-	memset(ev, 0, sizeof(*ev));
-	hdr(&ev->hdr, GCTX_EV_IOCTL, tgid, tid, ts, comm);
-	ev->file = file;
-	ev->fd = fd;
-	ev->cmd = cmd;
-	ev->kind = kind;
-	ev->flags = GCTX_IOCTL_IN_OK | GCTX_IOCTL_OUT_OK;
-	ev->size = size;
-	ev->len = size;
 }
 
 /* Write v at off in both the entry and the exit copy of the parameters. */
@@ -168,11 +126,7 @@ static void do_rm_alloc(struct gctx_model *m, __u32 tgid, __u32 tid, __u64 ts, c
 	struct gctx_ev_ioctl ev;
 
 	ioctl_ev(&ev, tgid, tid, ts, comm, file, fd, GCTX_DEV_NVIDIACTL, NV_RM_ALLOC, 48);
-	param32(&ev, 0x0, client);   /* hRoot */
-	param32(&ev, 0x4, parent);   /* hObjectParent */
-	param32(&ev, 0x8, handle);   /* hObjectNew */
-	param32(&ev, 0xc, cls);	     /* hClass */
-	put32(ev.out, 0x28, status); /* status, written by RM */
+	rm_alloc_params(&ev, client, parent, handle, cls, status);
 	feed(m, GCTX_EV_IOCTL, &ev, sizeof(ev));
 }
 
@@ -238,8 +192,7 @@ static void do_mmap(struct gctx_model *m, __u32 tgid, __u64 ts, __u64 file, int 
 {
 	struct gctx_ev_mmap ev;
 
-	memset(&ev, 0, sizeof(ev));
-	hdr(&ev.hdr, GCTX_EV_MMAP, tgid, tgid, ts, "x");
+	ev_init(&ev, sizeof(ev), GCTX_EV_MMAP, tgid, tgid, ts, "x");
 	ev.file = file;
 	ev.fd = fd;
 	ev.kind = GCTX_DEV_NVIDIACTL;
@@ -251,9 +204,8 @@ static void do_mmap(struct gctx_model *m, __u32 tgid, __u64 ts, __u64 file, int 
 static void do_fd(struct gctx_model *m, __u32 type, __u32 tgid, __u64 ts, __u64 file, int fd,
 		  __u32 kind)
 {
-	struct gctx_ev_fd ev = {.file = file, .fd = fd, .kind = kind};
+	struct gctx_ev_fd ev = ev_fd(type, tgid, ts, "x", file, fd, kind);
 
-	hdr(&ev.hdr, type, tgid, tgid, ts, "x");
 	feed(m, type, &ev, sizeof(ev));
 }
 
@@ -1094,35 +1046,16 @@ static void test_snapshot_completes_process_seen_first(void **state)
 static void test_short_and_unknown_records(void **state)
 {
 	struct gctx_model *m = *state;
-	/* clang-format off */
-	static const struct {
-		__u32 type;
-		__u32 len;
-	} t[] = {
-		{ GCTX_EV_FORK, sizeof(struct gctx_ev_fork) },
-		{ GCTX_EV_EXEC, sizeof(struct gctx_ev_exec) },
-		{ GCTX_EV_EXIT, sizeof(struct gctx_ev_exit) },
-		{ GCTX_EV_OPEN, sizeof(struct gctx_ev_open) },
-		{ GCTX_EV_IOCTL, sizeof(struct gctx_ev_ioctl) },
-		{ GCTX_EV_MMAP, sizeof(struct gctx_ev_mmap) },
-		{ GCTX_EV_CLOSE, sizeof(struct gctx_ev_fd) },
-		{ GCTX_EV_FD_KEPT, sizeof(struct gctx_ev_fd) },
-		{ GCTX_REC_PROC_PRESENT, sizeof(struct gctx_rec_proc) },
-		{ GCTX_REC_FILE_PRESENT, sizeof(struct gctx_rec_file) },
-		{ GCTX_REC_DEVICE, sizeof(struct gctx_rec_device) },
-		{ GCTX_REC_DROPS, sizeof(struct gctx_rec_drops) },
-		{ GCTX_REC_END, sizeof(struct gctx_rec_end) },
-	};
-	/* clang-format on */
 	static __u8 buf[1024];
 	struct gctx_rec_drops drops = {.drops = {[GCTX_EV_IOCTL] = 7}, .missed_stash = 2};
 	struct gctx_rec_end end = {.end_ns = 999, .exit_status = 0, .events = 12};
 	struct gctx_rec_device dev = {.kind = GCTX_DEV_NVIDIACTL, .rdev = 0x0C3000FF};
 	__u32 i;
 
-	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		assert_int_equal(gctx_model__feed(m, t[i].type, buf, t[i].len - 1), -EINVAL);
-		assert_int_equal(gctx_model__feed(m, t[i].type, buf, 0), -EINVAL);
+	for (i = 0; i < ARRAY_SIZE(rec_sizes); i++) {
+		assert_int_equal(gctx_model__feed(m, rec_sizes[i].type, buf, rec_sizes[i].len - 1),
+				 -EINVAL);
+		assert_int_equal(gctx_model__feed(m, rec_sizes[i].type, buf, 0), -EINVAL);
 	}
 	assert_int_equal(gctx_model__total_events(m), 0);
 	assert_int_equal(gctx_model__nprocs(m), 0);
@@ -1169,13 +1102,35 @@ static void test_short_and_unknown_records(void **state)
 	assert_string_equal(gctx_hold_how_name(GCTX_HOLD_PRESENT), "present");
 }
 
+/* records.h: the size every record type needs (API, library map and probe records too) and the
+ * kernel event names the JSON report keys its counts by. */
+static void test_record_types(void **state)
+{
+	__u32 i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(rec_sizes); i++)
+		assert_int_equal(gctx_record_min_len(rec_sizes[i].type), rec_sizes[i].len);
+	assert_int_equal(gctx_record_min_len(GCTX_EV_API), sizeof(struct gctx_ev_api));
+	assert_int_equal(gctx_record_min_len(GCTX_EV_LIBMAP), sizeof(struct gctx_ev_libmap));
+	assert_int_equal(gctx_record_min_len(GCTX_REC_PROBE), sizeof(struct gctx_rec_probe));
+	assert_int_equal(gctx_record_min_len(0), 0);
+	assert_int_equal(gctx_record_min_len(GCTX_EV_KERNEL_MAX), 0);
+	assert_string_equal(gctx_ev_type_name(GCTX_EV_FORK), "fork");
+	assert_string_equal(gctx_ev_type_name(GCTX_EV_FD_KEPT), "fd_kept");
+	assert_string_equal(gctx_ev_type_name(GCTX_EV_LIBMAP), "libmap");
+	assert_null(gctx_ev_type_name(0));
+	assert_null(gctx_ev_type_name(GCTX_EV_KERNEL_MAX));
+	assert_null(gctx_ev_type_name(GCTX_REC_END));
+}
+
 static void test_unaligned_record(void **state)
 {
 	struct gctx_model *m = *state;
 	struct gctx_ev_fork ev = {.child_tid = 2, .child_tgid = 2};
 	static __u8 buf[sizeof(ev) + 1];
 
-	hdr(&ev.hdr, GCTX_EV_FORK, 1, 1, 5, "init");
+	hdr_fill(&ev.hdr, GCTX_EV_FORK, 1, 1, 5, "init");
 	memcpy(buf + 1, &ev, sizeof(ev));
 	feed(m, GCTX_EV_FORK, buf + 1, sizeof(ev));
 	assert_int_equal(gctx_model__nprocs(m), 2);
@@ -1254,6 +1209,7 @@ int main(void)
 		TEST(test_kfd_memory_objects),
 		TEST(test_snapshot_completes_process_seen_first),
 		TEST(test_short_and_unknown_records),
+		TEST(test_record_types),
 		TEST(test_unaligned_record),
 		TEST(test_many_forks_scale),
 	};

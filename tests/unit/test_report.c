@@ -25,88 +25,29 @@
 #include "report.h"
 #include "tracefile.h"
 
-#define T0	     1000000000ULL /* start_mono_ns of every test trace */
+#include "builders.h"
+
 #define CTL_FILE     0xffff888000a01000ULL
 #define NV_CLIENT    0xc1d00001u
 #define NV_DEVICE    0xcaf00001u
 #define NV_TSG	     0x5c000010u
 #define NV_CTXSHARE  0x5c000011u
 #define CU_CTX	     0x5555a000ULL
-#define RM_ALLOC_CMD 0xC030462Bu
 #define O_RDWR_K     02u
 #define O_CLOEXEC_K  02000000u
+#define CMDLINE	     "-- python3 train.py --epochs 1"
 
 /* ---- record builders ---- */
 
-static void hdr_fill(struct gctx_ev_hdr *h, __u32 type, __u32 pid, __u32 tid, __u64 ts,
-		     const char *comm)
-{
-	h->type = type;
-	h->tgid = pid;
-	h->tid = tid;
-	h->ts_ns = ts;
-	/* comm may be exactly GCTX_COMM_LEN bytes without a NUL, as the kernel may give it */
-	memcpy(h->comm, comm, strnlen(comm, GCTX_COMM_LEN));
-}
-
-static struct gctx_ev_fork ev_fork(__u32 pid, __u32 child, __u64 ts, const char *comm, bool thread)
-{
-	struct gctx_ev_fork e;
-
-	memset(&e, 0, sizeof(e));
-	hdr_fill(&e.hdr, GCTX_EV_FORK, pid, pid, ts, comm);
-	e.child_tid = child;
-	e.child_tgid = thread ? pid : child;
-	e.flags = thread ? GCTX_FORK_THREAD : 0;
-	return e;
-}
-
-static struct gctx_ev_exec ev_exec(__u32 pid, __u64 ts, const char *comm, const char *file,
-				   const char *args, __u32 args_len)
-{
-	struct gctx_ev_exec e;
-
-	memset(&e, 0, sizeof(e));
-	hdr_fill(&e.hdr, GCTX_EV_EXEC, pid, pid, ts, comm);
-	e.old_tid = pid;
-	snprintf(e.filename, sizeof(e.filename), "%s", file);
-	memcpy(e.args, args, args_len);
-	e.args_len = args_len;
-	return e;
-}
-
-static struct gctx_ev_exit ev_exit(__u32 pid, __u32 tid, __u64 ts, const char *comm, __u32 code,
-				   bool group_dead)
-{
-	struct gctx_ev_exit e;
-
-	memset(&e, 0, sizeof(e));
-	hdr_fill(&e.hdr, GCTX_EV_EXIT, pid, tid, ts, comm);
-	e.exit_code = code;
-	e.group_dead = group_dead;
-	return e;
-}
-
+/* An open of /dev/nvidiactl, with the device number and inode the kernel reports. */
 static struct gctx_ev_open ev_open(__u32 pid, __u64 ts, const char *comm, __u64 file, int fd,
 				   __u32 flags)
 {
-	struct gctx_ev_open e;
+	struct gctx_ev_open e = ev_open_dev(pid, ts, comm, file, fd, flags, GCTX_DEV_NVIDIACTL);
 
-	memset(&e, 0, sizeof(e));
-	hdr_fill(&e.hdr, GCTX_EV_OPEN, pid, pid, ts, comm);
-	e.file = file;
-	e.fd = fd;
-	e.flags = flags;
-	e.kind = GCTX_DEV_NVIDIACTL;
-	e.rdev = (195u << 20) | 255u;
+	e.rdev = NVIDIACTL_RDEV;
 	e.ino = 42;
-	snprintf(e.path, sizeof(e.path), "/dev/nvidiactl");
 	return e;
-}
-
-static void put32(__u8 *b, __u32 off, __u32 v)
-{
-	memcpy(b + off, &v, sizeof(v));
 }
 
 /* RM_ALLOC with the 48-byte NVOS64 layout, captured at entry and exit. */
@@ -116,24 +57,11 @@ static struct gctx_ev_ioctl ev_rm_alloc(__u32 pid, __u64 ts, const char *comm, i
 {
 	struct gctx_ev_ioctl e;
 
-	memset(&e, 0, sizeof(e));
-	hdr_fill(&e.hdr, GCTX_EV_IOCTL, pid, pid, ts, comm);
-	e.file = CTL_FILE;
-	e.fd = fd;
-	e.cmd = RM_ALLOC_CMD;
+	ioctl_ev(&e, pid, pid, ts, comm, CTL_FILE, fd, GCTX_DEV_NVIDIACTL, NV_RM_ALLOC, 48);
 	e.ret = ret;
 	e.arg = 0x7ffc00001000ULL;
 	e.dur_ns = 1500;
-	e.kind = GCTX_DEV_NVIDIACTL;
-	e.flags = GCTX_IOCTL_IN_OK | GCTX_IOCTL_OUT_OK;
-	e.size = 48;
-	e.len = 48;
-	put32(e.in, 0x0, root);
-	put32(e.in, 0x4, parent);
-	put32(e.in, 0x8, handle);
-	put32(e.in, 0xc, cls);
-	memcpy(e.out, e.in, sizeof(e.out));
-	put32(e.out, 0x28, status);
+	rm_alloc_params(&e, root, parent, handle, cls, status);
 	return e;
 }
 
@@ -141,8 +69,7 @@ static struct gctx_ev_mmap ev_mmap(__u32 pid, __u64 ts, const char *comm, int fd
 {
 	struct gctx_ev_mmap e;
 
-	memset(&e, 0, sizeof(e));
-	hdr_fill(&e.hdr, GCTX_EV_MMAP, pid, pid, ts, comm);
+	ev_init(&e, sizeof(e), GCTX_EV_MMAP, pid, pid, ts, comm);
 	e.file = 0xffff888000a02000ULL;
 	e.fd = fd;
 	e.kind = GCTX_DEV_NVIDIA;
@@ -153,33 +80,14 @@ static struct gctx_ev_mmap ev_mmap(__u32 pid, __u64 ts, const char *comm, int fd
 	return e;
 }
 
-static struct gctx_ev_fd ev_fd(__u32 type, __u32 pid, __u64 ts, const char *comm, int fd)
+/* A returned CUDA/HIP call of the trainer on thread tid of pid. */
+static struct gctx_ev_api ev_call(__u32 pid, __u32 tid, __u64 ts, __u64 dur, __u32 fn, __s64 ret,
+				  __u64 out, __u64 a0, __u64 a1)
 {
-	struct gctx_ev_fd e;
+	struct gctx_ev_api e = ev_api(pid, tid, ts, "trainer", dur, fn, ret, out);
 
-	memset(&e, 0, sizeof(e));
-	hdr_fill(&e.hdr, type, pid, pid, ts, comm);
-	e.file = CTL_FILE;
-	e.fd = fd;
-	e.kind = GCTX_DEV_NVIDIACTL;
-	return e;
-}
-
-/* A returned CUDA/HIP call on thread tid of pid. */
-static struct gctx_ev_api ev_api(__u32 pid, __u32 tid, __u64 ts, __u64 dur, __u32 fn, __s64 ret,
-				 __u64 out, __u64 a0, __u64 a1)
-{
-	struct gctx_ev_api e;
-
-	memset(&e, 0, sizeof(e));
-	hdr_fill(&e.hdr, GCTX_EV_API, pid, tid, ts, "trainer");
-	e.fn = fn;
-	e.flags = GCTX_API_RETURNED | GCTX_API_OUT_OK;
-	e.ret = ret;
-	e.dur_ns = dur;
 	e.args[0] = a0;
 	e.args[1] = a1;
-	e.out = out;
 	return e;
 }
 
@@ -216,17 +124,6 @@ static void feed_end(struct gctx_model *m, __u64 ts)
 	end.exit_status = 0;
 	end.events = gctx_model__total_events(m);
 	FEED(m, GCTX_REC_END, end);
-}
-
-static void meta_fill(struct gctx_trace_meta *meta)
-{
-	memset(meta, 0, sizeof(*meta));
-	meta->start_wall_ns = 1763704992123456789ULL; /* 2025-11-21T06:03:12.123456Z */
-	meta->start_mono_ns = T0;
-	snprintf(meta->hostname, sizeof(meta->hostname), "gpu-node-7");
-	snprintf(meta->kernel, sizeof(meta->kernel), "6.18.44");
-	snprintf(meta->version, sizeof(meta->version), "0.1.0");
-	snprintf(meta->cmdline, sizeof(meta->cmdline), "-- python3 train.py --epochs 1");
 }
 
 /*
@@ -301,7 +198,7 @@ static struct gctx_model *api_scenario_model(void)
 	FEED(m, GCTX_EV_OPEN, op);
 	io = ev_rm_alloc(2000, T0 + 4000, "trainer", 3, NV_CLIENT, 0, NV_CLIENT, 0x41, 0, 0);
 	FEED(m, GCTX_EV_IOCTL, io);
-	a = ev_api(2000, 2000, T0 + 10000, 500, GCTX_CU_INIT, 0, 0, 0, 0);
+	a = ev_call(2000, 2000, T0 + 10000, 500, GCTX_CU_INIT, 0, 0, 0, 0);
 	FEED(m, GCTX_EV_API, a);
 	/* cuDevicePrimaryCtxRetain(pctx, 0) from 20 us to 25 us */
 	io = ev_rm_alloc(2000, T0 + 21000, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_TSG, 0xa06c, 0,
@@ -310,34 +207,34 @@ static struct gctx_model *api_scenario_model(void)
 	io = ev_rm_alloc(2000, T0 + 22000, "trainer", 3, NV_CLIENT, NV_TSG, NV_CTXSHARE, 0x9067, 0,
 			 0);
 	FEED(m, GCTX_EV_IOCTL, io);
-	a = ev_api(2000, 2000, T0 + 20000, 5000, GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN, 0, CU_CTX,
-		   0x7ffc0000a000ULL, 0);
+	a = ev_call(2000, 2000, T0 + 20000, 5000, GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN, 0, CU_CTX,
+		    0x7ffc0000a000ULL, 0);
 	FEED(m, GCTX_EV_API, a);
-	a = ev_api(2000, 2000, T0 + 30000, 100, GCTX_CU_CTX_SET_CURRENT, 0, 0, CU_CTX, 0);
+	a = ev_call(2000, 2000, T0 + 30000, 100, GCTX_CU_CTX_SET_CURRENT, 0, 0, CU_CTX, 0);
 	FEED(m, GCTX_EV_API, a);
-	a = ev_api(2000, 2001, T0 + 30500, 100, GCTX_CU_MEM_ALLOC, 0, 0x7f00c0000000ULL,
-		   0x7ffc0000a000ULL, 4096);
+	a = ev_call(2000, 2001, T0 + 30500, 100, GCTX_CU_MEM_ALLOC, 0, 0x7f00c0000000ULL,
+		    0x7ffc0000a000ULL, 4096);
 	FEED(m, GCTX_EV_API, a);
-	a = ev_api(2000, 2001, T0 + 31000, 100, GCTX_CU_CTX_PUSH_CURRENT, 0, 0, CU_CTX, 0);
+	a = ev_call(2000, 2001, T0 + 31000, 100, GCTX_CU_CTX_PUSH_CURRENT, 0, 0, CU_CTX, 0);
 	FEED(m, GCTX_EV_API, a);
-	a = ev_api(2000, 2000, T0 + 32000, 100, GCTX_CU_MEM_ALLOC, 0, 0x7f00d0000000ULL,
-		   0x7ffc0000a000ULL, 2 << 20);
+	a = ev_call(2000, 2000, T0 + 32000, 100, GCTX_CU_MEM_ALLOC, 0, 0x7f00d0000000ULL,
+		    0x7ffc0000a000ULL, 2 << 20);
 	FEED(m, GCTX_EV_API, a);
-	a = ev_api(2000, 2000, T0 + 33000, 100, GCTX_CU_MEM_ALLOC, 0, 0x7f00d0200000ULL,
-		   0x7ffc0000a000ULL, 2 << 20);
+	a = ev_call(2000, 2000, T0 + 33000, 100, GCTX_CU_MEM_ALLOC, 0, 0x7f00d0200000ULL,
+		    0x7ffc0000a000ULL, 2 << 20);
 	FEED(m, GCTX_EV_API, a);
-	a = ev_api(2000, 2000, T0 + 34000, 100, GCTX_CU_MEM_FREE, 0, 0, 0x7f00d0000000ULL, 0);
+	a = ev_call(2000, 2000, T0 + 34000, 100, GCTX_CU_MEM_FREE, 0, 0, 0x7f00d0000000ULL, 0);
 	FEED(m, GCTX_EV_API, a);
-	a = ev_api(2000, 2000, T0 + 35000, 100, GCTX_CU_LAUNCH_KERNEL, 0, 0, 0x1, 0);
+	a = ev_call(2000, 2000, T0 + 35000, 100, GCTX_CU_LAUNCH_KERNEL, 0, 0, 0x1, 0);
 	FEED(m, GCTX_EV_API, a);
 	for (i = 0; i < 3; i++) {
-		a = ev_api(2000, 2000, T0 + 36000 + i, 100, GCTX_CU_MEM_ALLOC, 2, 0,
-			   0x7ffc0000a000ULL, 1ULL << 40);
+		a = ev_call(2000, 2000, T0 + 36000 + i, 100, GCTX_CU_MEM_ALLOC, 2, 0,
+			    0x7ffc0000a000ULL, 1ULL << 40);
 		FEED(m, GCTX_EV_API, a);
 	}
 	fk = ev_fork(2000, 2002, T0 + 40000, "trainer", false);
 	FEED(m, GCTX_EV_FORK, fk);
-	a = ev_api(2002, 2002, T0 + 41000, 100, GCTX_CU_INIT, 3, 0, 0, 0);
+	a = ev_call(2002, 2002, T0 + 41000, 100, GCTX_CU_INIT, 3, 0, 0, 0);
 	FEED(m, GCTX_EV_API, a);
 	et = ev_exit(2002, 2002, T0 + 42000, "trainer", 1 << 8, true);
 	FEED(m, GCTX_EV_EXIT, et);
@@ -370,58 +267,24 @@ static char *capture_end(struct capture *c)
 	return c->buf;
 }
 
-static bool have_python(void)
-{
-	return system("python3 -c pass >/dev/null 2>&1") == 0;
-}
-
 /* Run a python check over the JSON document: the script reads it as `d` and prints OK. */
 static void python_check(const char *json, const char *body)
 {
 	char jpath[] = "/tmp/gctx_test_report_json_XXXXXX";
-	char spath[] = "/tmp/gctx_test_report_py_XXXXXX";
-	char cmd[256], out[4096];
-	size_t n;
-	FILE *f, *p;
-	int fd, status;
+	FILE *f;
+	int fd = mkstemp(jpath);
 
-	if (!have_python()) {
-		print_message("python3 not found: JSON left unchecked\n");
-		return;
-	}
-	fd = mkstemp(jpath);
 	assert_true(fd >= 0);
 	f = fdopen(fd, "w");
 	assert_non_null(f);
 	fputs(json, f);
 	assert_int_equal(fclose(f), 0);
-
-	fd = mkstemp(spath);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
 	/* strict UTF-8 decoding: invalid bytes in the document fail the load */
-	fprintf(f,
-		"import json, sys\n"
-		"with open(sys.argv[1], 'rb') as fh:\n"
-		"    d = json.loads(fh.read().decode('utf-8', 'strict'))\n"
-		"%s\n"
-		"print('OK')\n",
-		body);
-	assert_int_equal(fclose(f), 0);
-
-	snprintf(cmd, sizeof(cmd), "python3 %s %s 2>&1", spath, jpath);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = '\0';
-	status = pclose(p);
+	python_run("import json, sys\n"
+		   "with open(sys.argv[1], 'rb') as fh:\n"
+		   "    d = json.loads(fh.read().decode('utf-8', 'strict'))\n",
+		   body, jpath);
 	unlink(jpath);
-	unlink(spath);
-	if (status != 0 || strcmp(out, "OK\n") != 0) {
-		print_error("python check failed (status %d):\n%s\n", status, out);
-		fail();
-	}
 }
 
 static void assert_contains(const char *hay, const char *needle)
@@ -522,7 +385,7 @@ static void test_json_scenario(void **state)
 	char *json;
 
 	(void)state;
-	meta_fill(&meta);
+	meta_fill(&meta, CMDLINE);
 	capture_begin(&c);
 	assert_int_equal(gctx_report__json(c.f, m, &meta), 0);
 	json = capture_end(&c);
@@ -539,7 +402,7 @@ static void test_text_scenario(void **state)
 	char *text;
 
 	(void)state;
-	meta_fill(&meta);
+	meta_fill(&meta, CMDLINE);
 	capture_begin(&c);
 	assert_int_equal(gctx_report__text(c.f, m, &meta), 0);
 	text = capture_end(&c);
@@ -649,7 +512,7 @@ static void test_api_json(void **state)
 	char *json;
 
 	(void)state;
-	meta_fill(&meta);
+	meta_fill(&meta, CMDLINE);
 	capture_begin(&c);
 	assert_int_equal(gctx_report__json(c.f, m, &meta), 0);
 	json = capture_end(&c);
@@ -666,7 +529,7 @@ static void test_api_text(void **state)
 	char *text;
 
 	(void)state;
-	meta_fill(&meta);
+	meta_fill(&meta, CMDLINE);
 	capture_begin(&c);
 	assert_int_equal(gctx_report__text(c.f, m, &meta), 0);
 	text = capture_end(&c);
@@ -710,13 +573,13 @@ static void test_api_memory_truncated(void **state)
 	__u32 i;
 
 	(void)state;
-	a = ev_api(3000, 3000, T0 + 1, 10, GCTX_CU_INIT, 0, 0, 0, 0);
+	a = ev_call(3000, 3000, T0 + 1, 10, GCTX_CU_INIT, 0, 0, 0, 0);
 	FEED(m, GCTX_EV_API, a);
-	a = ev_api(3000, 3000, T0 + 2, 10, GCTX_CU_CTX_CREATE, 0, CU_CTX, 0x7ffc0000a000ULL, 0);
+	a = ev_call(3000, 3000, T0 + 2, 10, GCTX_CU_CTX_CREATE, 0, CU_CTX, 0x7ffc0000a000ULL, 0);
 	FEED(m, GCTX_EV_API, a);
 	for (i = 0; i < 10005; i++) {
-		a = ev_api(3000, 3000, T0 + 10 + i, 10, GCTX_CU_MEM_ALLOC, 0,
-			   0x7f0000000000ULL + 0x1000ULL * i, 0x7ffc0000a000ULL, 4096);
+		a = ev_call(3000, 3000, T0 + 10 + i, 10, GCTX_CU_MEM_ALLOC, 0,
+			    0x7f0000000000ULL + 0x1000ULL * i, 0x7ffc0000a000ULL, 4096);
 		FEED(m, GCTX_EV_API, a);
 	}
 	gctx_model__finish(m);
@@ -795,7 +658,7 @@ static void test_hostile_strings(void **state)
 	char *json, *text;
 
 	(void)state;
-	meta_fill(&meta);
+	meta_fill(&meta, CMDLINE);
 	snprintf(meta.hostname, sizeof(meta.hostname), "h\"o\\s\nt\x80");
 	snprintf(meta.cmdline, sizeof(meta.cmdline), "-- sh -c 'echo \"\\\\\"'\t\x1b[31m");
 	fk = ev_fork(1, 77, T0 + 1, "init", false);
@@ -854,7 +717,7 @@ static void test_deep_chain(void **state)
 	__u32 i;
 
 	(void)state;
-	meta_fill(&meta);
+	meta_fill(&meta, CMDLINE);
 	op = ev_open(5000, T0 + 1, "w", CTL_FILE, 3, O_RDWR_K);
 	FEED(m, GCTX_EV_OPEN, op);
 	io = ev_rm_alloc(5000, T0 + 2, "w", 3, NV_CLIENT, 0, NV_CLIENT, 0x41, 0, 0);
@@ -904,7 +767,7 @@ static void test_many_objects_and_attach(void **state)
 	__u32 i;
 
 	(void)state;
-	meta_fill(&meta);
+	meta_fill(&meta, CMDLINE);
 	memset(&rp, 0, sizeof(rp));
 	rp.pid = 300;
 	rp.ppid = 1;
@@ -1028,8 +891,10 @@ static void test_print_every_type(void **state)
 		ev_rm_alloc(1240, T0, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0, -9);
 	struct gctx_ev_mmap mm = ev_mmap(1234, T0, "trainer", 4, 0x7f0000001000LL);
 	struct gctx_ev_mmap mm_err = ev_mmap(1234, T0, "trainer", 4, -12);
-	struct gctx_ev_fd cl = ev_fd(GCTX_EV_CLOSE, 1234, T0, "trainer", 3);
-	struct gctx_ev_fd kept = ev_fd(GCTX_EV_FD_KEPT, 1234, T0, "trainer", 3);
+	struct gctx_ev_fd cl =
+	    ev_fd(GCTX_EV_CLOSE, 1234, T0, "trainer", CTL_FILE, 3, GCTX_DEV_NVIDIACTL);
+	struct gctx_ev_fd kept =
+	    ev_fd(GCTX_EV_FD_KEPT, 1234, T0, "trainer", CTL_FILE, 3, GCTX_DEV_NVIDIACTL);
 
 	(void)state;
 	expect_line(GCTX_EV_FORK, &fk, sizeof(fk), "   0.001234 1234/1234");
@@ -1061,37 +926,25 @@ static void test_print_every_type(void **state)
 
 static void test_print_short_and_unknown(void **state)
 {
-	static const struct {
-		__u32 type;
-		__u32 size;
-	} types[] = {
-		{ GCTX_EV_FORK, sizeof(struct gctx_ev_fork) },
-		{ GCTX_EV_EXEC, sizeof(struct gctx_ev_exec) },
-		{ GCTX_EV_EXIT, sizeof(struct gctx_ev_exit) },
-		{ GCTX_EV_OPEN, sizeof(struct gctx_ev_open) },
-		{ GCTX_EV_IOCTL, sizeof(struct gctx_ev_ioctl) },
-		{ GCTX_EV_MMAP, sizeof(struct gctx_ev_mmap) },
-		{ GCTX_EV_CLOSE, sizeof(struct gctx_ev_fd) },
-		{ GCTX_EV_FD_KEPT, sizeof(struct gctx_ev_fd) },
-	};
+	const struct rec_size *types = rec_sizes; /* the first N_PRINTED_RECS */
 	unsigned char *buf;
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+	for (i = 0; i < N_PRINTED_RECS; i++) {
 		/* an exact-size heap copy so valgrind sees any read past len */
-		buf = malloc(types[i].size);
+		buf = malloc(types[i].len);
 		assert_non_null(buf);
-		memset(buf, 0xab, types[i].size);
-		expect_nothing(types[i].type, buf, types[i].size - 1);
+		memset(buf, 0xab, types[i].len);
+		expect_nothing(types[i].type, buf, types[i].len - 1);
 		expect_nothing(types[i].type, buf, sizeof(struct gctx_ev_hdr));
 		expect_nothing(types[i].type, buf, 0);
 		free(buf);
 		/* garbage of the right size still prints one line */
-		buf = malloc(types[i].size + 3);
+		buf = malloc(types[i].len + 3);
 		assert_non_null(buf);
-		memset(buf, 0xff, types[i].size + 3);
-		expect_line(types[i].type, buf + 3, types[i].size, "\n");
+		memset(buf, 0xff, types[i].len + 3);
+		expect_line(types[i].type, buf + 3, types[i].len, "\n");
 		free(buf);
 	}
 	expect_nothing(0, "x", 1);

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What gpuctx.bpf.c and api.bpf.c share. The collector loads gpuctx.bpf.c first and makes
+ * api.bpf.c reuse its ring buffer and followed-process map (bpf_map__reuse_fd), which needs
+ * the two objects to declare the maps identically: they are declared here, once, with the
+ * knobs is_followed() and the wakeup decision read. Include after gpuctx_events.h.
+ */
+#ifndef __GPUCTX_COMMON_BPF_H
+#define __GPUCTX_COMMON_BPF_H
+
+/* Knobs, set by the collector before load. */
+const volatile bool follow_all = false;	     /* -a: every process */
+const volatile __u32 self_tgid = 0;	     /* the collector itself, never followed */
+const volatile __u64 wakeup_bytes = 1 << 20; /* wake the collector past this much unread data */
+
+/* Every record, to the collector. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* tgid -> 1: processes being followed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} followed SEC(".maps");
+
+static __always_inline bool is_followed(__u32 tgid)
+{
+	if (follow_all)
+		return tgid != self_tgid;
+	return bpf_map_lookup_elem(&followed, &tgid) != NULL;
+}
+
+#endif /* __GPUCTX_COMMON_BPF_H */

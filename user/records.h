@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What every reader of records needs to know about the record types of the wire format
+ * (include/gpuctx_events.h): how many bytes a record must have to be read, the kernel event
+ * types' names, and a union of all records to copy one into (records come unaligned from a
+ * trace file, and are never trusted beyond their length).
+ */
+#ifndef __GPUCTX_RECORDS_H
+#define __GPUCTX_RECORDS_H
+
+#include <linux/types.h>
+#include "gpuctx_events.h"
+
+/* Any record: an aligned copy of gctx_record_min_len(type) bytes of one. */
+union gctx_record {
+	struct gctx_ev_hdr hdr; /* kernel records (types below GCTX_EV_KERNEL_MAX) */
+	struct gctx_ev_fork fork;
+	struct gctx_ev_exec exec;
+	struct gctx_ev_exit exit;
+	struct gctx_ev_open open;
+	struct gctx_ev_ioctl ioctl;
+	struct gctx_ev_mmap mmap;
+	struct gctx_ev_fd fd;
+	struct gctx_ev_api api;
+	struct gctx_ev_libmap libmap;
+	struct gctx_rec_proc proc;
+	struct gctx_rec_file file;
+	struct gctx_rec_device dev;
+	struct gctx_rec_drops drops;
+	struct gctx_rec_end end;
+	struct gctx_rec_probe probe;
+};
+
+/* Size of the struct of a record type: a shorter record is malformed. 0 when the type is
+ * unknown. */
+__u32 gctx_record_min_len(__u32 type);
+
+/* Name of a kernel event type, as the JSON report keys its counts: "fork", "exec", "exit",
+ * "open", "ioctl", "mmap", "close", "fd_kept", "api", "libmap"; NULL for any other type. */
+const char *gctx_ev_type_name(__u32 type);
+
+#endif /* __GPUCTX_RECORDS_H */
