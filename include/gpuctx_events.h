@@ -35,6 +35,7 @@ enum gctx_ev_type {
 	GCTX_REC_DROPS = 67,	    /* struct gctx_rec_drops: lost events by kind, written at end */
 	GCTX_REC_END = 68,	    /* struct gctx_rec_end: the recording ended cleanly */
 	GCTX_REC_PROBE = 69,	    /* struct gctx_rec_probe: an API entry point that was probed */
+	GCTX_REC_THREAD_PRESENT = 70, /* struct gctx_rec_thread: a thread present at attach */
 };
 
 /* What kind of GPU device file. */
@@ -250,6 +251,12 @@ struct gctx_rec_device {
 	__u32 rdev;		  /* char device number for major-matched kinds, else 0 */
 	__u32 pad;
 	char path[GCTX_PATH_LEN];
+};
+
+struct gctx_rec_thread {
+	__u32 pid;		  /* its process */
+	__u32 tid;
+	char comm[GCTX_COMM_LEN];
 };
 
 #define GCTX_PROBE_SYMBOL	  0 /* exported symbol */

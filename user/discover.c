@@ -305,6 +305,37 @@ int gctx_proc_info(__u32 pid, struct gctx_rec_proc *out)
 	return 0;
 }
 
+void gctx_proc_threads(__u32 pid, void (*fn)(void *ctx, __u32 pid, __u32 tid, const char *comm),
+		       void *ctx)
+{
+	char path[64], comm[GCTX_COMM_LEN + 2];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return; /* the process is gone */
+	while ((de = readdir(d))) {
+		__u32 tid;
+		int n;
+
+		if (!is_pid_dir(de->d_name))
+			continue;
+		tid = strtoul(de->d_name, NULL, 10);
+		if (tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+		n = read_file(path, comm, sizeof(comm));
+		if (n < 0)
+			continue; /* the thread exited meanwhile */
+		if (n > 0 && comm[n - 1] == '\n')
+			comm[n - 1] = 0;
+		fn(ctx, pid, tid, comm);
+	}
+	closedir(d);
+}
+
 struct pid_idx {
 	__u32 pid;
 	__u32 idx;

@@ -29,6 +29,9 @@ int gctx_add_cgroup_procs(struct gctx_pidset *s, const char *dir);
 int gctx_add_all_procs(struct gctx_pidset *s);
 /* Fill a present-at-attach record from /proc/PID. -errno when the process vanished. */
 int gctx_proc_info(__u32 pid, struct gctx_rec_proc *out);
+/* Call fn for every thread of pid other than the leader (/proc/PID/task). */
+void gctx_proc_threads(__u32 pid, void (*fn)(void *ctx, __u32 pid, __u32 tid, const char *comm),
+		       void *ctx);
 /* Sort pids so that every parent comes before its children (by /proc ppid). */
 void gctx_sort_parents_first(struct gctx_rec_proc *procs, __u32 n);
 /* Path of /proc/PID/fd/FD into buf, "" on failure; *cloexec from fdinfo. */

@@ -1372,6 +1372,18 @@ static int ev_proc_present(struct gctx_model *m, const struct gctx_rec_proc *r)
 	return 0;
 }
 
+/* A thread that existed at attach: its process's present record came first. */
+static int ev_thread_present(struct gctx_model *m, const struct gctx_rec_thread *r)
+{
+	struct proc_priv *p = proc_lookup(m, r->pid);
+
+	if (!p || p->pub.exited)
+		return 0;
+	if (thread_find(m, p, r->tid))
+		return 0;
+	return thread_add(m, p, r->tid, r->comm, 0) ? 0 : -ENOMEM;
+}
+
 static int ev_file_present(struct gctx_model *m, const struct gctx_rec_file *r)
 {
 	struct gctx_ev_hdr hdr = {.tid = r->pid, .tgid = r->pid};
@@ -1988,6 +2000,8 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 		return ev_api(m, &r.api);
 	case GCTX_REC_PROBE:
 		return ev_probe(m, &r.probe);
+	case GCTX_REC_THREAD_PRESENT:
+		return ev_thread_present(m, &r.thread);
 	}
 	return 0;
 }

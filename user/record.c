@@ -385,6 +385,19 @@ static void on_found_file(void *ctx, const struct gctx_found_file *f)
 	ss->n++;
 }
 
+static void on_thread(void *ctx, __u32 pid, __u32 tid, const char *comm)
+{
+	struct gctx_rec_thread r = { .pid = pid, .tid = tid };
+
+	snprintf(r.comm, sizeof(r.comm), "%s", comm);
+	on_record(ctx, GCTX_REC_THREAD_PRESENT, &r, sizeof(r));
+}
+
+static void record_threads(struct record_state *st, __u32 pid)
+{
+	gctx_proc_threads(pid, on_thread, st);
+}
+
 /* Attach modes: mark what exists now as present, parents first, then its GPU fds. */
 static int record_present(struct record_state *st, struct gctx_collector *c,
 			  const struct gctx_pidset *set)
@@ -400,8 +413,10 @@ static int record_present(struct record_state *st, struct gctx_collector *c,
 		if (!gctx_proc_info(set->pids[i], &procs[n]))
 			n++; /* a process that vanished mid-attach is simply not present */
 	gctx_sort_parents_first(procs, n);
-	for (__u32 i = 0; i < n; i++)
+	for (__u32 i = 0; i < n; i++) {
 		on_record(st, GCTX_REC_PROC_PRESENT, &procs[i], sizeof(procs[i]));
+		record_threads(st, procs[i].pid);
+	}
 	free(procs);
 	ret = gctx_collector__scan_files(c, on_found_file, &ss);
 	if (ret == -EOPNOTSUPP) {

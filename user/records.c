@@ -48,6 +48,8 @@ __u32 gctx_record_min_len(__u32 type)
 		return sizeof(struct gctx_rec_end);
 	case GCTX_REC_PROBE:
 		return sizeof(struct gctx_rec_probe);
+	case GCTX_REC_THREAD_PRESENT:
+		return sizeof(struct gctx_rec_thread);
 	default:
 		return 0;
 	}

@@ -29,6 +29,7 @@ union gctx_record {
 	struct gctx_rec_drops drops;
 	struct gctx_rec_end end;
 	struct gctx_rec_probe probe;
+	struct gctx_rec_thread thread;
 };
 
 /* Size of the struct of a record type: a shorter record is malformed. 0 when the type is

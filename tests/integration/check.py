@@ -186,6 +186,12 @@ def s_attach(r, a):
     check(f["opener_pid"] == pid, "names the attached process as opener", f)
 
 
+def s_attach_threads(r, a):
+    p = one(r.by_pid.get(a.pid, []), "attached process")
+    check(p["present_at_attach"], "present at attach", p)
+    check(len(p["threads"]) >= 4, "its 3 threads are recorded as well as the leader", p)
+
+
 def s_fork_storm(r, a):
     no_drops(r)
     root = one(r.exe_procs("wl_fork_storm"), "wl_fork_storm")

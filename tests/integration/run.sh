@@ -157,6 +157,25 @@ t_api_hip_real() {
 	api_scenario api_hip_real "$W/api_hip_fork" -- "$W/api_hip_fork" "$MNT" --real
 }
 
+# -p on a process whose threads already exist: they are recorded as present.
+t_attach_threads() {
+	local name=attach_threads rc=0
+	python3 -c 'import threading, time
+ts = [threading.Thread(target=time.sleep, args=(4,)) for _ in range(3)]
+[t.start() for t in ts]
+print("ready", flush=True)
+time.sleep(4)' >"$T/$name.wl" 2>&1 &
+	local wl=$!
+	for _ in $(seq 100); do grep -q ready "$T/$name.wl" && break; sleep 0.05; done
+	"$G" record -q -o "$T/$name.gctx" -p "$wl" --duration 1 >"$T/$name.out" 2>"$T/$name.err" ||
+		rc=1
+	wait "$wl"
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && { $CHECK attach_threads "$T/$name.json" --pid "$wl" >>"$T/$name.err" 2>&1 ||
+		rc=1; }
+	result "$name" $rc
+}
+
 # --cgroup: a process already in a cgroup v2 directory, which forks after attach.
 t_cgroup() {
 	local name=cgroup rc=0 root cg
@@ -277,7 +296,7 @@ t_sigkill() {
 }
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	fork_storm nongpu demo cgroup all record_export exit_status errors sigkill api_cuda api_cuda_stub api_hip api_hip_real)
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status errors sigkill api_cuda api_cuda_stub api_hip api_hip_real)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

@@ -925,6 +925,31 @@ static void test_close_ends_holder(void **state)
 	assert_false(gctx_model__file(m, 2)->closed);
 }
 
+/* Threads that existed at attach are part of their process; a second report of one is not
+ * a second thread, and a thread of an unknown process is ignored. */
+static void test_attach_threads(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_rec_thread t = {.pid = 10, .tid = 12};
+	const struct gctx_proc *p;
+
+	rec_proc(m, 10, 1, 5000, "trainer");
+	snprintf(t.comm, sizeof(t.comm), "pt_autograd_0");
+	feed(m, GCTX_REC_THREAD_PRESENT, &t, sizeof(t));
+	feed(m, GCTX_REC_THREAD_PRESENT, &t, sizeof(t));
+	t.pid = 99;
+	t.tid = 100;
+	feed(m, GCTX_REC_THREAD_PRESENT, &t, sizeof(t));
+
+	p = gctx_model__proc_by_pid(m, 10);
+	assert_non_null(p);
+	assert_int_equal(p->nthreads, 2);
+	assert_int_equal(p->threads[1].tid, 12);
+	assert_string_equal(p->threads[1].comm, "pt_autograd_0");
+	assert_null(gctx_model__proc_by_pid(m, 99));
+	assert_int_equal(gctx_model__feed(m, GCTX_REC_THREAD_PRESENT, &t, sizeof(t) - 1), -EINVAL);
+}
+
 static void test_attach_snapshot(void **state)
 {
 	struct gctx_model *m = *state;
@@ -1204,6 +1229,7 @@ int main(void)
 		TEST(test_fork_with_gpu_state),
 		TEST(test_close_ends_holder),
 		TEST(test_attach_snapshot),
+		TEST(test_attach_threads),
 		TEST(test_attach_unrelated_holders_are_present),
 		TEST(test_child_mmap_failure),
 		TEST(test_kfd_memory_objects),
