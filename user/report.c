@@ -308,6 +308,30 @@ static bool rep_probe_endbr64_skipped(const struct gctx_rec_probe *r)
 	return r->offset == r->sym_offset + REP_ENDBR64_LEN;
 }
 
+/*
+ * How the kernel runs the probed instruction (x86-64): push, jmp/call and the 5-byte nop are
+ * emulated or rewritten (~1 us a hit here); anything else is single-stepped out of line
+ * (~10 us). The bytes are the function's first, so the probed instruction starts 4 bytes in
+ * when an endbr64 was skipped.
+ */
+static const char *rep_probe_execution(const struct gctx_rec_probe *r)
+{
+	static const __u8 nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	__u64 at = r->offset - r->sym_offset;
+	const __u8 *b;
+
+	if (at > 4 || (at == 4 && !rep_probe_endbr64_skipped(r)))
+		return "unknown";
+	b = r->insn + at;
+	if ((b[0] >= 0x50 && b[0] <= 0x57) ||
+	    (b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57) || b[0] == 0xe8 || b[0] == 0xe9 ||
+	    b[0] == 0xeb)
+		return "emulated";
+	if (at == 0 && !memcmp(b, nop5, sizeof(nop5)))
+		return "optimized";
+	return "single-stepped";
+}
+
 /* The first bytes of a probed function as hex, sep between bytes ("" or " "). */
 static void rep_probe_insn(char *dst, size_t len, const struct gctx_rec_probe *r, const char *sep)
 {
@@ -1168,6 +1192,8 @@ static void rep_text_probes(struct rep_ctx *c)
 			fputs(", endbr64 skipped", c->out);
 		else if (r->offset != r->sym_offset)
 			fprintf(c->out, ", function at +0x%llx", (unsigned long long)r->sym_offset);
+		if (!strcmp(rep_probe_execution(r), "single-stepped"))
+			fputs(", single-stepped (~10 us a call)", c->out);
 		fprintf(c->out, ", retprobe %s", r->retprobe ? "yes" : "no");
 		if (r->err) {
 			gctx_format_errno(err, sizeof(err), -r->err);
@@ -1716,6 +1742,7 @@ static void rep_json_probe(struct gctx_json *j, const struct gctx_rec_probe *r)
 	rep_json_u64(j, "offset", r->offset);
 	rep_json_u64(j, "sym_offset", r->sym_offset);
 	rep_json_bool(j, "endbr64_skipped", rep_probe_endbr64_skipped(r));
+	rep_json_str(j, "execution", rep_probe_execution(r));
 	rep_probe_insn(insn, sizeof(insn), r, "");
 	rep_json_str(j, "first_bytes", insn);
 	rep_json_bool(j, "retprobe", r->retprobe);

@@ -474,6 +474,8 @@ static const char api_py[] =
 	"assert a['symbol'] == 'cuCtxCreate_v4' and a['fn'] == 'cuCtxCreate_v4', a\n"
 	"assert a['how'] == 'symbol' and a['offset'] == 0x2f1a4 and a['sym_offset'] == 0x2f1a0\n"
 	"assert a['endbr64_skipped'] is True and a['first_bytes'] == 'f30f1efa554889e5', a\n"
+	"assert a['execution'] == 'emulated', a\n"
+	"assert b['execution'] == 'single-stepped', b\n"
 	"assert a['retprobe'] is True and a['error'] is None and a['err'] == 0, a\n"
 	"assert b['symbol'] == 'cuMemAlloc_v2' and b['fn'] == 'cuMemAlloc', b\n"
 	"assert b['how'] == 'cuGetProcAddress' and b['endbr64_skipped'] is False, b\n"
