@@ -552,7 +552,8 @@ static void test_api_text(void **state)
 	assert_contains(text, "    cuCtxCreate_v4 +0x2f1a4, symbol, first bytes f3 0f 1e fa 55 48 "
 			      "89 e5, endbr64 skipped, retprobe yes\n");
 	assert_contains(text, "    cuMemAlloc_v2 (cuMemAlloc) +0x41000, cuGetProcAddress address, "
-			      "first bytes f3 0f 1e fa 55 48 89 e5, retprobe no, error ENOENT\n");
+			      "first bytes f3 0f 1e fa 55 48 89 e5, single-stepped (~10 us a call), "
+			      "retprobe no, error ENOENT\n");
 	assert_contains(text, "inherited-context-call     pid 2002 at 0.000041 (initialised by "
 			      "2000) cuInit -> CUDA_ERROR_NOT_INITIALIZED context #1 (0x5555a000)");
 	assert_contains(text, "fork chain: 2000 -> 2002");
