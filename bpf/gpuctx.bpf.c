@@ -45,6 +45,9 @@ const volatile bool track_libs = false;	    /* report executable mappings (API p
 /* Counters, read by the collector through the skeleton's .bss. */
 __u64 drops[GCTX_EV_KERNEL_MAX] = {};
 __u64 missed_stash = 0;	 /* a syscall exit whose entry was not stashed (stash map full) */
+/* Traced syscalls between entry and exit, all tasks: while it is 0, an exit program has
+ * nothing to look up (most ioctls/opens/mmaps on the machine are not traced). */
+__u64 inflight = 0;
 __u64 follow_full = 0;	 /* children that could not be followed: followed map full */
 
 struct regdev_key {
@@ -434,6 +437,8 @@ static __always_inline void open_enter(__u64 path, __u32 flags)
 	}
 	a->path = path;
 	a->flags = flags;
+	if (!a->active)
+		__sync_fetch_and_add(&inflight, 1);
 	a->active = 1;
 }
 
@@ -445,10 +450,13 @@ static __always_inline void open_exit(long ret)
 	__u32 kind, rdev = 0;
 	__u64 ino = 0;
 
+	if (!inflight)
+		return;
 	a = bpf_task_storage_get(&open_stash, cur(), 0, 0);
 	if (!a || !a->active)
 		return;
 	a->active = 0;
+	__sync_fetch_and_add(&inflight, -1);
 	if (ret < 0)
 		return;
 	f = fd_file(ret);
@@ -622,6 +630,8 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		s->ev.flags |= GCTX_IOCTL_IN_OK;
 		s->ev.len = got;
 	}
+	if (!s->active)
+		__sync_fetch_and_add(&inflight, 1);
 	s->active = 1;
 	return 0;
 }
@@ -633,10 +643,13 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	struct ioctl_slot *s;
 	__u32 got;
 
+	if (!inflight)
+		return 0;
 	s = bpf_task_storage_get(&ioctl_stash, cur(), 0, 0);
 	if (!s || !s->active)
 		return 0;
 	s->active = 0;
+	__sync_fetch_and_add(&inflight, -1);
 	s->ev.ret = ctx->ret;
 	s->ev.dur_ns = bpf_ktime_get_ns() - s->ev.hdr.ts_ns;
 	got = read_params(s->ev.out, s->params, s->ev.size);
@@ -707,6 +720,8 @@ int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 	a->prot = ctx->args[2];
 	a->flags = ctx->args[3];
 	a->off = ctx->args[5];
+	if (!a->active)
+		__sync_fetch_and_add(&inflight, 1);
 	a->active = 1;
 	return 0;
 }
@@ -717,10 +732,13 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	struct gctx_ev_mmap *e;
 	struct mmap_args *a;
 
+	if (!inflight)
+		return 0;
 	a = bpf_task_storage_get(&mmap_stash, cur(), 0, 0);
 	if (!a || !a->active)
 		return 0;
 	a->active = 0;
+	__sync_fetch_and_add(&inflight, -1);
 	e = reserve(sizeof(*e), GCTX_EV_MMAP);
 	if (!e)
 		return 0;
