@@ -61,8 +61,7 @@ static __always_inline void emit(struct gctx_ev_api *src, bool urgent)
 	submit(e, urgent);
 }
 
-SEC("uprobe")
-int BPF_KPROBE(api_enter)
+static __always_inline int on_enter(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = GCTX_COOKIE_FN(cookie), str = GCTX_COOKIE_STR(cookie), zero = 0;
@@ -111,8 +110,7 @@ int BPF_KPROBE(api_enter)
 	return 0;
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(api_return)
+static __always_inline int on_return(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = GCTX_COOKIE_FN(cookie), out = GCTX_COOKIE_OUT(cookie);
@@ -141,4 +139,31 @@ done:
 	emit(s, fn == GCTX_CU_GET_PROC_ADDRESS);
 	bpf_map_delete_elem(&api_stash, &key);
 	return 0;
+}
+
+/* Attached one probe at a time (perf-event uprobes): the fallback. */
+SEC("uprobe")
+int BPF_KPROBE(api_enter)
+{
+	return on_enter(ctx);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(api_return)
+{
+	return on_return(ctx);
+}
+
+/* Attached as one uprobe_multi link per library (Linux 6.6+): one link to release at the end
+ * instead of one RCU grace period per probe. The collector sets their expected attach type. */
+SEC("uprobe")
+int BPF_KPROBE(api_enter_multi)
+{
+	return on_enter(ctx);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(api_return_multi)
+{
+	return on_return(ctx);
 }

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -27,6 +29,11 @@
 #include "uprobes.h"
 
 #define MAX_SEEN 4096
+
+/* From the kernel's UAPI (Linux 6.6), newer than the headers libbpf 1.1 builds against. */
+#define ATTACH_UPROBE_MULTI	 48 /* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN	 1  /* BPF_F_UPROBE_MULTI_RETURN */
+#define CMD_LINK_CREATE		 28 /* BPF_LINK_CREATE */
 
 struct probe_at {
 	__u64 off; /* probed file offset */
@@ -47,11 +54,24 @@ struct file_id {
 	__u64 ino;
 };
 
+/* A probe waiting to be attached with the others of its library. */
+struct pending {
+	struct gctx_rec_probe r;
+	__u64 cookie_entry;
+	__u64 cookie_ret;
+	bool entry_only;
+};
+
 struct gctx_uprobes {
 	struct api_bpf *skel;
 	struct gctx_uprobes_opts o;
-	struct bpf_link **links;
+	bool multi;		/* uprobe_multi links work here */
+	struct bpf_link **links;	/* one-probe links (fallback) */
 	__u32 nlinks, caplinks;
+	int *mfds;			/* uprobe_multi link fds */
+	__u32 nmfds;
+	struct pending *pend;
+	__u32 npend, cappend;
 	struct lib *libs;
 	__u32 nlibs;
 	struct file_id seen[MAX_SEEN]; /* executable files already looked at */
@@ -79,22 +99,40 @@ struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *
 		return NULL;
 	}
 	u->o = *o;
-	u->skel = api_bpf__open();
+	/* uprobe_multi programs first; a kernel before 6.6 refuses them: load without */
+	/* GPUCTX_NO_UPROBE_MULTI=1 takes the older kernels' path here too (tests use it) */
+	for (int multi = !getenv("GPUCTX_NO_UPROBE_MULTI"); multi >= 0; multi--) {
+		u->skel = api_bpf__open();
+		if (!u->skel) {
+			snprintf(err, errlen, "cannot open the API probe object: %s",
+				 strerror(errno));
+			goto err_free;
+		}
+		u->skel->rodata->follow_all = o->follow_all;
+		u->skel->rodata->self_tgid = o->self_tgid;
+		bpf_program__set_autoload(u->skel->progs.api_enter_multi, multi);
+		bpf_program__set_autoload(u->skel->progs.api_return_multi, multi);
+		bpf_program__set_expected_attach_type(u->skel->progs.api_enter_multi,
+						      ATTACH_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(u->skel->progs.api_return_multi,
+						      ATTACH_UPROBE_MULTI);
+		if (bpf_map__reuse_fd(u->skel->maps.events, o->events_fd) ||
+		    bpf_map__reuse_fd(u->skel->maps.followed, o->followed_fd)) {
+			snprintf(err, errlen, "cannot share maps with the API probes: %s",
+				 strerror(errno));
+			goto err_destroy;
+		}
+		ret = api_bpf__load(u->skel);
+		if (!ret) {
+			u->multi = multi;
+			break;
+		}
+		api_bpf__destroy(u->skel);
+		u->skel = NULL;
+	}
 	if (!u->skel) {
-		snprintf(err, errlen, "cannot open the API probe object: %s", strerror(errno));
-		goto err_free;
-	}
-	u->skel->rodata->follow_all = o->follow_all;
-	u->skel->rodata->self_tgid = o->self_tgid;
-	if (bpf_map__reuse_fd(u->skel->maps.events, o->events_fd) ||
-	    bpf_map__reuse_fd(u->skel->maps.followed, o->followed_fd)) {
-		snprintf(err, errlen, "cannot share maps with the API probes: %s", strerror(errno));
-		goto err_destroy;
-	}
-	ret = api_bpf__load(u->skel);
-	if (ret) {
 		snprintf(err, errlen, "cannot load the API probes: %s", strerror(-ret));
-		goto err_destroy;
+		goto err_free;
 	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		snprintf(err, errlen, "libelf is unusable");
@@ -107,6 +145,41 @@ err_destroy:
 err_free:
 	free(u);
 	return NULL;
+}
+
+
+/* union bpf_attr, link_create with its uprobe_multi member */
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 um_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+/* One link for many offsets of one file. Returns its fd or -errno. */
+static int uprobe_multi_link(int prog_fd, const char *path, const __u64 *offs,
+			     const __u64 *cookies, __u32 cnt, bool ret)
+{
+	struct uprobe_multi_attr a = {
+		.prog_fd = prog_fd,
+		.attach_type = ATTACH_UPROBE_MULTI,
+		.path = (__u64)(unsigned long)path,
+		.offsets = (__u64)(unsigned long)offs,
+		.cookies = (__u64)(unsigned long)cookies,
+		.cnt = cnt,
+		.um_flags = ret ? UPROBE_MULTI_RETURN : 0,
+	};
+	long fd = syscall(__NR_bpf, CMD_LINK_CREATE, &a, sizeof(a));
+
+	return fd < 0 ? -errno : (int)fd;
 }
 
 static int add_link(struct gctx_uprobes *u, struct bpf_link *l)
@@ -132,59 +205,170 @@ static bool lib_has_probe(const struct lib *l, __u64 off)
 	return false;
 }
 
-/* Attach entry (and return) probes at a function's file offset; emit a probe record. */
-static int probe_one(struct gctx_uprobes *u, struct lib *l, const struct gctx_api_sym *s,
-		     const char *symbol, __u64 sym_off, __u32 how)
+static void lib_add_probe(struct lib *l, __u64 off, enum gctx_api_fn fn)
 {
-	struct gctx_rec_probe r = { .fn = s->fn, .how = how, .sym_offset = sym_off };
-	bool entry_only = s->launch;
-	struct bpf_link *link;
-	struct probe_at *p;
-	int fd;
+	struct probe_at *p = realloc(l->probes, (l->nprobes + 1) * sizeof(*p));
 
-	fd = open(l->path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (pread(fd, r.insn, sizeof(r.insn), sym_off) != sizeof(r.insn))
-			memset(r.insn, 0, sizeof(r.insn));
-		close(fd);
-	}
-	r.offset = memcmp(r.insn, endbr64, sizeof(endbr64)) ? sym_off : sym_off + 4;
-	snprintf(r.symbol, sizeof(r.symbol), "%s", symbol);
-	snprintf(r.lib, sizeof(r.lib), "%.*s", (int)sizeof(r.lib) - 1, l->path);
-	if (lib_has_probe(l, r.offset))
-		return 0;
-
-	LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = gctx_api_cookie(s, entry_only));
-	link = bpf_program__attach_uprobe_opts(u->skel->progs.api_enter, -1, l->path, r.offset,
-					       &eo);
-	if (!link) {
-		r.err = -errno;
-	} else if (add_link(u, link)) {
-		bpf_link__destroy(link);
-		r.err = -ENOMEM;
-	} else if (!entry_only) {
-		LIBBPF_OPTS(bpf_uprobe_opts, ro, .bpf_cookie = gctx_api_cookie(s, false),
-			    .retprobe = true);
-		link = bpf_program__attach_uprobe_opts(u->skel->progs.api_return, -1, l->path,
-						       r.offset, &ro);
-		if (!link)
-			r.err = -errno;
-		else if (add_link(u, link))
-			bpf_link__destroy(link);
-		else
-			r.retprobe = 1;
-	}
-	p = realloc(l->probes, (l->nprobes + 1) * sizeof(*p));
 	if (p) {
 		l->probes = p;
-		l->probes[l->nprobes++] = (struct probe_at){ r.offset, s->fn };
+		l->probes[l->nprobes++] = (struct probe_at){ off, fn };
 	}
-	if (u->o.verbose)
-		fprintf(stderr, "gpuctx: probe %s+0x%llx %s%s\n", l->path,
-			(unsigned long long)r.offset, symbol, r.err ? " FAILED" : "");
-	if (u->o.cb)
-		u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &r, sizeof(r));
-	return r.err;
+}
+
+/* Queue entry (and return) probes at a function's file offset, past an endbr64. */
+static void probe_one(struct gctx_uprobes *u, struct lib *l, const struct gctx_api_sym *s,
+		      const char *symbol, __u64 sym_off, __u32 how)
+{
+	struct pending *p;
+	int fd;
+
+	for (__u32 i = 0; i < u->npend; i++)
+		if (u->pend[i].r.sym_offset == sym_off)
+			return;
+	if (u->npend == u->cappend) {
+		__u32 cap = u->cappend ? u->cappend * 2 : 64;
+		struct pending *np = realloc(u->pend, cap * sizeof(*np));
+
+		if (!np)
+			return;
+		u->pend = np;
+		u->cappend = cap;
+	}
+	p = &u->pend[u->npend];
+	memset(p, 0, sizeof(*p));
+	p->r.fn = s->fn;
+	p->r.how = how;
+	p->r.sym_offset = sym_off;
+	fd = open(l->path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (pread(fd, p->r.insn, sizeof(p->r.insn), sym_off) != sizeof(p->r.insn))
+			memset(p->r.insn, 0, sizeof(p->r.insn));
+		close(fd);
+	}
+	p->r.offset = memcmp(p->r.insn, endbr64, sizeof(endbr64)) ? sym_off : sym_off + 4;
+	if (lib_has_probe(l, p->r.offset))
+		return;
+	snprintf(p->r.symbol, sizeof(p->r.symbol), "%s", symbol);
+	snprintf(p->r.lib, sizeof(p->r.lib), "%.*s", (int)sizeof(p->r.lib) - 1, l->path);
+	p->entry_only = s->launch;
+	p->cookie_entry = gctx_api_cookie(s, p->entry_only);
+	p->cookie_ret = gctx_api_cookie(s, false);
+	u->npend++;
+}
+
+/* One probe on its own (perf-event uprobe): the fallback, and the precise error. */
+static void attach_single(struct gctx_uprobes *u, struct lib *l, struct pending *p)
+{
+	struct bpf_link *link;
+
+	LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = p->cookie_entry);
+	link = bpf_program__attach_uprobe_opts(u->skel->progs.api_enter, -1, l->path, p->r.offset,
+					       &eo);
+	if (!link) {
+		p->r.err = -errno;
+		return;
+	}
+	if (add_link(u, link)) {
+		bpf_link__destroy(link);
+		p->r.err = -ENOMEM;
+		return;
+	}
+	if (p->entry_only)
+		return;
+	LIBBPF_OPTS(bpf_uprobe_opts, ro, .bpf_cookie = p->cookie_ret, .retprobe = true);
+	link = bpf_program__attach_uprobe_opts(u->skel->progs.api_return, -1, l->path, p->r.offset,
+					       &ro);
+	if (!link)
+		p->r.err = -errno;
+	else if (add_link(u, link))
+		bpf_link__destroy(link);
+	else
+		p->r.retprobe = 1;
+}
+
+static bool add_mfd(struct gctx_uprobes *u, int fd)
+{
+	int *n = realloc(u->mfds, (u->nmfds + 1) * sizeof(*n));
+
+	if (!n) {
+		close(fd);
+		return false;
+	}
+	u->mfds = n;
+	u->mfds[u->nmfds++] = fd;
+	return true;
+}
+
+/* The queued probes of a library as two uprobe_multi links (entries, returns). */
+static bool attach_multi(struct gctx_uprobes *u, struct lib *l)
+{
+	__u64 *offs = calloc(u->npend, sizeof(*offs)), *cookies = calloc(u->npend, sizeof(*cookies));
+	__u32 n = 0;
+	bool ok = false;
+	int fd;
+
+	if (!offs || !cookies)
+		goto out;
+	for (__u32 i = 0; i < u->npend; i++) {
+		offs[n] = u->pend[i].r.offset;
+		cookies[n++] = u->pend[i].cookie_entry;
+	}
+	fd = uprobe_multi_link(bpf_program__fd(u->skel->progs.api_enter_multi), l->path, offs,
+			       cookies, n, false);
+	if (fd < 0 || !add_mfd(u, fd))
+		goto out;
+	n = 0;
+	for (__u32 i = 0; i < u->npend; i++) {
+		if (u->pend[i].entry_only)
+			continue;
+		offs[n] = u->pend[i].r.offset;
+		cookies[n++] = u->pend[i].cookie_ret;
+	}
+	ok = true;
+	if (n) {
+		fd = uprobe_multi_link(bpf_program__fd(u->skel->progs.api_return_multi), l->path,
+				       offs, cookies, n, true);
+		if (fd < 0 || !add_mfd(u, fd)) {
+			/* entries are live, returns are not: say so on each probe */
+			for (__u32 i = 0; i < u->npend; i++)
+				if (!u->pend[i].entry_only)
+					u->pend[i].r.err = fd < 0 ? fd : -ENOMEM;
+			goto out;
+		}
+		for (__u32 i = 0; i < u->npend; i++)
+			u->pend[i].r.retprobe = !u->pend[i].entry_only;
+	}
+out:
+	free(offs);
+	free(cookies);
+	return ok;
+}
+
+/* Attach what probe_one queued for this library; emit a probe record for each. Returns how
+ * many are attached. */
+static int flush_probes(struct gctx_uprobes *u, struct lib *l)
+{
+	int nok = 0;
+
+	if (!u->npend)
+		return 0;
+	if (!u->multi || !attach_multi(u, l))
+		for (__u32 i = 0; i < u->npend; i++)
+			attach_single(u, l, &u->pend[i]);
+	for (__u32 i = 0; i < u->npend; i++) {
+		struct gctx_rec_probe *r = &u->pend[i].r;
+
+		lib_add_probe(l, r->offset, r->fn);
+		if (!r->err)
+			nok++;
+		if (u->o.verbose)
+			fprintf(stderr, "gpuctx: probe %s+0x%llx %s%s\n", l->path,
+				(unsigned long long)r->offset, r->symbol, r->err ? " FAILED" : "");
+		if (u->o.cb)
+			u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, r, sizeof(*r));
+	}
+	u->npend = 0;
+	return nok;
 }
 
 /* Virtual address in the ELF file -> file offset, through the executable PT_LOADs. */
@@ -250,12 +434,12 @@ static int probe_symbols(struct gctx_uprobes *u, struct lib *l, char *err, size_
 				continue;
 			if (!strcmp(name, "cuGetProcAddress_v2"))
 				l->has_getproc = true;
-			if (!probe_one(u, l, s, name, off, GCTX_PROBE_SYMBOL))
-				nprobed++;
+			probe_one(u, l, s, name, off, GCTX_PROBE_SYMBOL);
 		}
 	}
 	elf_end(e);
 	close(fd);
+	nprobed = flush_probes(u, l);
 	return nprobed;
 }
 
@@ -464,6 +648,7 @@ int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, s
 		if (!preresolve(l, &recs, &n)) {
 			for (__u32 i = 0; i < n; i++)
 				probe_procaddr(u, l, recs[i].fn, recs[i].name, recs[i].off);
+			flush_probes(u, l);
 			free(recs);
 		}
 	}
@@ -602,8 +787,10 @@ static void follow_proc_address(struct gctx_uprobes *u, const struct gctx_ev_api
 		gctx_uprobes__add_lib(u, a.path, err, sizeof(err));
 		l = find_lib(u, st.st_dev, st.st_ino);
 	}
-	if (l)
+	if (l) {
 		probe_procaddr(u, l, fn, ev->str, a.off);
+		flush_probes(u, l);
+	}
 }
 
 void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len)
@@ -634,12 +821,53 @@ void gctx_uprobes__drops(const struct gctx_uprobes *u, __u64 *drops, __u64 *miss
 	*missed = u ? __atomic_load_n(&u->skel->bss->api_missed, __ATOMIC_RELAXED) : 0;
 }
 
+#define DETACH_THREADS 32
+
+struct detach_job {
+	struct bpf_link **links;
+	__u32 n, first, step;
+};
+
+static void *detach_some(void *arg)
+{
+	struct detach_job *j = arg;
+
+	for (__u32 i = j->first; i < j->n; i += j->step)
+		bpf_link__destroy(j->links[i]);
+	return NULL;
+}
+
+/*
+ * Closing a uprobe waits for an RCU grace period (~0.1 s here), one probe after the other:
+ * 60 probes took 6 s. Closing them from several threads at once lets the waits overlap.
+ */
+static void detach_all(struct bpf_link **links, __u32 n)
+{
+	struct detach_job jobs[DETACH_THREADS];
+	pthread_t tids[DETACH_THREADS];
+	bool started[DETACH_THREADS] = {};
+	__u32 nthreads = n < DETACH_THREADS ? n : DETACH_THREADS;
+
+	for (__u32 t = 0; t < nthreads; t++) {
+		jobs[t] = (struct detach_job){ links, n, t, nthreads };
+		started[t] = !pthread_create(&tids[t], NULL, detach_some, &jobs[t]);
+		if (!started[t])
+			detach_some(&jobs[t]); /* no thread: do this share here */
+	}
+	for (__u32 t = 0; t < nthreads; t++)
+		if (started[t])
+			pthread_join(tids[t], NULL);
+}
+
 void gctx_uprobes__free(struct gctx_uprobes *u)
 {
 	if (!u)
 		return;
-	for (__u32 i = 0; i < u->nlinks; i++)
-		bpf_link__destroy(u->links[i]);
+	detach_all(u->links, u->nlinks);
+	for (__u32 i = 0; i < u->nmfds; i++)
+		close(u->mfds[i]);
+	free(u->mfds);
+	free(u->pend);
 	free(u->links);
 	for (__u32 i = 0; i < u->nlibs; i++)
 		free(u->libs[i].probes);

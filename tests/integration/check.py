@@ -261,6 +261,10 @@ def s_api_cuda(r, a):
     check(sc, "current-context changes recorded", prim[0])
 
 
+def s_api_cuda_single(r, a):
+    s_api_cuda(r, a)
+
+
 def s_api_cuda_stub(r, a):
     no_drops(r)
     errs = r.find("api-error")

@@ -140,6 +140,13 @@ t_api_cuda() {
 		--libcuda "$top/build/doubles/libcuda.so.1" -- "$W/api_cuda_fork" "$MNT"
 }
 
+# The same with one perf-event uprobe per function, as on kernels without uprobe_multi.
+t_api_cuda_single() {
+	GPUCTX_NO_UPROBE_MULTI=1 LD_LIBRARY_PATH=$top/build/doubles api_scenario api_cuda_single \
+		"$W/api_cuda_fork" --libcuda "$top/build/doubles/libcuda.so.1" -- \
+		"$W/api_cuda_fork" "$MNT"
+}
+
 t_api_cuda_stub() {
 	local stub=/usr/local/cuda/lib64/stubs/libcuda.so
 	mkdir -p "$T/stub" && ln -sf "$stub" "$T/stub/libcuda.so.1"
@@ -296,7 +303,8 @@ t_sigkill() {
 }
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status errors sigkill api_cuda api_cuda_stub api_hip api_hip_real)
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	api_hip_real)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"
