@@ -3,13 +3,17 @@
  * Diagnostic programs for the overhead benchmark. None of this is gpuctx: each one isolates a
  * piece of what gpuctx's programs do, so RESULTS.md can say where the time goes.
  *
- *  - filter_core_*: gpuctx's ioctl entry filter as bpf/gpuctx.bpf.c writes it (followed-map
- *    lookup, then task->files->fdt->fd[fd]->f_inode and the inode fields through a chain of
- *    BPF_CORE_READ probe reads, then the registered-device lookup), and its exit program's
- *    stash lookup. No event.
- *  - filter_typed_*: the same filter with typed BTF loads (bpf_get_current_task_btf and
- *    bpf_rdonly_cast), one probe read left for fds[fd].
- *  - filter_cmd_*: the typed filter behind a cheap test of the ioctl command type first.
+ *  - filter_core_enter: gpuctx's ioctl entry filter as its first version wrote it
+ *    (followed-map lookup, then task->files->fdt->fd[fd]->f_inode and the inode fields
+ *    through a chain of BPF_CORE_READ probe reads, then the registered-device lookup).
+ *  - filter_typed_enter: the same filter with typed BTF loads (bpf_get_current_task_btf and
+ *    bpf_rdonly_cast), one probe read left for fds[fd], as bpf/gpuctx.bpf.c does now.
+ *  - filter_cmd_enter: the typed filter behind a cheap test of the ioctl command type first.
+ *  - filter_exit: the exit program's per-task stash lookup, which gpuctx does for every ioctl.
+ *  - filter_fast_enter/_exit: the command-type test and typed filter; a GPU ioctl marks its
+ *    task's stash and counts itself in a global in-flight counter, and the exit program looks
+ *    the stash up only while that counter is non-zero.
+ *  None of the filters emits an event.
  *  - api_entry / api_return: an API probe pair as a tracer of a user library would write it:
  *    the entry stashes a timestamp per thread, the return emits a 64-byte ring-buffer event
  *    without wakeup (the loader polls every 10 ms).
@@ -49,6 +53,7 @@ struct {
 	__type(value, __u32);
 } regdevs SEC(".maps");
 
+/* tid -> entry timestamp (api probes). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);
@@ -56,12 +61,21 @@ struct {
 	__type(value, __u64);
 } stash SEC(".maps");
 
+/* Per-task in-flight marker of the ioctl filters, as gpuctx's ioctl_stash. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} task_stash SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);
 } events SEC(".maps");
 
 __u64 hits = 0;	 /* ioctls classified as GPU */
+__u64 inflight = 0; /* GPU ioctls between their entry and exit (filter_fast) */
 __u64 drops = 0; /* api events lost */
 
 struct api_event {
@@ -141,7 +155,7 @@ static __always_inline __u32 classify_typed(struct inode *inode)
 	return 0;
 }
 
-static __always_inline void filter_typed(__s32 fd)
+static __always_inline bool filter_typed(__s32 fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt;
@@ -150,18 +164,28 @@ static __always_inline void filter_typed(__s32 fd)
 	struct inode *inode;
 
 	if (fd < 0)
-		return;
+		return false;
 	fdt = task->files->fdt;
 	if (!fdt || (__u32)fd >= fdt->max_fds)
-		return;
+		return false;
 	fds = fdt->fd;
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	if (!f)
-		return;
+		return false;
 	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 	inode = f->f_inode;
-	if (inode && classify_typed(inode))
-		__sync_fetch_and_add(&hits, 1);
+	if (!inode || !classify_typed(inode))
+		return false;
+	__sync_fetch_and_add(&hits, 1);
+	return true;
+}
+
+static __always_inline bool gpu_cmd_type(__u32 cmd)
+{
+	__u32 type = (cmd >> 8) & 0xff;
+
+	/* NVIDIA RM 'F', KFD 'K', DRM 'd'; UVM's raw numbers have type 0. */
+	return type == 'F' || type == 'K' || type == 'd' || type == 0;
 }
 
 SEC("tp/syscalls/sys_enter_ioctl")
@@ -175,25 +199,50 @@ int filter_typed_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tp/syscalls/sys_enter_ioctl")
 int filter_cmd_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	__u32 type = ((__u32)ctx->args[1] >> 8) & 0xff;
-
-	/* NVIDIA RM 'F', KFD 'K', DRM 'd'; UVM's raw numbers have type 0. */
-	if (type != 'F' && type != 'K' && type != 'd' && type != 0)
-		return 0;
-	if (followed_tgid())
+	if (gpu_cmd_type(ctx->args[1]) && followed_tgid())
 		filter_typed(ctx->args[0]);
 	return 0;
 }
 
-/* gpuctx's ioctl exit program looks its stash up for every ioctl of every process. */
+SEC("tp/syscalls/sys_enter_ioctl")
+int filter_fast_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 *v;
+
+	if (!gpu_cmd_type(ctx->args[1]) || !followed_tgid() || !filter_typed(ctx->args[0]))
+		return 0;
+	v = bpf_task_storage_get(&task_stash, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (v && !*v) {
+		*v = 1;
+		__sync_fetch_and_add(&inflight, 1);
+	}
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_ioctl")
+int filter_fast_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 *v;
+
+	if (!inflight)
+		return 0; /* no GPU ioctl in flight anywhere: nothing to pair */
+	v = bpf_task_storage_get(&task_stash, bpf_get_current_task_btf(), 0, 0);
+	if (v && *v) {
+		*v = 0;
+		__sync_fetch_and_sub(&inflight, 1);
+	}
+	return 0;
+}
+
+/* gpuctx's ioctl exit program looks its per-task stash up for every ioctl of every process. */
 SEC("tp/syscalls/sys_exit_ioctl")
 int filter_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 *v = bpf_map_lookup_elem(&stash, &tid);
+	__u64 *v = bpf_task_storage_get(&task_stash, bpf_get_current_task_btf(), 0, 0);
 
-	if (v)
-		bpf_map_delete_elem(&stash, &tid);
+	if (v && *v)
+		*v = 0;
 	return 0;
 }
 

@@ -8,12 +8,15 @@
  * MODE is one of
  *   ioctl         empty programs on syscalls:sys_enter_ioctl and sys_exit_ioctl
  *   sched         empty tp_btf programs on sched_process_fork, _exec and _exit
+ *   all           sched + ioctl + empty programs on every other syscall tracepoint gpuctx
+ *                 uses (open, openat, openat2, mmap enter/exit, close enter)
  *   uprobe        an empty entry probe on SYMBOL in PATH
  *   uprobe-ret    empty entry + return probes on SYMBOL in PATH
  *   api-event     entry probe stashing a timestamp + return probe emitting an event
  *   filter-core   gpuctx's ioctl filter written with probe reads (diagnostic, no event)
  *   filter-typed  the same filter with typed BTF loads (diagnostic)
  *   filter-cmd    the typed filter behind an ioctl command-type test (diagnostic)
+ *   filter-fast   filter-cmd, plus an exit program gated by a global in-flight counter
  * --device registers a file for the filter modes, as gpuctx record --device does.
  *
  * With a command: run it once everything is attached (the filter modes follow it), wait for
@@ -60,8 +63,8 @@ static int on_event(void *ctx, void *data, size_t size)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: empty_loader ioctl|sched|uprobe|uprobe-ret|api-event|filter-core|"
-		     "filter-typed|filter-cmd\n"
+	fprintf(out, "usage: empty_loader ioctl|sched|all|uprobe|uprobe-ret|api-event|filter-core|"
+		     "filter-typed|filter-cmd|filter-fast\n"
 		     "                    [--device PATH]... [--exe PATH --func SYMBOL] "
 		     "[-- CMD [ARG...]]\n");
 }
@@ -159,8 +162,10 @@ int main(int argc, char **argv)
 	filter = !strncmp(mode, "filter-", 7);
 	libbpf_set_print(libbpf_quiet);
 
-	if (!strcmp(mode, "ioctl") || !strcmp(mode, "sched") || !strncmp(mode, "uprobe", 6)) {
-		bool ioctl = !strcmp(mode, "ioctl"), sched = !strcmp(mode, "sched");
+	if (!strcmp(mode, "ioctl") || !strcmp(mode, "sched") || !strcmp(mode, "all") ||
+	    !strncmp(mode, "uprobe", 6)) {
+		bool all = !strcmp(mode, "all");
+		bool ioctl = all || !strcmp(mode, "ioctl"), sched = all || !strcmp(mode, "sched");
 		bool up = !strcmp(mode, "uprobe"), upr = !strcmp(mode, "uprobe-ret");
 
 		if (!ioctl && !sched && !up && !upr)
@@ -173,6 +178,15 @@ int main(int argc, char **argv)
 		bpf_program__set_autoload(e->progs.empty_fork, sched);
 		bpf_program__set_autoload(e->progs.empty_exec, sched);
 		bpf_program__set_autoload(e->progs.empty_exit, sched);
+		bpf_program__set_autoload(e->progs.empty_enter_openat, all);
+		bpf_program__set_autoload(e->progs.empty_exit_openat, all);
+		bpf_program__set_autoload(e->progs.empty_enter_open, all);
+		bpf_program__set_autoload(e->progs.empty_exit_open, all);
+		bpf_program__set_autoload(e->progs.empty_enter_openat2, all);
+		bpf_program__set_autoload(e->progs.empty_exit_openat2, all);
+		bpf_program__set_autoload(e->progs.empty_enter_mmap, all);
+		bpf_program__set_autoload(e->progs.empty_exit_mmap, all);
+		bpf_program__set_autoload(e->progs.empty_enter_close, all);
 		bpf_program__set_autoload(e->progs.empty_uprobe, up || upr);
 		bpf_program__set_autoload(e->progs.empty_uretprobe, upr);
 		bpf_program__set_autoattach(e->progs.empty_uprobe, false);
@@ -200,8 +214,9 @@ int main(int argc, char **argv)
 	} else if (filter || !strcmp(mode, "api-event")) {
 		bool core = !strcmp(mode, "filter-core"), typed = !strcmp(mode, "filter-typed");
 		bool cmd = !strcmp(mode, "filter-cmd"), api = !strcmp(mode, "api-event");
+		bool fast = !strcmp(mode, "filter-fast");
 
-		if (!core && !typed && !cmd && !api)
+		if (!core && !typed && !cmd && !fast && !api)
 			goto bad_mode;
 		d = diag_bpf__open();
 		if (!d)
@@ -210,7 +225,9 @@ int main(int argc, char **argv)
 		bpf_program__set_autoload(d->progs.filter_core_enter, core);
 		bpf_program__set_autoload(d->progs.filter_typed_enter, typed);
 		bpf_program__set_autoload(d->progs.filter_cmd_enter, cmd);
-		bpf_program__set_autoload(d->progs.filter_exit, filter);
+		bpf_program__set_autoload(d->progs.filter_fast_enter, fast);
+		bpf_program__set_autoload(d->progs.filter_exit, filter && !fast);
+		bpf_program__set_autoload(d->progs.filter_fast_exit, fast);
 		bpf_program__set_autoload(d->progs.api_entry, api);
 		bpf_program__set_autoload(d->progs.api_return, api);
 		bpf_program__set_autoattach(d->progs.api_entry, false);
@@ -236,7 +253,8 @@ int main(int argc, char **argv)
 			}
 			key.dev = major(st.st_dev) << 20 | minor(st.st_dev);
 			key.ino = st.st_ino;
-			if (bpf_map_update_elem(bpf_map__fd(d->maps.regdevs), &key, &one, BPF_ANY)) {
+			if (bpf_map_update_elem(bpf_map__fd(d->maps.regdevs), &key, &one,
+						BPF_ANY)) {
 				fprintf(stderr, "empty_loader: cannot register %s: %s\n", devs[i],
 					strerror(errno));
 				goto cleanup;

@@ -16,13 +16,14 @@
  *	collector when run under gpuctx record) as key=value pairs.
  *   loops call [--secs S] nop5|push|endbr64
  *	ns per call of a local noinline function starting with that instruction (uprobe target).
- *   loops call-lib [--secs S] LIB SYMBOL
- *	ns per call of SYMBOL in the shared library LIB (pointer arguments to zeroed memory).
- *   loops rate [--secs S] --rate N PATH
- *	FIONREAD on PATH paced at N calls per second; prints the achieved rate.
+ *   loops call-lib [--secs S] LIB SYMBOL...
+ *	ns per call of each SYMBOL in the shared library LIB (pointer arguments to zeroed memory).
+ *   loops rate [--secs S] [--threads T] --rate N PATH
+ *	FIONREAD on PATH paced at N calls per second in all, split over T threads; prints the
+ *	achieved rate.
  *   loops gpu-mix [--iters N] DIR
  *	RM traffic on DIR/nvidiactl (the emulated driver): per iteration, allocate a client, a
- *	device and a subdevice, four controls, free the client (7 ioctls).
+ *	device and a subdevice, four controls, free the client (8 ioctls).
  * Exit status 0, or 1 with a one-line error on stderr.
  */
 #define GPU_UAPI_NO_HELPERS
@@ -30,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -44,8 +46,9 @@
 #include <sys/wait.h>
 #include "gpu_uapi.h"
 
-#define MAX_SPECS 16
-#define NSEC	  1000000000ull
+#define MAX_SPECS   16
+#define MAX_THREADS 16
+#define NSEC	    1000000000ull
 
 extern char **environ;
 
@@ -57,6 +60,7 @@ struct opts {
 	long procs;
 	long iters;
 	long rate;
+	long threads;
 	pid_t watch;
 };
 
@@ -277,7 +281,8 @@ static int cmd_procs(struct opts *o, int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		if (strcmp(argv[i], "fork-exit") && strcmp(argv[i], "fork-exec") &&
 		    strcmp(argv[i], "spawn"))
-			die("procs: unknown loop '%s': want fork-exit, fork-exec or spawn", argv[i]);
+			die("procs: unknown loop '%s': want fork-exit, fork-exec or spawn",
+			    argv[i]);
 	for (int i = 0; i < argc; i++) {
 		const char *mode = argv[i];
 		__u64 t0, t, end, n = 0;
@@ -426,43 +431,56 @@ static long call_lib_once(long x)
 	return x + lib_target(lib_scratch[0], lib_scratch[1], lib_scratch[2], lib_scratch[3]);
 }
 
-static int cmd_call_lib(struct opts *o, const char *lib, const char *sym)
+static int cmd_call_lib(struct opts *o, int argc, char **argv)
 {
-	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	void *h;
 
+	if (argc < 2)
+		die("call-lib: want LIB SYMBOL...");
+	h = dlopen(argv[0], RTLD_NOW | RTLD_LOCAL);
 	if (!h)
-		die("cannot load %s: %s", lib, dlerror());
-	lib_target = (lib_fn)dlsym(h, sym);
-	if (!lib_target)
-		die("%s has no symbol %s", lib, sym);
-	printf("%s %.2f\n", sym, time_calls(call_lib_once, o->secs));
+		die("cannot load %s: %s", argv[0], dlerror());
+	for (int i = 1; i < argc; i++) {
+		lib_target = (lib_fn)dlsym(h, argv[i]);
+		if (!lib_target)
+			die("%s has no symbol %s", argv[0], argv[i]);
+		printf("%s %.2f\n", argv[i], time_calls(call_lib_once, o->secs));
+		fflush(stdout);
+	}
 	return 0;
 }
 
 /* ---- paced event generation ---- */
 
-static int cmd_rate(struct opts *o, const char *path)
+struct pacer {
+	pthread_t th;
+	const char *path;
+	double rate; /* calls per second for this thread */
+	__u64 total;
+	__u64 t0;
+	__u64 end; /* stop here even when behind: the achieved rate tells */
+	__u64 done;
+};
+
+/* FIONREAD at a steady pace: sleep when more than 200 us ahead, spin when less. */
+static void *pace(void *arg)
 {
-	int fd = open(path, O_RDWR | O_CLOEXEC), nread;
-	__u64 t0, t, n = 0, total;
-	double per_ns = o->rate / 1e9;
+	struct pacer *p = arg;
+	double per_ns = p->rate / 1e9;
+	int fd = open(p->path, O_RDWR | O_CLOEXEC), nread;
+	__u64 n = 0;
 
 	if (fd < 0)
-		die("cannot open %s: %s", path, strerror(errno));
-	if (o->rate <= 0)
-		die("rate: --rate N (calls per second) is required");
-	total = (__u64)(o->rate * o->secs);
-	t0 = now_ns();
-	while (n < total) {
-		__u64 due;
+		die("cannot open %s: %s", p->path, strerror(errno));
+	while (n < p->total) {
+		__u64 t = now_ns(), due = (__u64)((t - p->t0) * per_ns);
 
-		t = now_ns();
-		due = (__u64)((t - t0) * per_ns);
-		if (due > total)
-			due = total;
+		if (t >= p->end)
+			break;
+		if (due > p->total)
+			due = p->total;
 		if (n >= due) {
-			/* Ahead of schedule: sleep when more than 200 us ahead, else spin. */
-			double ahead_ns = (n + 1) / per_ns - (t - t0);
+			double ahead_ns = (n + 1) / per_ns - (t - p->t0);
 
 			if (ahead_ns > 200e3) {
 				struct timespec ts = { 0, (long)(ahead_ns - 100e3) };
@@ -471,14 +489,41 @@ static int cmd_rate(struct opts *o, const char *path)
 			}
 			continue;
 		}
+		if (due > n + 256)
+			due = n + 256; /* look at the clock now and then when behind */
 		for (; n < due; n++)
 			if (ioctl(fd, FIONREAD, &nread))
-				die("FIONREAD on %s: %s", path, strerror(errno));
+				die("FIONREAD on %s: %s", p->path, strerror(errno));
+	}
+	close(fd);
+	p->done = n;
+	return NULL;
+}
+
+static int cmd_rate(struct opts *o, const char *path)
+{
+	struct pacer p[MAX_THREADS];
+	__u64 t0, t, n = 0;
+
+	if (o->rate <= 0)
+		die("rate: --rate N (calls per second) is required");
+	if (o->threads < 1 || o->threads > MAX_THREADS)
+		die("rate: --threads must be 1 to %d", MAX_THREADS);
+	t0 = now_ns();
+	for (long i = 0; i < o->threads; i++) {
+		p[i] = (struct pacer){ .path = path, .rate = (double)o->rate / o->threads, .t0 = t0,
+				       .end = t0 + secs_ns(o->secs) };
+		p[i].total = (__u64)(p[i].rate * o->secs);
+		if (pthread_create(&p[i].th, NULL, pace, &p[i]))
+			die("cannot create a thread");
+	}
+	for (long i = 0; i < o->threads; i++) {
+		pthread_join(p[i].th, NULL);
+		n += p[i].done;
 	}
 	t = now_ns();
-	printf("rate target=%ld achieved=%.0f calls=%llu secs=%.3f\n", o->rate, n * 1e9 / (t - t0),
-	       (unsigned long long)n, (t - t0) / 1e9);
-	close(fd);
+	printf("rate target=%ld achieved=%.0f calls=%llu secs=%.3f threads=%ld\n", o->rate,
+	       n * 1e9 / (t - t0), (unsigned long long)n, (t - t0) / 1e9, o->threads);
 	return 0;
 }
 
@@ -517,7 +562,8 @@ static int cmd_gpu_mix(struct opts *o, const char *dir)
 			struct nvos54_params c = {
 				.hClient = client, .hObject = sub,
 				.cmd = NV2080_CTRL_CMD_GPU_GET_GID_INFO,
-				.params = (__u64)(unsigned long)params, .paramsSize = sizeof(params),
+				.params = (__u64)(unsigned long)params,
+				.paramsSize = sizeof(params),
 			};
 
 			if (ioctl(fd, NV_IOCTL_RM_CONTROL, &c))
@@ -538,8 +584,8 @@ static void usage(FILE *out)
 		"       loops procs [--secs S] [--exe PATH] fork-exit|fork-exec|spawn...\n"
 		"       loops churn [--procs N] [--exe PATH] [--watch PID]\n"
 		"       loops call [--secs S] nop5|push|endbr64\n"
-		"       loops call-lib [--secs S] LIB SYMBOL\n"
-		"       loops rate [--secs S] --rate N PATH\n"
+		"       loops call-lib [--secs S] LIB SYMBOL...\n"
+		"       loops rate [--secs S] [--threads T] --rate N PATH\n"
 		"       loops gpu-mix [--iters N] DIR\n");
 }
 
@@ -558,13 +604,20 @@ static long parse_long(const char *what, const char *s)
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "secs", required_argument, NULL, 's' },  { "out", required_argument, NULL, 'o' },
-		{ "hold", required_argument, NULL, 'H' },  { "exe", required_argument, NULL, 'e' },
-		{ "procs", required_argument, NULL, 'n' }, { "iters", required_argument, NULL, 'i' },
-		{ "rate", required_argument, NULL, 'r' },  { "watch", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },	   {},
+		{ "secs", required_argument, NULL, 's' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "hold", required_argument, NULL, 'H' },
+		{ "exe", required_argument, NULL, 'e' },
+		{ "procs", required_argument, NULL, 'n' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "watch", required_argument, NULL, 'w' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
 	};
-	struct opts o = { .secs = 0.25, .exe = "/bin/true", .procs = 10000, .iters = 10000 };
+	struct opts o = { .secs = 0.25, .exe = "/bin/true", .procs = 10000, .iters = 10000,
+			 .threads = 1 };
 	const char *cmd;
 	char *end;
 	int c;
@@ -601,6 +654,9 @@ int main(int argc, char **argv)
 		case 'r':
 			o.rate = parse_long("--rate", optarg);
 			break;
+		case 't':
+			o.threads = parse_long("--threads", optarg);
+			break;
 		case 'w':
 			o.watch = parse_long("--watch", optarg);
 			break;
@@ -622,8 +678,8 @@ int main(int argc, char **argv)
 		return cmd_churn(&o);
 	if (!strcmp(cmd, "call") && argc == 1)
 		return cmd_call(&o, argv[0]);
-	if (!strcmp(cmd, "call-lib") && argc == 2)
-		return cmd_call_lib(&o, argv[0], argv[1]);
+	if (!strcmp(cmd, "call-lib"))
+		return cmd_call_lib(&o, argc, argv);
 	if (!strcmp(cmd, "rate") && argc == 1)
 		return cmd_rate(&o, argv[0]);
 	if (!strcmp(cmd, "gpu-mix") && argc == 1)

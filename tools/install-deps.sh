@@ -8,7 +8,7 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev p
 pkgs="$pkgs libfuse3-dev fuse3"
 case "$what" in
 test) pkgs="$pkgs libcmocka-dev python3 protobuf-compiler libamdhip64-dev" ;;
-bench) pkgs="$pkgs bpftrace strace python3" ;;
+bench) pkgs="$pkgs bpftrace strace python3 binutils" ;;
 esac
 missing=""
 for p in $pkgs; do

@@ -629,8 +629,14 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 	}
-	if (stop_signal)
+	if (stop_signal) {
 		end.reason = 1;
+		/* Ctrl-C reaches the command too: give it a moment to exit, still recording */
+		for (int i = 0; child && !child_done && i < 200; i++) {
+			gctx_collector__poll(c, POLL_MS);
+			child_done = waitpid(child, &status, WNOHANG) == child;
+		}
+	}
 	/* Everything the kernel produced up to now. */
 	gctx_collector__poll(c, 0);
 
