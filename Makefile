@@ -180,7 +180,7 @@ API_HIP_H := $(wildcard $(HIP_INC_DIR)/hip/hip_runtime_api.h)
 # entry points share an address or tail-call one another; local symbols dropped (-x), so the
 # non-exported entry points that cuGetProcAddress hands out are anonymous as in a stripped lib.
 API_DOUBLE_CFLAGS := -O2 -g0 -fPIC -shared -fcf-protection=full -fno-ipa-icf -D_GNU_SOURCE \
-	-Wall -Wextra -Wno-unused-parameter -Itools
+	-Wall -Wextra -Wno-unused-parameter -Itools -Iuser
 API_DOUBLE_LDFLAGS := -Wl,-x -Wl,-z,noexecstack -lpthread
 API_CUDA_WORKLOADS := $(BUILD)/workloads/api_cuda_fork $(BUILD)/workloads/api_cuda_launch
 API_HIP_WORKLOADS := $(BUILD)/workloads/api_hip_fork
