@@ -288,6 +288,16 @@ def s_api_hip(r, a):
           "hipMalloc memory attributed to a HIP context", ctxs)
 
 
+def s_api_container(r, a):
+    no_drops(r)
+    libs = [p for p in r.doc["probes"] if p["lib"].startswith("/proc/")
+            and p["lib"].endswith("/nslib/libcuda.so.1")]
+    check(libs and not any(p["error"] for p in libs),
+          "the namespace's libcuda probed through /proc/PID/root", r.doc["probes"][:4])
+    check(r.doc["events"]["api"] >= 1, "its cuInit was seen", r.doc["events"])
+    check(not r.find("api-error"), "cuInit succeeded on the emulated driver", r.findings)
+
+
 def s_api_hip_real(r, a):
     no_drops(r)
     probes = [p for p in r.doc["probes"] if "libamdhip64" in p["lib"]]

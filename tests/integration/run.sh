@@ -159,6 +159,30 @@ t_api_hip() {
 		--libhip "$top/build/doubles/libamdhip64.so.5" -- "$W/api_hip_fork" "$MNT"
 }
 
+# A library only visible in the process's own mount namespace (a container): found through
+# /proc/PID/maps and /proc/PID/root when the process maps it, before its first CUDA call.
+t_api_container() {
+	local name=api_container
+	if [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+		echo "SKIP $name: build/doubles/libcuda.so.1 was not built (CUDA headers missing)"
+		return
+	fi
+	mkdir -p "$T/nslib"
+	cat >"$T/ns.sh" <<EOS
+#!/bin/sh
+mount -t tmpfs none "$T/nslib" && cp "$top/build/doubles/libcuda.so.1" "$T/nslib/" || exit 1
+exec python3 -c '
+import ctypes, os, time
+os.environ["GPUCTX_FAKEGPU_DIR"] = "$MNT"
+lib = ctypes.CDLL("$T/nslib/libcuda.so.1")  # like "import torch"
+time.sleep(0.5)                            # the job starts
+exit(lib.cuInit(0))                        # first CUDA use
+'
+EOS
+	chmod +x "$T/ns.sh"
+	api_scenario "$name" "$T/ns.sh" -- unshare -m --propagation private "$T/ns.sh"
+}
+
 # Debian's libamdhip64 is found where it is installed, without --libhip.
 t_api_hip_real() {
 	api_scenario api_hip_real "$W/api_hip_fork" -- "$W/api_hip_fork" "$MNT" --real
@@ -304,7 +328,7 @@ t_sigkill() {
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
 	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
-	api_hip_real)
+	api_hip_real api_container)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"
