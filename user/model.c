@@ -100,7 +100,7 @@ struct proc_priv {
 	 * after fork without exec), 0 none; and the fork that brought it. */
 	__u32 api_src[2];
 	__u64 api_fork_ns[2];
-	bool api_icc_raised[2];
+	__u32 api_icc_id[2]; /* its inherited-context-call finding, 0 none */
 	__u64 api_calls;
 	int hip_device;
 	__u32 *ctxs; /* API context ids of this process */
@@ -1665,7 +1665,7 @@ static int icc_raise(struct gctx_model *m, struct proc_priv *p, const struct gct
 	      "initialised %s%s; %s; fork chain %s",
 	      p->pub.pid, p->pub.comm, fd->call, src->pub.pid, src->pub.comm,
 	      v == GCTX_VENDOR_HIP ? "HIP" : "CUDA", ctx, ret, chain);
-	p->api_icc_raised[v] = true;
+	p->api_icc_id[v] = fd->id;
 	finding_emit(m, fd);
 	return 0;
 }
@@ -1756,10 +1756,14 @@ static int ev_api(struct gctx_model *m, const struct gctx_ev_api *ev)
 		return -ENOMEM;
 	t = thread_live(m, p, ev->hdr.tid, ev->hdr.comm);
 	p->api_calls++;
-	if (p->api_src[v] && p->api_src[v] != p->pub.idx + 1 && !p->api_icc_raised[v]) {
-		err = icc_raise(m, p, ev, v);
-		if (err)
-			return err;
+	if (p->api_src[v] && p->api_src[v] != p->pub.idx + 1) {
+		if (p->api_icc_id[v]) {
+			FIND(m, p->api_icc_id[v] - 1)->uses++; /* later calls are counted */
+		} else {
+			err = icc_raise(m, p, ev, v);
+			if (err)
+				return err;
+		}
 	}
 	if (returned && ev->ret != 0) {
 		err = apierr_count(m, p, ev);

@@ -396,10 +396,12 @@ static void test_fork_child_calls_cuda(void **state)
 	assert_non_null(strstr(f->detail, "CUDA_ERROR_NOT_INITIALIZED"));
 	assert_non_null(strstr(f->detail, "0x5555a000"));
 
-	/* the child's next calls add no second finding */
+	/* the child's next calls add no second finding, and are counted in it */
+	assert_int_equal(f->uses, 1);
 	cu_retain(m, 201, 5000, CU_NOT_INITIALIZED, 0, 0);
 	cu_init(m, 201, 5100, CU_NOT_INITIALIZED);
 	assert_int_equal(count_kind(m, GCTX_FIND_INHERITED_CONTEXT_CALL), 1);
+	assert_int_equal(f->uses, 3);
 	/* the failures themselves are api-errors, one per call and code */
 	assert_int_equal(count_kind(m, GCTX_FIND_API_ERROR), 2);
 	/* the child made no context of its own */
