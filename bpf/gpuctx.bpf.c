@@ -44,7 +44,7 @@ const volatile bool track_libs = false;	    /* report executable mappings (API p
 
 /* Counters, read by the collector through the skeleton's .bss. */
 __u64 drops[GCTX_EV_KERNEL_MAX] = {};
-__u64 missed_stash = 0;	 /* a syscall exit whose entry was not stashed (stash map full) */
+__u64 missed_stash = 0;	 /* a traced syscall not stashed: task storage could not be allocated */
 /* Traced syscalls between entry and exit, all tasks: while it is 0, an exit program has
  * nothing to look up (most ioctls/opens/mmaps on the machine are not traced). */
 __u64 inflight = 0;
