@@ -1419,7 +1419,7 @@ static void on_finding(const struct gctx_finding *f, void *ctx)
 		x->icc_ctx = f->ctx_id;
 	proc_describe(x, f->proc_idx, 0);
 	if (f->kind == GCTX_FIND_INHERITED_GPU_USE || f->kind == GCTX_FIND_FOREIGN_GPU_USE ||
-	    f->kind == GCTX_FIND_API_ERROR) {
+	    f->kind == GCTX_FIND_INHERITED_CONTEXT_CALL || f->kind == GCTX_FIND_API_ERROR) {
 		if (grow(&xp->findings, &xp->cap_findings, xp->nfindings + 1,
 			 sizeof(*xp->findings))) {
 			nomem(x);
