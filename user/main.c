@@ -27,6 +27,7 @@ static void usage(FILE *out)
 		"  gpuctx record -o job.gctx -- python train.py\n"
 		"  gpuctx report job.gctx\n"
 		"  gpuctx report --json job.gctx\n"
+		"  gpuctx export -f perfetto -o job.pftrace job.gctx\n"
 		"\n"
 		"Run 'gpuctx COMMAND --help' for the options of a command.\n");
 }
