@@ -118,18 +118,6 @@ struct {
 	__type(value, struct ioctl_slot);
 } ioctl_stash SEC(".maps");
 
-/* Records produced by the task/file iterator (attach-time discovery). */
-struct iter_rec {
-	__u32 tgid;
-	__s32 fd;
-	__u64 file;
-	__u32 kind;
-	__u32 f_flags;
-	__u32 rdev;
-	__u32 pad;
-	__u64 ino;
-};
-
 static __always_inline void count_drop(__u32 type)
 {
 	if (type < GCTX_EV_KERNEL_MAX)
@@ -793,7 +781,7 @@ int gpu_file_iter(struct bpf_iter__task_file *ctx)
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *task = ctx->task;
 	struct file *file = ctx->file;
-	struct iter_rec r = {};
+	struct gctx_iter_rec r = {};
 
 	if (!task || !file)
 		return 0;

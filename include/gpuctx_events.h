@@ -220,6 +220,20 @@ _Static_assert(sizeof(struct gctx_ev_ioctl) == 296, "ioctl size");
 _Static_assert(sizeof(struct gctx_ev_mmap) == 88, "mmap size");
 _Static_assert(sizeof(struct gctx_ev_fd) == 56, "fd size");
 
+/* One GPU fd found by the attach-time task/file iterator (read from the iterator's fd). */
+struct gctx_iter_rec {
+	__u32 tgid;
+	__s32 fd;
+	__u64 file;		  /* struct file address */
+	__u32 kind;		  /* enum gctx_dev_kind */
+	__u32 f_flags;
+	__u32 rdev;
+	__u32 pad;
+	__u64 ino;
+};
+
+_Static_assert(sizeof(struct gctx_iter_rec) == 40, "iter rec size");
+
 /* ---- collector records (never produced by BPF) ---- */
 
 struct gctx_rec_proc {

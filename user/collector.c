@@ -24,27 +24,12 @@ struct gctx_collector {
 	char features[96];
 };
 
-/* Must match struct iter_rec in bpf/gpuctx.bpf.c. */
-struct iter_rec {
-	__u32 tgid;
-	__s32 fd;
-	__u64 file;
-	__u32 kind;
-	__u32 f_flags;
-	__u32 rdev;
-	__u32 pad;
-	__u64 ino;
-};
-
 static bool verbose_libbpf;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG && !verbose_libbpf)
-		return 0;
-	if (!verbose_libbpf)
-		return 0;
-	return vfprintf(stderr, fmt, args);
+	/* libbpf's own warnings are noise when a feature probe falls back: -v shows them */
+	return verbose_libbpf ? vfprintf(stderr, fmt, args) : 0;
 }
 
 static int on_sample(void *ctx, void *data, size_t size)
@@ -266,7 +251,7 @@ int gctx_collector__poll(struct gctx_collector *c, int timeout_ms)
 int gctx_collector__scan_files(struct gctx_collector *c,
 			       void (*fn)(void *ctx, const struct gctx_found_file *f), void *ctx)
 {
-	struct iter_rec r;
+	struct gctx_iter_rec r;
 	int fd, n = 0;
 	ssize_t got;
 

@@ -336,54 +336,53 @@ void gctx_proc_threads(__u32 pid, void (*fn)(void *ctx, __u32 pid, __u32 tid, co
 	closedir(d);
 }
 
-struct pid_idx {
-	__u32 pid;
+/* A sort key and the record it belongs to (a pid, or a depth in the process tree). */
+struct key_idx {
+	__u32 key;
 	__u32 idx;
 };
 
-static int cmp_pid(const void *a, const void *b)
+static int cmp_key(const void *a, const void *b)
 {
-	const struct pid_idx *x = a, *y = b;
+	const struct key_idx *x = a, *y = b;
 
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
-static int cmp_depth(const void *a, const void *b)
-{
-	const struct gctx_rec_proc *x = a, *y = b;
-
-	/* gctx_sort_parents_first keeps the depth in the top byte of nthreads */
-	return (int)(x->nthreads >> 24) - (int)(y->nthreads >> 24);
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
 void gctx_sort_parents_first(struct gctx_rec_proc *procs, __u32 n)
 {
-	struct pid_idx *byp = calloc(n ? n : 1, sizeof(*byp));
+	struct key_idx *byp = calloc(n ? n : 1, sizeof(*byp));
+	struct key_idx *order = calloc(n ? n : 1, sizeof(*order));
+	struct gctx_rec_proc *sorted = calloc(n ? n : 1, sizeof(*sorted));
 
-	if (!byp)
-		return;
+	if (!byp || !order || !sorted)
+		goto out;
 	for (__u32 i = 0; i < n; i++)
-		byp[i] = (struct pid_idx){ procs[i].pid, i };
-	qsort(byp, n, sizeof(*byp), cmp_pid);
+		byp[i] = (struct key_idx){ procs[i].pid, i };
+	qsort(byp, n, sizeof(*byp), cmp_key);
 	/* depth of each record within the set, capped at 255 */
 	for (__u32 i = 0; i < n; i++) {
 		__u32 depth = 0, ppid = procs[i].ppid;
 
 		while (depth < 255) {
-			struct pid_idx key = { ppid, 0 }, *hit;
+			struct key_idx key = { ppid, 0 }, *hit;
 
-			hit = bsearch(&key, byp, n, sizeof(*byp), cmp_pid);
+			hit = bsearch(&key, byp, n, sizeof(*byp), cmp_key);
 			if (!hit || hit->idx == i)
 				break;
 			depth++;
 			ppid = procs[hit->idx].ppid;
 		}
-		procs[i].nthreads = (procs[i].nthreads & 0xffffff) | (depth << 24);
+		order[i] = (struct key_idx){ depth, i };
 	}
-	qsort(procs, n, sizeof(*procs), cmp_depth);
+	qsort(order, n, sizeof(*order), cmp_key);
 	for (__u32 i = 0; i < n; i++)
-		procs[i].nthreads &= 0xffffff;
+		sorted[i] = procs[order[i].idx];
+	memcpy(procs, sorted, n * sizeof(*procs));
+out:
 	free(byp);
+	free(order);
+	free(sorted);
 }
 
 void gctx_fd_info(__u32 pid, int fd, char *buf, size_t len, __u32 *cloexec)

@@ -1522,8 +1522,11 @@ static struct gctx_api_ctx *ctx_new(struct gctx_model *m, struct proc_priv *p,
 		}
 		if (o->creator_idx != p->pub.idx || o->create_ns > ev->hdr.ts_ns + ev->dur_ns)
 			continue;
-		if (grow(&c->kobjs, &(__u32){ c->nkobjs }, c->nkobjs + 1, sizeof(*c->kobjs)))
+		__u32 *k = realloc(c->kobjs, (c->nkobjs + 1) * sizeof(*k));
+
+		if (!k)
 			break;
+		c->kobjs = k;
 		c->kobjs[c->nkobjs++] = i;
 	}
 	return c;

@@ -393,11 +393,6 @@ static void on_thread(void *ctx, __u32 pid, __u32 tid, const char *comm)
 	on_record(ctx, GCTX_REC_THREAD_PRESENT, &r, sizeof(r));
 }
 
-static void record_threads(struct record_state *st, __u32 pid)
-{
-	gctx_proc_threads(pid, on_thread, st);
-}
-
 /* Attach modes: mark what exists now as present, parents first, then its GPU fds. */
 static int record_present(struct record_state *st, struct gctx_collector *c,
 			  const struct gctx_pidset *set)
@@ -415,7 +410,7 @@ static int record_present(struct record_state *st, struct gctx_collector *c,
 	gctx_sort_parents_first(procs, n);
 	for (__u32 i = 0; i < n; i++) {
 		on_record(st, GCTX_REC_PROC_PRESENT, &procs[i], sizeof(procs[i]));
-		record_threads(st, procs[i].pid);
+		gctx_proc_threads(procs[i].pid, on_thread, st);
 	}
 	free(procs);
 	ret = gctx_collector__scan_files(c, on_found_file, &ss);

@@ -9,7 +9,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -821,49 +820,12 @@ void gctx_uprobes__drops(const struct gctx_uprobes *u, __u64 *drops, __u64 *miss
 	*missed = u ? __atomic_load_n(&u->skel->bss->api_missed, __ATOMIC_RELAXED) : 0;
 }
 
-#define DETACH_THREADS 32
-
-struct detach_job {
-	struct bpf_link **links;
-	__u32 n, first, step;
-};
-
-static void *detach_some(void *arg)
-{
-	struct detach_job *j = arg;
-
-	for (__u32 i = j->first; i < j->n; i += j->step)
-		bpf_link__destroy(j->links[i]);
-	return NULL;
-}
-
-/*
- * Closing a uprobe waits for an RCU grace period (~0.1 s here), one probe after the other:
- * 60 probes took 6 s. Closing them from several threads at once lets the waits overlap.
- */
-static void detach_all(struct bpf_link **links, __u32 n)
-{
-	struct detach_job jobs[DETACH_THREADS];
-	pthread_t tids[DETACH_THREADS];
-	bool started[DETACH_THREADS] = {};
-	__u32 nthreads = n < DETACH_THREADS ? n : DETACH_THREADS;
-
-	for (__u32 t = 0; t < nthreads; t++) {
-		jobs[t] = (struct detach_job){ links, n, t, nthreads };
-		started[t] = !pthread_create(&tids[t], NULL, detach_some, &jobs[t]);
-		if (!started[t])
-			detach_some(&jobs[t]); /* no thread: do this share here */
-	}
-	for (__u32 t = 0; t < nthreads; t++)
-		if (started[t])
-			pthread_join(tids[t], NULL);
-}
-
 void gctx_uprobes__free(struct gctx_uprobes *u)
 {
 	if (!u)
 		return;
-	detach_all(u->links, u->nlinks);
+	for (__u32 i = 0; i < u->nlinks; i++)
+		bpf_link__destroy(u->links[i]);
 	for (__u32 i = 0; i < u->nmfds; i++)
 		close(u->mfds[i]);
 	free(u->mfds);
