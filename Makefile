@@ -23,15 +23,19 @@ LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 STATIC_LDLIBS := -Wl,-Bstatic -lbpf -lelf -lz $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
 
 BPF_UNITS := gpuctx api
-# Userspace sources that need libbpf; everything else in user/ is pure and unit tested.
-BPF_USER_SRCS := user/main.c user/collector.c user/record.c user/discover.c user/uprobes.c
-USER_SRCS := $(wildcard user/*.c)
-PURE_SRCS := $(filter-out $(BPF_USER_SRCS),$(USER_SRCS))
+# user/ by stage of the data path (docs/architecture.md). The live side (collect/, cli/) needs
+# libbpf and root; the pure stages also run on a trace file and are unit tested without root.
+LIVE_DIRS := collect cli
+PURE_DIRS := lib trace decode model output
+BPF_USER_SRCS := $(foreach d,$(LIVE_DIRS),$(wildcard user/$(d)/*.c))
+PURE_SRCS := $(foreach d,$(PURE_DIRS),$(wildcard user/$(d)/*.c))
+USER_SRCS := $(PURE_SRCS) $(BPF_USER_SRCS)
+USER_HDRS := $(wildcard user/*/*.h)
 PURE_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(PURE_SRCS))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_UNITS))
 
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*/test_*.c))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.c))
 
 ifeq ($(V),1)
@@ -48,7 +52,7 @@ endif
 
 all: $(BUILD)/gpuctx $(BUILD)/fakegpu $(WORKLOADS)
 
-$(OUTPUT) $(OUTPUT)/user $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
+$(OUTPUT) $(BUILD) $(BUILD)/workloads:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.tmp.bpf.o: bpf/%.bpf.c include/gpuctx_events.h $(wildcard bpf/*.bpf.h) $(VMLINUX_H) | $(OUTPUT)
@@ -63,8 +67,9 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) include/gpuctx_events.h | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) include/gpuctx_events.h
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(BPF_USER_SRCS)): $(SKELS)
@@ -82,9 +87,10 @@ $(BUILD)/fakegpu: tools/fakegpu.c tools/gpu_uapi.h | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools $(shell pkg-config --cflags fuse3) $< $(shell pkg-config --libs fuse3) -lpthread -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(PURE_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(PURE_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(PURE_OBJS) $(shell pkg-config --libs cmocka) -lz -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(PURE_OBJS) $(shell pkg-config --libs cmocka) -lz -o $@
 
 $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
@@ -117,7 +123,7 @@ vmlinux:
 	$(Q)tools/gen-vmlinux.sh /sys/kernel/btf/vmlinux $(VMLINUX_H)
 
 format:
-	$(Q)clang-format -i bpf/*.bpf.c user/*.c user/*.h include/*.h tools/*.c tests/unit/*.c tests/workloads/*.c
+	$(Q)clang-format -i bpf/*.bpf.c user/*/*.c user/*/*.h include/*.h tools/*.c tests/unit/*/*.c tests/workloads/*.c
 
 clean:
 	$(Q)rm -rf $(OUTPUT) $(BUILD)

@@ -27,7 +27,7 @@
 #define GPU_UAPI_NO_HELPERS
 #include "gpu_uapi.h"
 #include "gpuctx_events.h"
-#include "tracefile.h"
+#include "trace/tracefile.h"
 
 #define T0	    1000000000ULL
 #define CTL_FILE    0xffff888000a01000ULL

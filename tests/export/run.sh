@@ -61,8 +61,8 @@ result() {
 GEN=$T/gen_trace
 build_gen() {
 	[ -x "$GEN" ] && return 0
-	make --no-print-directory -s .output/user/tracefile.o >/dev/null 2>&1 || true
-	cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Itools "$HERE/gen_trace.c" .output/user/tracefile.o \
+	make --no-print-directory -s .output/user/trace/tracefile.o >/dev/null 2>&1 || true
+	cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Itools "$HERE/gen_trace.c" .output/user/trace/tracefile.o \
 		-lz -o "$GEN"
 }
 

@@ -19,8 +19,8 @@
 #include <linux/types.h>
 
 #include "gpuctx_events.h"
-#include "model.h"
-#include "tracefile.h"
+#include "model/model.h"
+#include "trace/tracefile.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,0 +1,690 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * gpuctx record: follow a command, PIDs, a cgroup or the whole system; write every record to
+ * the trace file, feed the live model, print events and findings as they happen.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include "collect/collector.h"
+#include "collect/discover.h"
+#include "output/export.h"
+#include "model/model.h"
+#include "output/print.h"
+#include "cli/record.h"
+#include "trace/records.h"
+#include "trace/tracefile.h"
+#include "collect/uprobes.h"
+
+#define POLL_MS 10
+
+struct record_env {
+	const char *output;
+	struct gctx_pidset pids;	/* -p */
+	const char *cgroup;
+	bool all;
+	bool quiet;
+	bool verbose;
+	double duration;
+	struct gctx_rec_device devs[GCTX_MAX_REGDEVS];
+	__u32 ndevs;
+	const char *libs[16];		/* --libcuda / --libhip */
+	__u32 nlibs;
+	bool no_api;
+	bool launches;
+	const char *perfetto;		/* --perfetto FILE */
+	const char *chrome;		/* --chrome FILE */
+	char **cmd;
+};
+
+struct record_state {
+	struct record_env *env;
+	struct gctx_trace_writer *w;
+	struct gctx_model *model;
+	struct gctx_uprobes *uprobes;
+	__u64 start_mono;
+	__u64 records;
+	int write_err;
+	bool started; /* tracing was live: the trace file is worth keeping */
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: gpuctx record [-o FILE] [-p PID[,PID...]] [--cgroup DIR] [-a]\n"
+		"                     [--device PATH:KIND]... [--duration SECONDS] [-q] [-v]\n"
+		"                     [-- CMD [ARG...]]\n"
+		"\n"
+		"Trace process lineage and GPU device file use; write a trace file.\n"
+		"\n"
+		"  -o, --output FILE       trace file to write (default gpuctx.gctx)\n"
+		"  -p, --pid PID[,PID...]  attach to running processes and their descendants\n"
+		"      --cgroup DIR        follow every process in a cgroup v2 directory\n"
+		"  -a, --all               follow every process on the system\n"
+		"      --device PATH:KIND  treat PATH as a GPU device file; KIND is one of\n"
+		"                          nvidiactl, nvidia, nvidia-uvm, kfd, drm-render\n"
+		"      --duration SECONDS  stop after this long\n"
+		"      --libcuda PATH      probe this CUDA driver library (libcuda.so.1) too\n"
+		"      --libhip PATH       probe this HIP runtime library (libamdhip64.so) too\n"
+		"      --launches          also count kernel launches (a probe per launch)\n"
+		"      --no-api            do not probe the CUDA/HIP libraries\n"
+		"      --perfetto FILE     also export the timeline for ui.perfetto.dev at the end\n"
+		"      --chrome FILE       also export a Chrome JSON timeline at the end\n"
+		"  -q, --quiet             do not print events as they happen\n"
+		"  -v, --verbose           libbpf debug output\n"
+		"\n"
+		"EXAMPLES:\n"
+		"  gpuctx record -o job.gctx -- python train.py\n"
+		"  gpuctx record -p 1234 --duration 60\n");
+}
+
+static int parse_pids(struct record_env *env, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = strtol(tok, &end, 10);
+		if (errno || *end || pid <= 0 || pid > 0x3fffffff) {
+			fprintf(stderr, "gpuctx: bad pid '%s'\n", tok);
+			ret = -1;
+			break;
+		}
+		if (kill(pid, 0) && errno == ESRCH) {
+			fprintf(stderr, "gpuctx: no such process: %ld\n", pid);
+			ret = -1;
+			break;
+		}
+		gctx_pidset__add(&env->pids, pid);
+	}
+	free(copy);
+	return ret;
+}
+
+enum {
+	OPT_CGROUP = 1000,
+	OPT_DEVICE,
+	OPT_DURATION,
+	OPT_LIB,
+	OPT_LAUNCHES,
+	OPT_NO_API,
+	OPT_PERFETTO,
+	OPT_CHROME,
+};
+
+static int parse_args(struct record_env *env, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "all", no_argument, NULL, 'a' },
+		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "libcuda", required_argument, NULL, OPT_LIB },
+		{ "libhip", required_argument, NULL, OPT_LIB },
+		{ "launches", no_argument, NULL, OPT_LAUNCHES },
+		{ "no-api", no_argument, NULL, OPT_NO_API },
+		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
+		{ "chrome", required_argument, NULL, OPT_CHROME },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char err[256], *end;
+	int c, modes;
+
+	env->output = "gpuctx.gctx";
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:p:aqvh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			env->output = optarg;
+			break;
+		case 'p':
+			if (parse_pids(env, optarg))
+				return -1;
+			break;
+		case OPT_CGROUP:
+			env->cgroup = optarg;
+			break;
+		case 'a':
+			env->all = true;
+			break;
+		case OPT_DEVICE:
+			if (env->ndevs == GCTX_MAX_REGDEVS) {
+				fprintf(stderr, "gpuctx: too many --device (max %d)\n",
+					GCTX_MAX_REGDEVS);
+				return -1;
+			}
+			if (gctx_parse_device(optarg, &env->devs[env->ndevs], err, sizeof(err))) {
+				fprintf(stderr, "gpuctx: %s\n", err);
+				return -1;
+			}
+			env->ndevs++;
+			break;
+		case OPT_DURATION:
+			errno = 0;
+			env->duration = strtod(optarg, &end);
+			if (errno || *end || env->duration <= 0) {
+				fprintf(stderr, "gpuctx: bad --duration '%s': want seconds > 0\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_LIB:
+			if (env->nlibs == sizeof(env->libs) / sizeof(env->libs[0])) {
+				fprintf(stderr, "gpuctx: too many --libcuda/--libhip\n");
+				return -1;
+			}
+			if (access(optarg, R_OK)) {
+				fprintf(stderr, "gpuctx: cannot read library %s: %s\n", optarg,
+					strerror(errno));
+				return -1;
+			}
+			env->libs[env->nlibs++] = optarg;
+			break;
+		case OPT_LAUNCHES:
+			env->launches = true;
+			break;
+		case OPT_NO_API:
+			env->no_api = true;
+			break;
+		case OPT_PERFETTO:
+			env->perfetto = optarg;
+			break;
+		case OPT_CHROME:
+			env->chrome = optarg;
+			break;
+		case 'q':
+			env->quiet = true;
+			break;
+		case 'v':
+			env->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc)
+		env->cmd = &argv[optind];
+	modes = !!env->cmd + !!env->pids.n + !!env->cgroup + env->all;
+	if (modes == 0) {
+		fprintf(stderr, "gpuctx: nothing to trace: give a command, -p PID, --cgroup DIR "
+				"or -a (see gpuctx record --help)\n");
+		return -1;
+	}
+	if (modes > 1) {
+		fprintf(stderr, "gpuctx: choose one of a command, -p, --cgroup or -a\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
+{
+	struct record_state *st = ctx;
+	int ret;
+
+	st->records++;
+	ret = gctx_trace_writer__append(st->w, type, data, len);
+	if (ret && !st->write_err)
+		st->write_err = ret;
+	if (!st->env->quiet)
+		gctx_print_event(stdout, type, data, len, st->start_mono);
+	gctx_model__feed(st->model, type, data, len);
+	if (st->uprobes)
+		gctx_uprobes__on_record(st->uprobes, type, data, len);
+	return 0;
+}
+
+/* API probes share the ring buffer and the followed map of the kernel-side programs. */
+static int start_uprobes(struct record_state *st, struct gctx_collector *c,
+			 const struct gctx_pidset *seeds)
+{
+	struct record_env *env = st->env;
+	struct gctx_uprobes_opts uo = {
+		.events_fd = gctx_collector__map_fd(c, "events"),
+		.followed_fd = gctx_collector__map_fd(c, "followed"),
+		.follow_all = env->all,
+		.self_tgid = getpid(),
+		.launches = env->launches,
+		.verbose = env->verbose,
+		.cb = on_record,
+		.cb_ctx = st,
+	};
+	char err[512];
+
+	st->uprobes = gctx_uprobes__new(&uo, err, sizeof(err));
+	if (!st->uprobes) {
+		fprintf(stderr, "gpuctx: %s\n", err);
+		return -1;
+	}
+	for (__u32 i = 0; i < env->nlibs; i++) {
+		if (gctx_uprobes__add_lib(st->uprobes, env->libs[i], err, sizeof(err))) {
+			fprintf(stderr, "gpuctx: %s\n", err);
+			return -1;
+		}
+	}
+	gctx_uprobes__add_system_libs(st->uprobes);
+	for (__u32 i = 0; i < seeds->n; i++)
+		gctx_uprobes__scan_pid(st->uprobes, seeds->pids[i]);
+	return 0;
+}
+
+static void on_finding(const struct gctx_finding *f, void *ctx)
+{
+	struct record_state *st = ctx;
+
+	gctx_print_finding(st->env->quiet ? stderr : stdout, f, st->start_mono);
+}
+
+static void fill_meta(struct gctx_trace_meta *meta, const struct record_env *env,
+		      __u64 start_mono)
+{
+	struct timespec ts;
+	struct utsname u;
+	size_t off = 0;
+
+	memset(meta, 0, sizeof(*meta));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	meta->start_wall_ns = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	meta->start_mono_ns = start_mono;
+	gethostname(meta->hostname, sizeof(meta->hostname) - 1);
+	if (!uname(&u))
+		snprintf(meta->kernel, sizeof(meta->kernel), "%.63s", u.release);
+	snprintf(meta->version, sizeof(meta->version), "%s", GPUCTX_VERSION);
+	if (env->cmd) {
+		off += snprintf(meta->cmdline, sizeof(meta->cmdline), "--");
+		for (char **a = env->cmd; *a && off < sizeof(meta->cmdline); a++)
+			off += snprintf(meta->cmdline + off, sizeof(meta->cmdline) - off, " %s", *a);
+	} else if (env->pids.n) {
+		off += snprintf(meta->cmdline, sizeof(meta->cmdline), "-p ");
+		for (__u32 i = 0; i < env->pids.n && off < sizeof(meta->cmdline); i++)
+			off += snprintf(meta->cmdline + off, sizeof(meta->cmdline) - off, "%s%u",
+					i ? "," : "", env->pids.pids[i]);
+	} else if (env->cgroup) {
+		snprintf(meta->cmdline, sizeof(meta->cmdline), "--cgroup %s", env->cgroup);
+	} else {
+		snprintf(meta->cmdline, sizeof(meta->cmdline), "-a");
+	}
+}
+
+/* Fork the command stopped on a pipe: it execs only once tracing is live. */
+static pid_t spawn_stopped(char **cmd, int *go_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char go;
+
+		close(p[1]);
+		if (read(p[0], &go, 1) != 1)
+			_exit(127);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "gpuctx: cannot run %s: %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	*go_fd = p[1];
+	return pid;
+}
+
+struct scan_state {
+	struct record_state *st;
+	int n;
+};
+
+static void on_found_file(void *ctx, const struct gctx_found_file *f)
+{
+	struct scan_state *ss = ctx;
+	struct gctx_rec_file r = {
+		.pid = f->tgid, .fd = f->fd, .file = f->file, .kind = f->kind,
+		.flags = f->f_flags,
+	};
+
+	gctx_fd_info(f->tgid, f->fd, r.path, sizeof(r.path), &r.cloexec);
+	on_record(ss->st, GCTX_REC_FILE_PRESENT, &r, sizeof(r));
+	ss->n++;
+}
+
+static void on_thread(void *ctx, __u32 pid, __u32 tid, const char *comm)
+{
+	struct gctx_rec_thread r = { .pid = pid, .tid = tid };
+
+	snprintf(r.comm, sizeof(r.comm), "%s", comm);
+	on_record(ctx, GCTX_REC_THREAD_PRESENT, &r, sizeof(r));
+}
+
+/* Attach modes: mark what exists now as present, parents first, then its GPU fds. */
+static int record_present(struct record_state *st, struct gctx_collector *c,
+			  const struct gctx_pidset *set)
+{
+	struct gctx_rec_proc *procs = calloc(set->n ? set->n : 1, sizeof(*procs));
+	struct scan_state ss = { .st = st };
+	__u32 n = 0;
+	int ret;
+
+	if (!procs)
+		return -ENOMEM;
+	for (__u32 i = 0; i < set->n; i++)
+		if (!gctx_proc_info(set->pids[i], &procs[n]))
+			n++; /* a process that vanished mid-attach is simply not present */
+	gctx_sort_parents_first(procs, n);
+	for (__u32 i = 0; i < n; i++) {
+		on_record(st, GCTX_REC_PROC_PRESENT, &procs[i], sizeof(procs[i]));
+		gctx_proc_threads(procs[i].pid, on_thread, st);
+	}
+	free(procs);
+	ret = gctx_collector__scan_files(c, on_found_file, &ss);
+	if (ret == -EOPNOTSUPP) {
+		fprintf(stderr, "gpuctx: warning: no BPF task/file iterator on this kernel: GPU "
+				"files open before attach are not known (see docs/attach.md)\n");
+		return 0;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+static bool any_alive(const struct gctx_pidset *s)
+{
+	for (__u32 i = 0; i < s->n; i++)
+		if (!kill(s->pids[i], 0) || errno != ESRCH)
+			return true;
+	return false;
+}
+
+static void print_summary(struct record_state *st, const struct gctx_rec_drops *d,
+			  const char *output)
+{
+	__u32 nerr = 0, nwarn = 0;
+	__u64 lost = d->missed_stash + d->unfollowed;
+
+	for (__u32 i = 0; i < gctx_model__nfindings(st->model); i++) {
+		const struct gctx_finding *f = gctx_model__finding(st->model, i);
+
+		if (f->severity == GCTX_SEV_ERROR)
+			nerr++;
+		else if (f->severity == GCTX_SEV_WARNING)
+			nwarn++;
+	}
+	for (int i = 0; i < GCTX_EV_KERNEL_MAX; i++)
+		lost += d->drops[i];
+	fprintf(stderr,
+		"gpuctx: %u processes, %u GPU files, %llu events, %llu lost, %u findings "
+		"(%u errors, %u warnings); trace written to %s (%llu bytes)\n",
+		gctx_model__nprocs(st->model), gctx_model__nfiles(st->model),
+		(unsigned long long)st->records, (unsigned long long)lost,
+		gctx_model__nfindings(st->model), nerr, nwarn, output,
+		(unsigned long long)gctx_trace_writer__bytes(st->w));
+	if (lost) {
+		fprintf(stderr, "gpuctx: WARNING: events lost:");
+		for (int i = 1; i < GCTX_EV_KERNEL_MAX; i++)
+			if (d->drops[i])
+				fprintf(stderr, " %s=%llu", gctx_ev_type_name(i),
+					(unsigned long long)d->drops[i]);
+		if (d->missed_stash)
+			fprintf(stderr, " unpaired-syscalls=%llu",
+				(unsigned long long)d->missed_stash);
+		if (d->unfollowed)
+			fprintf(stderr, " unfollowed-children=%llu",
+				(unsigned long long)d->unfollowed);
+		fprintf(stderr, "\n");
+	}
+}
+
+/* --perfetto / --chrome: export the finished trace; a failure fails the run. */
+static void export_at_end(const char *trace, const char *out, int format, int *ret)
+{
+	char err[512] = "";
+
+	if (!out)
+		return;
+	if (gctx_export_file(trace, out, format, err, sizeof(err))) {
+		fprintf(stderr, "gpuctx: %s\n", err);
+		if (!*ret)
+			*ret = 1;
+	} else {
+		if (err[0])
+			fprintf(stderr, "gpuctx: %s\n", err);
+		fprintf(stderr, "gpuctx: timeline written to %s\n", out);
+	}
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_env env = {};
+	struct record_state st = { .env = &env };
+	struct gctx_collector_opts o = {};
+	struct gctx_collector *c = NULL;
+	struct gctx_trace_meta meta;
+	struct gctx_rec_drops drops;
+	struct gctx_rec_end end = { .exit_status = -1 };
+	struct gctx_pidset seeds = {};
+	struct sigaction sa = { .sa_handler = on_stop };
+	char err[512];
+	int go_fd = -1, status = 0, ret = 1, werr;
+	pid_t child = 0;
+	__u64 deadline = 0;
+	bool child_done = false;
+
+	if (parse_args(&env, argc, argv))
+		return 2;
+
+	st.start_mono = gctx_now_mono();
+	fill_meta(&meta, &env, st.start_mono);
+	st.w = gctx_trace_writer__new(env.output, &meta, &werr);
+	if (!st.w) {
+		fprintf(stderr, "gpuctx: cannot write %s: %s\n", env.output, strerror(-werr));
+		return 1;
+	}
+	st.model = gctx_model__new();
+	if (!st.model) {
+		fprintf(stderr, "gpuctx: out of memory\n");
+		goto cleanup_writer;
+	}
+	gctx_model__set_finding_cb(st.model, on_finding, &st);
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (env.cmd) {
+		child = spawn_stopped(env.cmd, &go_fd);
+		if (child < 0) {
+			fprintf(stderr, "gpuctx: cannot fork: %s\n", strerror(errno));
+			goto cleanup_model;
+		}
+		gctx_pidset__add(&seeds, child);
+	}
+
+	o.follow_all = env.all;
+	o.cgroup = env.cgroup;
+	o.devs = env.devs;
+	o.ndevs = env.ndevs;
+	o.self_tgid = getpid();
+	o.verbose = env.verbose;
+	o.track_libs = !env.no_api;
+	o.cb = on_record;
+	o.cb_ctx = &st;
+	gctx_read_majors(&o.uvm_major, &o.kfd_major);
+	c = gctx_collector__new(&o, err, sizeof(err));
+	if (!c) {
+		fprintf(stderr, "gpuctx: %s\n", err);
+		goto cleanup_child;
+	}
+	if (env.verbose)
+		fprintf(stderr, "gpuctx: %s\n", gctx_collector__features(c));
+
+	for (__u32 i = 0; i < env.ndevs; i++)
+		on_record(&st, GCTX_REC_DEVICE, &env.devs[i], sizeof(env.devs[i]));
+
+	/* Who is followed from the start. Descendants are rescanned once to catch the
+	 * children forked while the first scan ran. */
+	for (__u32 i = 0; i < env.pids.n; i++)
+		gctx_pidset__add(&seeds, env.pids.pids[i]);
+	if (env.cgroup && gctx_add_cgroup_procs(&seeds, env.cgroup)) {
+		fprintf(stderr, "gpuctx: cannot read %s/cgroup.procs: %s\n", env.cgroup,
+			strerror(errno));
+		goto cleanup_collector;
+	}
+	if (env.all)
+		gctx_add_all_procs(&seeds);
+	for (int pass = 0; pass < 2; pass++) {
+		if (env.pids.n || env.cgroup)
+			gctx_add_descendants(&seeds);
+		for (__u32 i = 0; !env.all && i < seeds.n; i++)
+			gctx_collector__follow(c, seeds.pids[i]);
+	}
+	if (!env.no_api && start_uprobes(&st, c, &seeds))
+		goto cleanup_collector;
+	if (env.cmd) {
+		/* The command's fork by gpuctx, as the kernel would have reported it. */
+		struct gctx_ev_fork f = {
+			.hdr = { .type = GCTX_EV_FORK, .tid = getpid(), .tgid = getpid(),
+				 .ts_ns = gctx_now_mono() },
+			.child_tid = child, .child_tgid = child,
+		};
+
+		snprintf(f.hdr.comm, sizeof(f.hdr.comm), "gpuctx");
+		on_record(&st, GCTX_EV_FORK, &f, sizeof(f));
+	} else {
+		ret = record_present(&st, c, &seeds);
+		if (ret) {
+			fprintf(stderr, "gpuctx: attach discovery failed: %s\n", strerror(-ret));
+			ret = 1;
+			goto cleanup_collector;
+		}
+		ret = 1;
+		fprintf(stderr, "gpuctx: attached to %u processes; Ctrl-C to stop\n", seeds.n);
+	}
+
+	st.started = true;
+	if (env.duration > 0)
+		deadline = gctx_now_mono() + (__u64)(env.duration * 1e9);
+	if (go_fd >= 0) {
+		if (write(go_fd, "g", 1) != 1)
+			fprintf(stderr, "gpuctx: cannot start %s: %s\n", env.cmd[0], strerror(errno));
+		close(go_fd);
+		go_fd = -1;
+	}
+
+	while (!stop_signal) {
+		int n = gctx_collector__poll(c, POLL_MS);
+
+		if (n < 0) {
+			fprintf(stderr, "gpuctx: polling the ring buffer: %s\n", strerror(-n));
+			break;
+		}
+		gctx_trace_writer__flush(st.w);
+		if (child && waitpid(child, &status, WNOHANG) == child) {
+			child_done = true;
+			end.reason = 0;
+			break;
+		}
+		if (!env.cmd && env.pids.n && !any_alive(&seeds))
+			break;
+		if (deadline && gctx_now_mono() >= deadline) {
+			end.reason = 2;
+			break;
+		}
+	}
+	if (stop_signal) {
+		end.reason = 1;
+		/* Ctrl-C reaches the command too: give it a moment to exit, still recording */
+		for (int i = 0; child && !child_done && i < 200; i++) {
+			gctx_collector__poll(c, POLL_MS);
+			child_done = waitpid(child, &status, WNOHANG) == child;
+		}
+	}
+	/* Everything the kernel produced up to now. */
+	gctx_collector__poll(c, 0);
+
+	gctx_collector__drops(c, &drops);
+	{
+		__u64 api_drops, api_missed;
+
+		gctx_uprobes__drops(st.uprobes, &api_drops, &api_missed);
+		drops.drops[GCTX_EV_API] += api_drops;
+		drops.missed_stash += api_missed;
+	}
+	on_record(&st, GCTX_REC_DROPS, &drops, sizeof(drops));
+	if (child && !child_done && waitpid(child, &status, WNOHANG) == child)
+		child_done = true;
+	end.end_ns = gctx_now_mono();
+	end.exit_status = child_done ? status : -1;
+	end.events = st.records;
+	on_record(&st, GCTX_REC_END, &end, sizeof(end));
+	gctx_model__finish(st.model);
+	print_summary(&st, &drops, env.output);
+
+	if (child_done)
+		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	else if (stop_signal)
+		ret = child ? 128 + stop_signal : 0;
+	else
+		ret = 0;
+
+cleanup_collector:
+	gctx_uprobes__free(st.uprobes);
+	gctx_collector__free(c);
+cleanup_child:
+	if (go_fd >= 0)
+		close(go_fd); /* the stopped child sees EOF and exits */
+	if (child > 0 && !child_done && ret == 1)
+		waitpid(child, NULL, 0);
+cleanup_model:
+	gctx_model__free(st.model);
+cleanup_writer:
+	werr = gctx_trace_writer__free(st.w);
+	if (!st.started)
+		unlink(env.output); /* nothing was traced: leave no empty trace behind */
+	if (werr || st.write_err) {
+		fprintf(stderr, "gpuctx: writing %s failed: %s\n", env.output,
+			strerror(-(werr ? werr : st.write_err)));
+		if (!ret)
+			ret = 1;
+	}
+	if (st.started) {
+		export_at_end(env.output, env.perfetto, GCTX_EXPORT_PERFETTO, &ret);
+		export_at_end(env.output, env.chrome, GCTX_EXPORT_CHROME, &ret);
+	}
+	gctx_pidset__clear(&seeds);
+	gctx_pidset__clear(&env.pids);
+	return ret;
+}

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Skeleton lifecycle: open -> configure rodata -> load -> fill maps -> attach -> poll. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "collect/collector.h"
+#include "gpuctx.skel.h"
+
+struct gctx_collector {
+	struct gpuctx_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link *iter_link;
+	gctx_record_fn cb;
+	void *cb_ctx;
+	bool have_iter;
+	char features[96];
+};
+
+static bool verbose_libbpf;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	/* libbpf's own warnings are noise when a feature probe falls back: -v shows them */
+	return verbose_libbpf ? vfprintf(stderr, fmt, args) : 0;
+}
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct gctx_collector *c = ctx;
+
+	if (size < sizeof(__u32))
+		return 0;
+	return c->cb ? c->cb(c->cb_ctx, *(__u32 *)data, data, size) : 0;
+}
+
+/* Program variants: tp_btf is preferred for lineage, raw_tp is the fallback. */
+static void choose_lineage(struct gpuctx_bpf *s, bool btf)
+{
+	bpf_program__set_autoload(s->progs.fork_btf, btf);
+	bpf_program__set_autoload(s->progs.exec_btf, btf);
+	bpf_program__set_autoload(s->progs.exit_btf, btf);
+	bpf_program__set_autoload(s->progs.fork_raw, !btf);
+	bpf_program__set_autoload(s->progs.exec_raw, !btf);
+	bpf_program__set_autoload(s->progs.exit_raw, !btf);
+}
+
+static bool tracepoint_exists(const char *cat, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s/format", cat, name);
+	if (!access(path, F_OK))
+		return true;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s/%s/format", cat, name);
+	return !access(path, F_OK);
+}
+
+/* Syscall tracepoints need tracefs; mount it where the kernel expects it when it is not. */
+static int ensure_tracefs(char *err, size_t errlen)
+{
+	if (!access("/sys/kernel/tracing/events", F_OK) ||
+	    !access("/sys/kernel/debug/tracing/events", F_OK))
+		return 0;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) &&
+	    access("/sys/kernel/tracing/events", F_OK)) {
+		if (errno == EPERM || errno == EACCES)
+			snprintf(err, errlen, "permission denied: gpuctx needs root, or CAP_BPF and "
+				 "CAP_PERFMON with access to /sys/kernel/tracing");
+		else
+			snprintf(err, errlen, "tracefs is not mounted and mounting it on "
+				 "/sys/kernel/tracing failed (%s): mount it and retry", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, bool btf,
+					  bool iter)
+{
+	struct gpuctx_bpf *s = gpuctx_bpf__open();
+
+	if (!s)
+		return NULL;
+	s->rodata->follow_all = o->follow_all;
+	s->rodata->follow_cgroup = o->cgroup != NULL;
+	s->rodata->self_tgid = o->self_tgid;
+	s->rodata->uvm_major = o->uvm_major;
+	s->rodata->kfd_major = o->kfd_major;
+	s->rodata->nr_regdevs = o->ndevs;
+	s->rodata->track_libs = o->track_libs;
+	choose_lineage(s, btf);
+	bpf_program__set_autoload(s->progs.gpu_file_iter, iter);
+	bpf_program__set_autoattach(s->progs.gpu_file_iter, false);
+	/* open(2) and openat2(2) are optional: not every kernel has both tracepoints. */
+	if (!tracepoint_exists("syscalls", "sys_enter_open")) {
+		bpf_program__set_autoload(s->progs.open_enter_prog, false);
+		bpf_program__set_autoload(s->progs.open_exit_prog, false);
+	}
+	if (!tracepoint_exists("syscalls", "sys_enter_openat2")) {
+		bpf_program__set_autoload(s->progs.openat2_enter, false);
+		bpf_program__set_autoload(s->progs.openat2_exit, false);
+	}
+	return s;
+}
+
+static int fill_regdevs(struct gctx_collector *c, const struct gctx_collector_opts *o)
+{
+	int fd = bpf_map__fd(c->skel->maps.regdevs);
+
+	for (__u32 i = 0; i < o->ndevs; i++) {
+		struct {
+			__u32 dev;
+			__u32 pad;
+			__u64 ino;
+		} key = { .dev = o->devs[i].dev, .ino = o->devs[i].ino };
+		__u32 kind = o->devs[i].kind;
+
+		if (bpf_map_update_elem(fd, &key, &kind, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static int set_cgroup(struct gctx_collector *c, const char *dir, char *err, size_t errlen)
+{
+	__u32 key = 0;
+	int cg, ret = 0;
+
+	cg = open(dir, O_RDONLY | O_DIRECTORY);
+	if (cg < 0) {
+		snprintf(err, errlen, "cannot open cgroup %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.cgroup_map), &key, &cg, BPF_ANY)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s is not a cgroup v2 directory: %s", dir, strerror(errno));
+	}
+	close(cg);
+	return ret;
+}
+
+struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, char *err,
+					   size_t errlen)
+{
+	static const struct {
+		bool btf, iter;
+	} variants[] = { { true, true }, { false, true }, { true, false }, { false, false } };
+	struct gctx_collector *c;
+	int ret = 0;
+
+	verbose_libbpf = o->verbose;
+	libbpf_set_print(libbpf_print);
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		snprintf(err, errlen, "this kernel has no BTF (/sys/kernel/btf/vmlinux): gpuctx "
+			 "needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		return NULL;
+	}
+	if (ensure_tracefs(err, errlen))
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->cb = o->cb;
+	c->cb_ctx = o->cb_ctx;
+
+	for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+		c->skel = open_configured(o, variants[i].btf, variants[i].iter);
+		if (!c->skel) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot open BPF object: %s", strerror(-ret));
+			goto err_free;
+		}
+		ret = gpuctx_bpf__load(c->skel);
+		if (!ret) {
+			c->have_iter = variants[i].iter;
+			snprintf(c->features, sizeof(c->features), "lineage=%s discovery=%s",
+				 variants[i].btf ? "tp_btf" : "raw_tp",
+				 variants[i].iter ? "task_file-iterator" : "procfs");
+			break;
+		}
+		gpuctx_bpf__destroy(c->skel);
+		c->skel = NULL;
+		if (ret == -EPERM || ret == -EACCES) {
+			snprintf(err, errlen, "loading BPF programs was refused (%s): run as root or "
+				 "with CAP_BPF and CAP_PERFMON", strerror(-ret));
+			goto err_free;
+		}
+	}
+	if (!c->skel) {
+		snprintf(err, errlen, "cannot load BPF programs: %s (rerun with -v for the "
+			 "verifier log)", strerror(-ret));
+		goto err_free;
+	}
+	ret = fill_regdevs(c, o);
+	if (ret) {
+		snprintf(err, errlen, "cannot register devices: %s", strerror(-ret));
+		goto err_destroy;
+	}
+	if (o->cgroup && set_cgroup(c, o->cgroup, err, errlen))
+		goto err_destroy;
+	ret = gpuctx_bpf__attach(c->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot attach BPF programs: %s", strerror(-ret));
+		goto err_destroy;
+	}
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_sample, c, NULL);
+	if (!c->rb) {
+		snprintf(err, errlen, "cannot create ring buffer: %s", strerror(errno));
+		goto err_destroy;
+	}
+	return c;
+
+err_destroy:
+	gpuctx_bpf__destroy(c->skel);
+err_free:
+	free(c);
+	return NULL;
+}
+
+int gctx_collector__follow(struct gctx_collector *c, __u32 tgid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.followed), &tgid, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int gctx_collector__poll(struct gctx_collector *c, int timeout_ms)
+{
+	int n = ring_buffer__poll(c->rb, timeout_ms);
+
+	if (n == -EINTR)
+		n = 0;
+	if (n < 0)
+		return n;
+	/* Records are submitted without wakeup: consume whatever is there. */
+	return ring_buffer__consume(c->rb);
+}
+
+int gctx_collector__scan_files(struct gctx_collector *c,
+			       void (*fn)(void *ctx, const struct gctx_found_file *f), void *ctx)
+{
+	struct gctx_iter_rec r;
+	int fd, n = 0;
+	ssize_t got;
+
+	if (!c->have_iter)
+		return -EOPNOTSUPP;
+	if (!c->iter_link) {
+		c->iter_link = bpf_program__attach_iter(c->skel->progs.gpu_file_iter, NULL);
+		if (!c->iter_link)
+			return -errno;
+	}
+	fd = bpf_iter_create(bpf_link__fd(c->iter_link));
+	if (fd < 0)
+		return -errno;
+	while ((got = read(fd, &r, sizeof(r))) == sizeof(r)) {
+		struct gctx_found_file f = {
+			.tgid = r.tgid, .fd = r.fd, .file = r.file, .kind = r.kind,
+			.f_flags = r.f_flags,
+		};
+
+		fn(ctx, &f);
+		n++;
+	}
+	if (got < 0)
+		n = -errno;
+	close(fd);
+	return n;
+}
+
+void gctx_collector__drops(const struct gctx_collector *c, struct gctx_rec_drops *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < GCTX_EV_KERNEL_MAX; i++)
+		out->drops[i] = __atomic_load_n(&c->skel->bss->drops[i], __ATOMIC_RELAXED);
+	out->missed_stash = __atomic_load_n(&c->skel->bss->missed_stash, __ATOMIC_RELAXED);
+	out->unfollowed = __atomic_load_n(&c->skel->bss->follow_full, __ATOMIC_RELAXED);
+}
+
+int gctx_collector__map_fd(const struct gctx_collector *c, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(c->skel->obj, name);
+
+	return m ? bpf_map__fd(m) : -ENOENT;
+}
+
+const char *gctx_collector__features(const struct gctx_collector *c)
+{
+	return c->features;
+}
+
+void gctx_collector__free(struct gctx_collector *c)
+{
+	if (!c)
+		return;
+	ring_buffer__free(c->rb);
+	bpf_link__destroy(c->iter_link);
+	gpuctx_bpf__destroy(c->skel);
+	free(c);
+}

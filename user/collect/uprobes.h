@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * API probes: find the CUDA driver / HIP runtime libraries the followed processes use, attach
+ * uprobes per library file (so every process mapping it is covered), and follow the addresses
+ * cuGetProcAddress hands out.
+ */
+#ifndef __GPUCTX_UPROBES_H
+#define __GPUCTX_UPROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "collect/collector.h"
+
+struct gctx_uprobes_opts {
+	int events_fd;		/* ring buffer shared with the kernel-side programs */
+	int followed_fd;	/* followed-process map shared with them */
+	bool follow_all;
+	__u32 self_tgid;
+	bool launches;		/* probe per-launch functions too */
+	bool verbose;
+	gctx_record_fn cb;	/* receives GCTX_REC_PROBE records */
+	void *cb_ctx;
+};
+
+struct gctx_uprobes;
+
+struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *err,
+				       size_t errlen);
+/* Probe a library file. 0 (also when already probed), or -errno; err says why. */
+int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, size_t errlen);
+/* Probe the CUDA/HIP libraries installed in the usual places (ld.so search dirs). */
+void gctx_uprobes__add_system_libs(struct gctx_uprobes *u);
+/* Probe the CUDA/HIP libraries this process maps (through /proc/PID/root for containers). */
+void gctx_uprobes__scan_pid(struct gctx_uprobes *u, __u32 pid);
+/* React to a record from the ring buffer: library loads, execs, cuGetProcAddress results. */
+void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len);
+__u32 gctx_uprobes__nlibs(const struct gctx_uprobes *u);
+void gctx_uprobes__drops(const struct gctx_uprobes *u, __u64 *drops, __u64 *missed);
+void gctx_uprobes__free(struct gctx_uprobes *u);
+
+#endif /* __GPUCTX_UPROBES_H */

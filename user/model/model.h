@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The lineage model: processes, threads, GPU file descriptions, the GPU objects decoded from
+ * ioctls, and the findings. Fed one record at a time (kernel events and collector records, in
+ * ring-buffer order), by the live collector and by `report` reading a trace file alike.
+ * Pure C: no BPF, no I/O.
+ *
+ * The model is opaque; the records it exposes are plain structs, read-only for callers and
+ * valid until the model is freed. Indices are stable: a process, file, object or finding never
+ * moves once created.
+ */
+#ifndef __GPUCTX_MODEL_H
+#define __GPUCTX_MODEL_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "gpuctx_events.h"
+#include "decode/decode.h"
+
+#define GCTX_MAX_CHAIN 16 /* fork-chain pids kept in a finding */
+
+/* How a process came to hold a GPU file description. */
+enum gctx_hold_how {
+	GCTX_HOLD_OPENED = 0,	/* it opened the file itself */
+	GCTX_HOLD_INHERITED,	/* it got it through fork from a process that held it */
+	GCTX_HOLD_RECEIVED,	/* neither: e.g. SCM_RIGHTS, pidfd_getfd, or opened off-trace */
+	GCTX_HOLD_PRESENT,	/* held when gpuctx attached; origin before the trace */
+};
+
+struct gctx_exec {
+	__u64 ts_ns;
+	__u32 old_tid;			/* thread that called exec (differs from pid: non-leader) */
+	char filename[GCTX_PATH_LEN];
+	char args[GCTX_ARGS_LEN];	/* NUL-separated */
+	__u32 args_len;
+};
+
+#define GCTX_CTX_STACK 8
+
+struct gctx_thread {
+	__u32 tid;
+	__u32 ctx_stack[GCTX_CTX_STACK]; /* API context ids, current on top; 0 = none */
+	__u32 ctx_depth;
+	char comm[GCTX_COMM_LEN];
+	__u64 start_ns;			/* 0 if it existed before the trace */
+	__u64 exit_ns;			/* 0 while alive */
+	bool exited;
+};
+
+struct gctx_proc {
+	__u32 idx;			/* index in the model */
+	__u32 pid;
+	__u32 ppid;			/* the fork parent's pid (kept after reparenting), 0 unknown */
+	int parent_idx;			/* fork parent, -1 when not in the trace */
+	char comm[GCTX_COMM_LEN];	/* latest comm */
+	__u64 start_ns;			/* fork time; 0 if present at attach with unknown start */
+	__u64 exit_ns;
+	bool present_at_attach;
+	bool exited;
+	int exit_code;			/* exit() status when it exited normally, else -1 */
+	int signal;			/* fatal signal number, 0 if none */
+	bool core_dumped;
+	struct gctx_exec *execs;	/* every exec, oldest first */
+	__u32 nexecs;
+	struct gctx_thread *threads;	/* every thread including the leader */
+	__u32 nthreads;
+	__u32 *children;		/* indices of fork children, in fork order */
+	__u32 nchildren;
+	__u64 nioctls, nmmaps;		/* GPU ioctls and mmaps issued */
+	char exe[GCTX_PATH_LEN];	/* present-at-attach exe (exec filename otherwise) */
+	char args[GCTX_ARGS_LEN];	/* present-at-attach argv (NUL-separated) */
+	__u32 args_len;
+};
+
+struct gctx_holder {
+	__u32 proc_idx;
+	enum gctx_hold_how how;
+	__u32 from_proc_idx;		/* INHERITED: the parent it came from; else = proc_idx */
+	__u64 since_ns;			/* open / fork / first-use / attach time */
+	__u64 until_ns;			/* close, exec with CLOEXEC, or exit; 0 while held */
+	bool held;			/* false once until_ns is set */
+	bool kept_across_exec;		/* survived at least one exec of this process */
+	__u32 execs_since;		/* execs of this process while holding it */
+	__u64 nioctls, nmmaps;		/* uses by this process */
+	__u64 first_use_ns;		/* 0 if never used */
+	__s32 fds[8];			/* fd numbers known to refer to it in this process */
+	__u32 nfds;
+};
+
+struct gctx_gpu_file {
+	__u32 id;			/* 1-based, stable; what reports print */
+	__u64 file;			/* kernel struct file address */
+	__u32 kind;			/* enum gctx_dev_kind */
+	char path[GCTX_PATH_LEN];
+	int opener_idx;			/* process that opened it (or first holder at attach) */
+	__u32 opener_pid;
+	__u32 opener_tid;
+	__u64 open_ns;			/* 0: opened before the trace */
+	__u32 open_flags;		/* O_* flags; O_CLOEXEC tells whether it survives exec */
+	bool present_at_attach;
+	bool closed;			/* no holder left */
+	__u64 close_ns;
+	struct gctx_holder *holders;	/* every process that held it, opener first */
+	__u32 nholders;
+	__u64 nioctls, nmmaps;
+};
+
+struct gctx_gpu_obj {
+	__u32 id;			/* 1-based */
+	enum gctx_obj_kind kind;
+	__u32 cls;			/* RM class, 0 otherwise */
+	__u64 handle;
+	__u64 parent;
+	__u64 client;
+	__u64 size;
+	__u32 file_id;			/* GPU file it lives on */
+	__u32 creator_idx;		/* process that issued the creating call */
+	__u32 creator_tid;
+	__u64 create_ns;
+	__u64 destroy_ns;		/* 0 while alive */
+	bool destroyed;
+	int parent_obj;			/* index of the parent object (RM tree), -1 none */
+};
+
+enum gctx_finding_kind {
+	GCTX_FIND_INHERITED_GPU_USE = 0, /* error */
+	GCTX_FIND_FOREIGN_GPU_USE,	 /* error */
+	GCTX_FIND_FORK_WITH_GPU_STATE,	 /* warning */
+	GCTX_FIND_GPU_FD_ACROSS_EXEC,	 /* warning */
+	GCTX_FIND_CRASH_AFTER_INHERITANCE, /* error */
+	GCTX_FIND_INHERITED_CONTEXT_CALL,  /* error: CUDA/HIP called after fork without exec */
+	GCTX_FIND_API_ERROR,		 /* warning: API calls that failed, per process/call/code */
+	GCTX_FIND_MAX,
+};
+
+enum gctx_severity {
+	GCTX_SEV_INFO = 0,
+	GCTX_SEV_WARNING,
+	GCTX_SEV_ERROR,
+};
+
+struct gctx_finding {
+	__u32 id;			/* 1-based */
+	enum gctx_finding_kind kind;
+	enum gctx_severity severity;
+	__u32 proc_idx;			/* the offending process */
+	__u32 pid;
+	__u32 tid;
+	__u32 opener_pid;		/* opener of the file involved, 0 if none/unknown */
+	__u32 file_id;			/* 0 if none */
+	__u32 kind_dev;			/* enum gctx_dev_kind of the file, 0 if none */
+	__u64 time_ns;			/* when the proving event happened */
+	__u32 event_type;		/* enum gctx_ev_type of the proving event */
+	__u32 related_finding;		/* crash-after-inheritance: the inherited-use finding, or 0 */
+	__u32 chain[GCTX_MAX_CHAIN];	/* fork chain pids, opener first, offender last */
+	__u32 nchain;
+	bool exec_between;		/* an exec happened on the chain after the fork */
+	bool later_used;		/* fork-with-gpu-state: the child used the inherited files */
+	__u64 uses;			/* inherited/foreign use: uses so far (first one proves it) */
+	int err;			/* driver verdict: errno of the proving call, 0 if none */
+	__u32 status;			/* RM/UVM status of the proving call */
+	bool has_status;
+	char call[48];			/* decoded name of the proving call ("RM_ALLOC", "mmap") */
+	bool has_api_ret;		/* API findings: the call's return code */
+	__s64 api_ret;
+	char api_ret_name[40];		/* "CUDA_ERROR_NOT_INITIALIZED", "hipErrorNoDevice" */
+	__u32 ctx_id;			/* API context involved (the parent's), 0 if none */
+	__u64 ctx_handle;
+	char detail[512];		/* one human-readable sentence with everything above */
+};
+
+/* A time a thread made an API context current. */
+struct gctx_ctx_current {
+	__u32 tid;
+	__u32 fn;			/* enum gctx_api_fn that did it */
+	__u64 ts_ns;
+};
+
+/* A GPU context as the application sees it (CUDA driver API / HIP runtime). */
+struct gctx_api_ctx {
+	__u32 id;			/* 1-based */
+	__u64 handle;			/* CUcontext / hipCtx_t value, 0 if implicit */
+	__u32 vendor;			/* enum gctx_api_vendor (api.h) */
+	bool primary;
+	bool green;
+	int device;			/* -1 unknown */
+	__u32 creator_idx;
+	__u32 creator_tid;
+	__u32 create_fn;		/* enum gctx_api_fn */
+	__u64 create_ns;
+	__u64 destroy_ns;
+	bool destroyed;
+	__u32 refs;			/* primary context retains not yet released */
+	__u64 mem_live;			/* bytes allocated through it and not freed */
+	__u64 mem_total;		/* bytes ever allocated through it */
+	__u64 nallocs;
+	__u64 launches;
+	__u32 *kobjs;			/* kernel-level objects created by the call (obj idx) */
+	__u32 nkobjs;
+	struct gctx_ctx_current *currents; /* every time a thread made it current */
+	__u32 ncurrents;
+};
+
+/* One device allocation made through the API. */
+struct gctx_api_mem {
+	__u32 proc_idx;
+	__u32 ctx_id;			/* 0 when no context was current */
+	__u32 fn;
+	__u64 ptr;
+	__u64 size;
+	__u64 alloc_ns;
+	__u64 free_ns;
+	bool freed;
+};
+
+struct gctx_model;
+
+/* Called for each new finding (live printing). May be NULL. */
+typedef void (*gctx_finding_cb)(const struct gctx_finding *f, void *ctx);
+
+struct gctx_model *gctx_model__new(void);
+void gctx_model__free(struct gctx_model *m);
+void gctx_model__set_finding_cb(struct gctx_model *m, gctx_finding_cb cb, void *ctx);
+
+/* Feed one record (any type from enum gctx_ev_type). Returns 0, -EINVAL when the record is
+ * shorter than its type requires, -ENOMEM. Unknown types are counted and ignored (0). */
+int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 len);
+/* End of input: raise the findings that wait for a process to end (fork-with-gpu-state for
+ * children still alive). Idempotent. */
+void gctx_model__finish(struct gctx_model *m);
+
+__u32 gctx_model__nprocs(const struct gctx_model *m);
+const struct gctx_proc *gctx_model__proc(const struct gctx_model *m, __u32 idx);
+/* Latest process with this pid (a reused pid maps to its newest process); NULL if none. */
+const struct gctx_proc *gctx_model__proc_by_pid(const struct gctx_model *m, __u32 pid);
+__u32 gctx_model__nfiles(const struct gctx_model *m);
+const struct gctx_gpu_file *gctx_model__file(const struct gctx_model *m, __u32 idx);
+/* File description by kernel address, newest first; NULL if unknown. */
+const struct gctx_gpu_file *gctx_model__file_by_addr(const struct gctx_model *m, __u64 file);
+__u32 gctx_model__nobjs(const struct gctx_model *m);
+const struct gctx_gpu_obj *gctx_model__obj(const struct gctx_model *m, __u32 idx);
+__u32 gctx_model__nfindings(const struct gctx_model *m);
+const struct gctx_finding *gctx_model__finding(const struct gctx_model *m, __u32 idx);
+/* Drops as recorded by the last GCTX_REC_DROPS record (all zero if none). */
+const struct gctx_rec_drops *gctx_model__drops(const struct gctx_model *m);
+/* Records fed, by type (index < GCTX_EV_KERNEL_MAX), and in total. */
+__u64 gctx_model__events(const struct gctx_model *m, __u32 type);
+__u64 gctx_model__total_events(const struct gctx_model *m);
+/* The END record, or NULL if the recording did not end cleanly. */
+const struct gctx_rec_end *gctx_model__end(const struct gctx_model *m);
+/* Registered devices seen (GCTX_REC_DEVICE records). */
+__u32 gctx_model__ndevices(const struct gctx_model *m);
+const struct gctx_rec_device *gctx_model__device(const struct gctx_model *m, __u32 idx);
+
+__u32 gctx_model__nctxs(const struct gctx_model *m);
+const struct gctx_api_ctx *gctx_model__ctx(const struct gctx_model *m, __u32 idx);
+__u32 gctx_model__nmems(const struct gctx_model *m);
+const struct gctx_api_mem *gctx_model__mem(const struct gctx_model *m, __u32 idx);
+/* Entry points the collector probed (GCTX_REC_PROBE records). */
+__u32 gctx_model__nprobes(const struct gctx_model *m);
+const struct gctx_rec_probe *gctx_model__probe(const struct gctx_model *m, __u32 idx);
+/* API calls seen per process (index = process idx). */
+__u64 gctx_model__api_calls(const struct gctx_model *m, __u32 proc_idx);
+
+const char *gctx_finding_kind_name(enum gctx_finding_kind k); /* "inherited-gpu-use", ... */
+const char *gctx_severity_name(enum gctx_severity s);	       /* "info", "warning", "error" */
+const char *gctx_hold_how_name(enum gctx_hold_how h);	       /* "opened", "inherited", ... */
+
+#endif /* __GPUCTX_MODEL_H */

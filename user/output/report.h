@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The post-mortem report of a finished model: a text report for people and one pretty JSON
+ * document for tools. Both read the model only; call gctx_model__finish() first so findings
+ * that wait for the end of input are there. meta may be NULL (fields print as unknown/null).
+ * Times in the text report are seconds since meta->start_mono_ns; JSON times are raw
+ * CLOCK_MONOTONIC nanoseconds, null where unknown.
+ */
+#ifndef __GPUCTX_REPORT_H
+#define __GPUCTX_REPORT_H
+
+#include <stdio.h>
+#include "model/model.h"
+#include "trace/tracefile.h"
+
+/* Both return 0, -ENOMEM, or -errno (-EIO when unknown) when writing to out failed. */
+int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_trace_meta *meta);
+int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_trace_meta *meta);
+
+#endif /* __GPUCTX_REPORT_H */

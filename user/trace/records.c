@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Record sizes and kernel event names (interface in records.h). */
+#include <stddef.h>
+
+#include "trace/records.h"
+
+/* Kernel event names, indexed by enum gctx_ev_type. */
+/* clang-format off */
+static const char *const gctx_ev_names[GCTX_EV_KERNEL_MAX] = {
+	[GCTX_EV_FORK] = "fork",   [GCTX_EV_EXEC] = "exec", [GCTX_EV_EXIT] = "exit",
+	[GCTX_EV_OPEN] = "open",   [GCTX_EV_IOCTL] = "ioctl", [GCTX_EV_MMAP] = "mmap",
+	[GCTX_EV_CLOSE] = "close", [GCTX_EV_FD_KEPT] = "fd_kept", [GCTX_EV_API] = "api",
+	[GCTX_EV_LIBMAP] = "libmap",
+};
+/* clang-format on */
+
+__u32 gctx_record_min_len(__u32 type)
+{
+	switch (type) {
+	case GCTX_EV_FORK:
+		return sizeof(struct gctx_ev_fork);
+	case GCTX_EV_EXEC:
+		return sizeof(struct gctx_ev_exec);
+	case GCTX_EV_EXIT:
+		return sizeof(struct gctx_ev_exit);
+	case GCTX_EV_OPEN:
+		return sizeof(struct gctx_ev_open);
+	case GCTX_EV_IOCTL:
+		return sizeof(struct gctx_ev_ioctl);
+	case GCTX_EV_MMAP:
+		return sizeof(struct gctx_ev_mmap);
+	case GCTX_EV_CLOSE:
+	case GCTX_EV_FD_KEPT:
+		return sizeof(struct gctx_ev_fd);
+	case GCTX_EV_API:
+		return sizeof(struct gctx_ev_api);
+	case GCTX_EV_LIBMAP:
+		return sizeof(struct gctx_ev_libmap);
+	case GCTX_REC_PROC_PRESENT:
+		return sizeof(struct gctx_rec_proc);
+	case GCTX_REC_FILE_PRESENT:
+		return sizeof(struct gctx_rec_file);
+	case GCTX_REC_DEVICE:
+		return sizeof(struct gctx_rec_device);
+	case GCTX_REC_DROPS:
+		return sizeof(struct gctx_rec_drops);
+	case GCTX_REC_END:
+		return sizeof(struct gctx_rec_end);
+	case GCTX_REC_PROBE:
+		return sizeof(struct gctx_rec_probe);
+	case GCTX_REC_THREAD_PRESENT:
+		return sizeof(struct gctx_rec_thread);
+	default:
+		return 0;
+	}
+}
+
+const char *gctx_ev_type_name(__u32 type)
+{
+	return type < GCTX_EV_KERNEL_MAX ? gctx_ev_names[type] : NULL;
+}
