@@ -19,7 +19,7 @@
 #include "output/export.h"
 #include "model/model.h"
 #include "output/print.h"
-#include "cli/record.h"
+#include "cli/cli.h"
 #include "trace/records.h"
 #include "trace/tracefile.h"
 #include "collect/uprobes.h"
