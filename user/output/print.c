@@ -158,28 +158,25 @@ void gctx_format_reltime(char *dst, size_t dstlen, __u64 ts_ns, __u64 start_ns)
 	snprintf(dst, dstlen, "%s%llu.%06llu", sign, d / NS_PER_SEC, d % NS_PER_SEC / NS_PER_US);
 }
 
-void gctx_format_signal(char *dst, size_t dstlen, int sig)
+/* name, or "<what> <v>" when it is NULL (a number the name tables do not know). */
+static void gctx_format_named(char *dst, size_t dstlen, const char *name, const char *what, int v)
 {
-	const char *name = gctx_signal_name(sig);
-
 	if (!dstlen)
 		return;
 	if (name)
 		snprintf(dst, dstlen, "%s", name);
 	else
-		snprintf(dst, dstlen, "signal %d", sig);
+		snprintf(dst, dstlen, "%s %d", what, v);
+}
+
+void gctx_format_signal(char *dst, size_t dstlen, int sig)
+{
+	gctx_format_named(dst, dstlen, gctx_signal_name(sig), "signal", sig);
 }
 
 void gctx_format_errno(char *dst, size_t dstlen, int err)
 {
-	const char *name = gctx_errno_name(err);
-
-	if (!dstlen)
-		return;
-	if (name)
-		snprintf(dst, dstlen, "%s", name);
-	else
-		snprintf(dst, dstlen, "errno %d", err);
+	gctx_format_named(dst, dstlen, gctx_errno_name(err), "errno", err);
 }
 
 /* "cuMemAlloc(size=2097152) -> CUDA_SUCCESS out=0x7f0000000000" */
