@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Growable arrays: a pointer and a capacity, doubled on demand. */
+#ifndef __GPUCTX_GROW_H
+#define __GPUCTX_GROW_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+/*
+ * Make room for need elements of elem bytes in the array *pp (a pointer to the array pointer)
+ * of capacity *cap: the capacity doubles, from 4, until it holds need; the new slots are zeroed.
+ * 0, or -ENOMEM (the array is unchanged).
+ */
+int gctx_grow(void *pp, __u32 *cap, __u32 need, size_t elem);
+
+#endif /* __GPUCTX_GROW_H */
