@@ -61,7 +61,7 @@
 struct xproc *tl_xp(struct exporter *x, __u32 pi)
 {
 	if (pi >= x->nprocs) {
-		if (grow(&x->procs, &x->cap_procs, pi + 1, sizeof(*x->procs))) {
+		if (gctx_grow(&x->procs, &x->cap_procs, pi + 1, sizeof(*x->procs))) {
 			nomem(x);
 			return NULL;
 		}
@@ -73,7 +73,7 @@ struct xproc *tl_xp(struct exporter *x, __u32 pi)
 struct xfile *tl_xf(struct exporter *x, __u32 fi)
 {
 	if (fi >= x->nfiles) {
-		if (grow(&x->files, &x->cap_files, fi + 1, sizeof(*x->files))) {
+		if (gctx_grow(&x->files, &x->cap_files, fi + 1, sizeof(*x->files))) {
 			nomem(x);
 			return NULL;
 		}

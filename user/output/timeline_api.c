@@ -34,13 +34,13 @@ static void actx_new(struct exporter *x, __u32 ci)
 	char name[96], hbuf[24], dev[24];
 	struct args a;
 
-	if (grow(&x->ctxs, &x->cap_ctxs, ci + 1, sizeof(*x->ctxs)) || !tl_xp(x, c->creator_idx)) {
+	if (gctx_grow(&x->ctxs, &x->cap_ctxs, ci + 1, sizeof(*x->ctxs)) || !tl_xp(x, c->creator_idx)) {
 		nomem(x);
 		return;
 	}
 	tl_proc_describe(x, c->creator_idx, 0);
 	xp = &x->procs[c->creator_idx];
-	if (grow(&xp->actx, &xp->cap_actx, xp->nactx + 1, sizeof(*xp->actx))) {
+	if (gctx_grow(&xp->actx, &xp->cap_actx, xp->nactx + 1, sizeof(*xp->actx))) {
 		nomem(x);
 		return;
 	}
@@ -249,7 +249,7 @@ void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_befo
 		tl_arg_str(&a, "out", hbuf);
 	}
 	if (ev->flags & GCTX_API_STR_OK) {
-		cpy(sym, sizeof(sym), ev->str, sizeof(ev->str));
+		gctx_copy_str(sym, sizeof(sym), ev->str, sizeof(ev->str));
 		tl_arg_str(&a, "symbol", sym);
 	}
 	if (gctx_api_size_arg(ev->fn) >= 0)

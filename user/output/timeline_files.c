@@ -77,7 +77,7 @@ void tl_holder_sync(struct exporter *x, __u32 fi, __u32 hi, __u64 flow_in)
 		return;
 	}
 
-	if (grow(&xp->held, &xp->cap_held, xp->nheld + 1, sizeof(*xp->held))) {
+	if (gctx_grow(&xp->held, &xp->cap_held, xp->nheld + 1, sizeof(*xp->held))) {
 		nomem(x);
 		return;
 	}
@@ -96,7 +96,7 @@ void tl_holder_sync(struct exporter *x, __u32 fi, __u32 hi, __u64 flow_in)
 	a.n = 0;
 	tl_arg_u64(&a, "file_id", f->id);
 	tl_arg_str(&a, "kind", gctx_dev_kind_name(f->kind));
-	cpy(path, sizeof(path), f->path, sizeof(f->path));
+	gctx_copy_str(path, sizeof(path), f->path, sizeof(f->path));
 	if (path[0])
 		tl_arg_str(&a, "path", path);
 	tl_arg_str(&a, "how", gctx_hold_how_name(h->how));
@@ -125,7 +125,7 @@ void tl_holders_new(struct exporter *x, __u32 fi)
 	struct xfile *xf = tl_xf(x, fi);
 	__u32 hi, from;
 
-	if (!xf || grow(&xf->h, &xf->cap_h, f->nholders, sizeof(*xf->h))) {
+	if (!xf || gctx_grow(&xf->h, &xf->cap_h, f->nholders, sizeof(*xf->h))) {
 		nomem(x);
 		return;
 	}
@@ -310,7 +310,7 @@ void tl_on_fd_kept(struct exporter *x, const struct gctx_ev_fd *ev)
 	if (pi < 0)
 		return;
 	xp = &x->procs[pi];
-	if (grow(&xp->kept, &xp->cap_kept, xp->nkept + 1, sizeof(*xp->kept))) {
+	if (gctx_grow(&xp->kept, &xp->cap_kept, xp->nkept + 1, sizeof(*xp->kept))) {
 		nomem(x);
 		return;
 	}

@@ -89,7 +89,7 @@ void tl_on_finding(const struct gctx_finding *f, void *ctx)
 	tl_proc_describe(x, f->proc_idx, 0);
 	if (f->kind == GCTX_FIND_INHERITED_GPU_USE || f->kind == GCTX_FIND_FOREIGN_GPU_USE ||
 	    f->kind == GCTX_FIND_INHERITED_CONTEXT_CALL || f->kind == GCTX_FIND_API_ERROR) {
-		if (grow(&xp->findings, &xp->cap_findings, xp->nfindings + 1,
+		if (gctx_grow(&xp->findings, &xp->cap_findings, xp->nfindings + 1,
 			 sizeof(*xp->findings))) {
 			nomem(x);
 			return;

@@ -149,8 +149,8 @@ static void obj_new(struct exporter *x, __u32 oi)
 		return;
 	xf = tl_xf(x, fi);
 	if (!xf || !tl_xp(x, o->creator_idx) ||
-	    grow(&x->objs, &x->cap_objs, x->nobjs + 1, sizeof(*x->objs)) ||
-	    grow(&xf->live, &xf->cap_live, xf->nlive + 1, sizeof(*xf->live)) ||
+	    gctx_grow(&x->objs, &x->cap_objs, x->nobjs + 1, sizeof(*x->objs)) ||
+	    gctx_grow(&xf->live, &xf->cap_live, xf->nlive + 1, sizeof(*xf->live)) ||
 	    gctx_hmap__put(&x->obj_map, k1, k2, x->nobjs)) {
 		nomem(x);
 		return;

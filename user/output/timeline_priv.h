@@ -15,6 +15,8 @@
 
 #include "gpuctx_events.h"
 #include "lib/hmap.h"
+#include "lib/grow.h"
+#include "lib/str.h"
 #include "model/model.h"
 #include "output/export.h"
 #include "trace/records.h"
@@ -132,26 +134,6 @@ struct args {
 
 /* ---- small helpers ---- */
 
-/* Grow the zero-filled array *pp of *cap elements of elem bytes to hold need: 0 or -ENOMEM. */
-static inline int grow(void *pp, __u32 *cap, __u32 need, size_t elem)
-{
-	void **p = pp;
-	__u32 ncap = *cap ? *cap : 4;
-	char *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, (size_t)ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	memset(np + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 static inline void nomem(struct exporter *x)
 {
 	if (!x->err)
@@ -161,17 +143,6 @@ static inline void nomem(struct exporter *x)
 static inline __u64 max64(__u64 a, __u64 b)
 {
 	return a > b ? a : b;
-}
-
-/* Copy a fixed-size, possibly unterminated string. */
-static inline void cpy(char *dst, size_t dstlen, const char *src, size_t srclen)
-{
-	size_t n = strnlen(src, srclen);
-
-	if (n >= dstlen)
-		n = dstlen - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
 }
 
 /* ---- timeline.c: per-entity state, args, tracks, emitting, counters ---- */

@@ -78,7 +78,7 @@ static void thread_describe(struct exporter *x, __u32 pi, __u32 ti, __u64 flow_i
 	if (gctx_hmap__put(&x->thread_map, pi, th->tid, ti))
 		nomem(x);
 	tl_trk_thread(x, pi, ti, &t);
-	cpy(xt->name, sizeof(xt->name), th->comm, sizeof(th->comm));
+	gctx_copy_str(xt->name, sizeof(xt->name), th->comm, sizeof(th->comm));
 	t.name = xt->name;
 	tl_describe(x, &t, xt->begin_ts);
 	xt->described = true;
@@ -118,7 +118,7 @@ static void threads_upto(struct exporter *x, __u32 pi, __u32 limit, int flow_ti,
 		limit = p->nthreads;
 	if (limit <= xp->nth)
 		return;
-	if (grow(&xp->th, &xp->cap_th, p->nthreads, sizeof(*xp->th))) {
+	if (gctx_grow(&xp->th, &xp->cap_th, p->nthreads, sizeof(*xp->th))) {
 		nomem(x);
 		return;
 	}
@@ -165,7 +165,7 @@ static void rename_check(struct exporter *x, __u32 pi, __u32 tid, __u64 ts)
 	int ti = tl_thread_index(x, pi, tid);
 
 	if (xp->described && strncmp(xp->name, p->comm, sizeof(xp->name))) {
-		cpy(xp->name, sizeof(xp->name), p->comm, sizeof(p->comm));
+		gctx_copy_str(xp->name, sizeof(xp->name), p->comm, sizeof(p->comm));
 		tl_trk_proc(x, pi, &t);
 		t.name = xp->name;
 		x->s->ops->rename(x->s, &t, ts);
@@ -174,7 +174,7 @@ static void rename_check(struct exporter *x, __u32 pi, __u32 tid, __u64 ts)
 		return;
 	if (!strncmp(xp->th[ti].name, p->threads[ti].comm, sizeof(xp->th[ti].name)))
 		return;
-	cpy(xp->th[ti].name, sizeof(xp->th[ti].name), p->threads[ti].comm, GCTX_COMM_LEN);
+	gctx_copy_str(xp->th[ti].name, sizeof(xp->th[ti].name), p->threads[ti].comm, GCTX_COMM_LEN);
 	tl_trk_thread(x, pi, ti, &t);
 	t.name = xp->th[ti].name;
 	x->s->ops->rename(x->s, &t, ts);
@@ -202,7 +202,7 @@ void tl_proc_describe(struct exporter *x, __u32 pi, __u64 flow_in)
 		ts = x->now;
 	xp->described = true;
 	xp->begin_ts = ts;
-	cpy(xp->name, sizeof(xp->name), p->comm, sizeof(p->comm));
+	gctx_copy_str(xp->name, sizeof(xp->name), p->comm, sizeof(p->comm));
 	tl_trk_proc(x, pi, &t);
 	t.name = xp->name;
 	tl_describe(x, &t, ts);
@@ -284,7 +284,7 @@ void tl_proc_end(struct exporter *x, __u32 pi, __u64 ts, bool at_end)
 	tl_trk_proc(x, pi, &t);
 	tl_emit(x, 'E', &t, max64(ts, xp->begin_ts), NULL, NULL, &a, 0, 0);
 	xp->open = false;
-	cpy(xp->name, sizeof(xp->name), p->comm, sizeof(p->comm));
+	gctx_copy_str(xp->name, sizeof(xp->name), p->comm, sizeof(p->comm));
 	t.name = xp->name;
 	x->s->ops->process_end(x->s, &t, max64(ts, xp->begin_ts));
 }
@@ -393,7 +393,7 @@ void tl_on_exec(struct exporter *x, const struct gctx_ev_exec *ev)
 	if (!p->nexecs)
 		return;
 	e = &p->execs[p->nexecs - 1];
-	cpy(file, sizeof(file), e->filename, sizeof(e->filename));
+	gctx_copy_str(file, sizeof(file), e->filename, sizeof(e->filename));
 	base = strrchr(file, '/');
 	base = base ? base + 1 : file;
 	snprintf(name, sizeof(name), "exec %s", base);
