@@ -103,6 +103,7 @@ test-deps:
 	$(Q)tools/install-deps.sh test
 
 unit: $(UNIT_TESTS)
+	$(Q)tools/check-layout.sh
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 
 integration: all

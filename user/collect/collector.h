@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The collector: loads and attaches the BPF programs and drains their ring buffer. */
+/*
+ * collect/: the live side (needs libbpf and root): the collector (this header) loads and
+ * attaches the BPF programs and drains their ring buffer; discover.c finds what exists at start;
+ * uprobes.c probes CUDA/HIP libraries. May include every pure stage; never cli/.
+ */
 #ifndef __GPUCTX_COLLECTOR_H
 #define __GPUCTX_COLLECTOR_H
 

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
+ * model/: the model stage (lineage, GPU objects, API contexts, finding rules; one file each,
+ * shared state in model_priv.h). May include lib/, trace/ and decode/; never output/ or the
+ * live side.
+ *
  * The lineage model: processes, threads, GPU file descriptions, the GPU objects decoded from
  * ioctls, and the findings. Fed one record at a time (kernel events and collector records, in
  * ring-buffer order), by the live collector and by `report` reading a trace file alike.

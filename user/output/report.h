@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
+ * output/: the outputs stage (report text/JSON, live printer, timeline rules and the
+ * Perfetto/Chrome sinks). Reads the model; may include every pure stage, never collect/ or
+ * cli/.
+ *
  * The post-mortem report of a finished model: a text report for people and one pretty JSON
  * document for tools. Both read the model only; call gctx_model__finish() first so findings
  * that wait for the end of input are there. meta may be NULL (fields print as unknown/null).

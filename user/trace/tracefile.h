@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
+ * trace/: the records stage. Record sizes and names (records.h) and the trace file (this
+ * header). May include lib/ and include/ only.
+ *
  * The trace file: a versioned header followed by framed, append-only records, so a file cut
  * short (collector killed with SIGKILL, disk full) is readable up to its last complete record.
  *
