@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "decode/api.h"
+#include "decode/decode_priv.h"
 
 #define N -1
 
@@ -196,7 +197,9 @@ __u64 gctx_api_cookie(const struct gctx_api_sym *s, bool entry_only)
 
 const char *gctx_api_fn_name(enum gctx_api_fn fn)
 {
-	return fn > 0 && fn < GCTX_API_MAX && fn_names[fn] ? fn_names[fn] : "?";
+	const char *name = dec_name_at(fn_names, ARRAY_SIZE(fn_names), (unsigned int)fn);
+
+	return name ? name : "?";
 }
 
 enum gctx_api_vendor gctx_api_vendor(enum gctx_api_fn fn)
