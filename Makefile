@@ -87,7 +87,7 @@ $(BUILD)/fakegpu: tools/fakegpu.c tools/gpu_uapi.h | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools $(shell pkg-config --cflags fuse3) $< $(shell pkg-config --libs fuse3) -lpthread -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(PURE_OBJS)
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(PURE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(PURE_OBJS) $(shell pkg-config --libs cmocka) -lz -o $@

@@ -8,5 +8,6 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif /* __GPUCTX_CLI_H */

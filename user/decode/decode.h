@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
+ * decode/: the decode stage: one file per driver family (nvidia_rm.c, nvidia_uvm.c, amd_kfd.c,
+ * drm.c; shared helpers in decode_priv.h) and the CUDA/HIP API tables (api.c). May include lib/
+ * and trace/ only: it knows nothing of the model.
+ *
  * Decoding of GPU driver ioctls captured by the BPF side: NVIDIA RM escapes and UVM commands,
  * AMD KFD and amdgpu render-node ioctls. Pure C: no BPF, no I/O. Facts come from
  * shared/reference/gpu-facts.md.

@@ -9,7 +9,7 @@
  * sink, the format writer. Memory is the model's plus a few bytes per process, held file and
  * tracked GPU object: it does not grow with the number of events.
  *
- * The sink interface below is what a format implements (user/perfetto.c, user/chrome.c). Track
+ * The sink interface below is what a format implements (output/perfetto.c, output/chrome.c). Track
  * kinds and the rules every sink can rely on:
  *   - a track is described (->track) before any event uses it; a parent before its children;
  *   - slices on one track nest properly: a begin's timestamp is never before the end of an
@@ -58,9 +58,6 @@ int gctx_export_file(const char *trace_path, const char *out_path, int format, c
 /* The same, with counts for the caller (stats may be NULL). */
 int gctx_export_file_stats(const char *trace_path, const char *out_path, int format, char *err,
 			   size_t errlen, struct gctx_export_stats *stats);
-
-/* `gpuctx export [-q] [-f perfetto|chrome] -o OUT FILE` */
-int cmd_export(int argc, char **argv);
 
 /* ---- the sink interface (format writers) ---- */
 
