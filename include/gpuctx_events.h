@@ -26,6 +26,9 @@ enum gctx_ev_type {
 	GCTX_EV_FD_KEPT = 8, /* struct gctx_ev_fd: a GPU fd that survived exec (no O_CLOEXEC) */
 	GCTX_EV_API = 9,     /* struct gctx_ev_api: a CUDA driver / HIP runtime call (uprobes) */
 	GCTX_EV_LIBMAP = 10, /* struct gctx_ev_libmap: an executable file mapping (library load) */
+	/* Reserved so that work landing in parallel does not collide (see docs/architecture.md):
+	 * 11    stack sample of a rare event (blame, issue 11)
+	 * 12    API-library hold / first-call events from the kernel (issue 12) */
 	GCTX_EV_KERNEL_MAX = 11,
 
 	/* Collector records (trace file only). */
@@ -36,6 +39,12 @@ enum gctx_ev_type {
 	GCTX_REC_END = 68,	    /* struct gctx_rec_end: the recording ended cleanly */
 	GCTX_REC_PROBE = 69,	    /* struct gctx_rec_probe: an API entry point that was probed */
 	GCTX_REC_THREAD_PRESENT = 70, /* struct gctx_rec_thread: a thread present at attach */
+	/* Reserved for work landing in parallel:
+	 * 71-74 API coverage: hold / gap records (issue 12)
+	 * 75-79 stacks and symbols (issue 11)
+	 * 80-84 hardening: resync, write-loss accounting (issue 9)
+	 * 85-89 timeline / process names (issue 13)
+	 * 90-94 diagnosis (issue 10) */
 };
 
 /* What kind of GPU device file. */

@@ -358,10 +358,10 @@ static int reader_header(struct gctx_trace_reader *r, char *errbuf, size_t errle
 	version = get_le16(h + 8);
 	hlen = get_le16(h + 10);
 	crc = get_le32(h + 12);
-	if (version != GCTX_TRACE_VERSION) {
+	if (version < GCTX_TRACE_MIN_VERSION || version > GCTX_TRACE_VERSION) {
 		format_err(errbuf, errlen,
-			   "%s: unsupported version %u (this gpuctx reads version %d)", path,
-			   version, GCTX_TRACE_VERSION);
+			   "%s: unsupported version %u (this gpuctx reads versions %d to %d)", path,
+			   version, GCTX_TRACE_MIN_VERSION, GCTX_TRACE_VERSION);
 		return -1;
 	}
 	if (hlen < GCTX_TRACE_HEADER_LEN) {

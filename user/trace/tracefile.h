@@ -18,7 +18,10 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define GCTX_TRACE_VERSION 1
+/* Version 2 (this release): fields and record types added by the hardening, stacks, first-call
+ * and timeline work; all of them land as one version. Version 1 files stay readable. */
+#define GCTX_TRACE_VERSION 2
+#define GCTX_TRACE_MIN_VERSION 1
 #define GCTX_TRACE_MAX_RECORD (1u << 20) /* a larger length is corruption */
 
 struct gctx_trace_meta {
