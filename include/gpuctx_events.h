@@ -39,6 +39,7 @@ enum gctx_ev_type {
 	GCTX_REC_END = 68,	    /* struct gctx_rec_end: the recording ended cleanly */
 	GCTX_REC_PROBE = 69,	    /* struct gctx_rec_probe: an API entry point that was probed */
 	GCTX_REC_THREAD_PRESENT = 70, /* struct gctx_rec_thread: a thread present at attach */
+	GCTX_REC_WRITE_LOSS = 80,     /* struct gctx_rec_write_loss: the trace could not be written */
 	/* Reserved for work landing in parallel:
 	 * 71-74 API coverage: hold / gap records (issue 12)
 	 * 75-79 stacks and symbols (issue 11)
@@ -308,6 +309,16 @@ struct gctx_rec_end {
 	__s32 exit_status;		 /* wait status of the traced command, -1 if none */
 	__u32 reason;			 /* 0 command exited, 1 signal, 2 duration */
 	__u64 events;
+};
+
+/* Written (best effort) when a write to the trace file fails, e.g. the disk is full, and
+ * again at the end with the final count: what the file holds stops at ts_ns. */
+struct gctx_rec_write_loss {
+	__u64 ts_ns;		  /* CLOCK_MONOTONIC of the first failed write */
+	__u64 lost;		  /* records that could not be written */
+	__u64 written;		  /* records written before the failure */
+	__s32 err;		  /* -errno of the failed write */
+	__u32 pad;
 };
 
 #endif /* __GPUCTX_EVENTS_H */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +24,11 @@
 #include "trace/records.h"
 #include "trace/tracefile.h"
 #include "collect/uprobes.h"
+#include "lib/outfile.h"
 
 #define POLL_MS 10
+#define MAX_DURATION_S (366.0 * 24 * 3600) /* --duration: a year at most */
+#define SIGNAL_GRACE_NS (10 * 1000000000ull) /* -- CMD: how long a forwarded signal may take */
 
 struct record_env {
 	const char *output;
@@ -48,6 +52,7 @@ struct record_env {
 struct record_state {
 	struct record_env *env;
 	struct gctx_trace_writer *w;
+	struct gctx_outfile *out; /* the trace, renamed into place at the end */
 	struct gctx_model *model;
 	struct gctx_uprobes *uprobes;
 	__u64 start_mono;
@@ -56,11 +61,14 @@ struct record_state {
 	bool started; /* tracing was live: the trace file is worth keeping */
 };
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, nsignals, signal_from_tty;
 
-static void on_stop(int sig)
+static void on_stop(int sig, siginfo_t *si, void *uc)
 {
 	stop_signal = sig;
+	nsignals++;
+	/* Ctrl-C: the terminal sent it to the command's process group too */
+	signal_from_tty = si && si->si_code == SI_KERNEL;
 }
 
 static void usage(FILE *out)
@@ -78,7 +86,7 @@ static void usage(FILE *out)
 		"  -a, --all               follow every process on the system\n"
 		"      --device PATH:KIND  treat PATH as a GPU device file; KIND is one of\n"
 		"                          nvidiactl, nvidia, nvidia-uvm, kfd, drm-render\n"
-		"      --duration SECONDS  stop after this long\n"
+		"      --duration SECONDS  stop after this long (at most a year)\n"
 		"      --libcuda PATH      probe this CUDA driver library (libcuda.so.1) too\n"
 		"      --libhip PATH       probe this HIP runtime library (libamdhip64.so) too\n"
 		"      --launches          also count kernel launches (a probe per launch)\n"
@@ -87,6 +95,9 @@ static void usage(FILE *out)
 		"      --chrome FILE       also export a Chrome JSON timeline at the end\n"
 		"  -q, --quiet             do not print events as they happen\n"
 		"  -v, --verbose           libbpf debug output\n"
+		"\n"
+		"With -- CMD, SIGINT and SIGTERM are passed on to the command and recording goes on\n"
+		"until it exits (at most 10 s; a second signal stops at once).\n"
 		"\n"
 		"EXAMPLES:\n"
 		"  gpuctx record -o job.gctx -- python train.py\n"
@@ -161,6 +172,11 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+o:p:aqvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
+			if (!strcmp(optarg, "-")) {
+				fprintf(stderr, "gpuctx: record writes a trace file, not standard "
+						"output: give -o FILE (export -o - writes to stdout)\n");
+				return -1;
+			}
 			env->output = optarg;
 			break;
 		case 'p':
@@ -188,9 +204,11 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		case OPT_DURATION:
 			errno = 0;
 			env->duration = strtod(optarg, &end);
-			if (errno || *end || env->duration <= 0) {
-				fprintf(stderr, "gpuctx: bad --duration '%s': want seconds > 0\n",
-					optarg);
+			/* inf, nan and huge values would overflow the deadline in ns */
+			if (errno || end == optarg || *end || !isfinite(env->duration) ||
+			    env->duration <= 0 || env->duration > MAX_DURATION_S) {
+				fprintf(stderr, "gpuctx: bad --duration '%s': want seconds, more than 0 "
+						"and at most %.0f (a year)\n", optarg, MAX_DURATION_S);
 				return -1;
 			}
 			break;
@@ -395,7 +413,7 @@ static void on_thread(void *ctx, __u32 pid, __u32 tid, const char *comm)
 
 /* Attach modes: mark what exists now as present, parents first, then its GPU fds. */
 static int record_present(struct record_state *st, struct gctx_collector *c,
-			  const struct gctx_pidset *set)
+			  const struct gctx_pidset *set, __u32 *npresent)
 {
 	struct gctx_rec_proc *procs = calloc(set->n ? set->n : 1, sizeof(*procs));
 	struct scan_state ss = { .st = st };
@@ -405,8 +423,9 @@ static int record_present(struct record_state *st, struct gctx_collector *c,
 	if (!procs)
 		return -ENOMEM;
 	for (__u32 i = 0; i < set->n; i++)
-		if (!gctx_proc_info(set->pids[i], &procs[n]))
-			n++; /* a process that vanished mid-attach is simply not present */
+		if (gctx_proc_alive(set->pids[i]) && !gctx_proc_info(set->pids[i], &procs[n]))
+			n++; /* a process that exited mid-attach is simply not present */
+	*npresent = n;
 	gctx_sort_parents_first(procs, n);
 	for (__u32 i = 0; i < n; i++) {
 		on_record(st, GCTX_REC_PROC_PRESENT, &procs[i], sizeof(procs[i]));
@@ -425,7 +444,7 @@ static int record_present(struct record_state *st, struct gctx_collector *c,
 static bool any_alive(const struct gctx_pidset *s)
 {
 	for (__u32 i = 0; i < s->n; i++)
-		if (!kill(s->pids[i], 0) || errno != ESRCH)
+		if (gctx_proc_alive(s->pids[i]))
 			return true;
 	return false;
 }
@@ -446,6 +465,7 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 	}
 	for (int i = 0; i < GCTX_EV_KERNEL_MAX; i++)
 		lost += d->drops[i];
+	lost += gctx_trace_writer__lost(st->w);
 	fprintf(stderr,
 		"gpuctx: %u processes, %u GPU files, %llu events, %llu lost, %u findings "
 		"(%u errors, %u warnings); trace written to %s (%llu bytes)\n",
@@ -453,7 +473,15 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 		(unsigned long long)st->records, (unsigned long long)lost,
 		gctx_model__nfindings(st->model), nerr, nwarn, output,
 		(unsigned long long)gctx_trace_writer__bytes(st->w));
-	if (lost) {
+	if (gctx_trace_writer__lost(st->w))
+		fprintf(stderr,
+			"gpuctx: WARNING: stopped writing %s at %.3f s: %s; %llu records could not "
+			"be written (the trace ends there)\n",
+			output,
+			(double)(gctx_trace_writer__error_ns(st->w) - st->start_mono) / 1e9,
+			strerror(-gctx_trace_writer__error(st->w)),
+			(unsigned long long)gctx_trace_writer__lost(st->w));
+	if (lost > gctx_trace_writer__lost(st->w)) {
 		fprintf(stderr, "gpuctx: WARNING: events lost:");
 		for (int i = 1; i < GCTX_EV_KERNEL_MAX; i++)
 			if (d->drops[i])
@@ -497,21 +525,30 @@ int cmd_record(int argc, char **argv)
 	struct gctx_rec_drops drops;
 	struct gctx_rec_end end = { .exit_status = -1 };
 	struct gctx_pidset seeds = {};
-	struct sigaction sa = { .sa_handler = on_stop };
+	struct sigaction sa = { .sa_sigaction = on_stop, .sa_flags = SA_SIGINFO };
 	char err[512];
 	int go_fd = -1, status = 0, ret = 1, werr;
 	pid_t child = 0;
-	__u64 deadline = 0;
+	__u64 deadline = 0, grace_end = 0;
 	bool child_done = false;
+	__u32 npresent = 0;
 
 	if (parse_args(&env, argc, argv))
 		return 2;
 
 	st.start_mono = gctx_now_mono();
 	fill_meta(&meta, &env, st.start_mono);
-	st.w = gctx_trace_writer__new(env.output, &meta, &werr);
+	/* a private temporary file beside the output, renamed over it at the end: a failed
+	 * start leaves whatever was at the path untouched */
+	st.out = gctx_outfile__new(env.output, err, sizeof(err));
+	if (!st.out) {
+		fprintf(stderr, "gpuctx: %s\n", err);
+		return 1;
+	}
+	st.w = gctx_trace_writer__new_fd(dup(gctx_outfile__fd(st.out)), &meta, &werr);
 	if (!st.w) {
 		fprintf(stderr, "gpuctx: cannot write %s: %s\n", env.output, strerror(-werr));
+		gctx_outfile__free(st.out);
 		return 1;
 	}
 	st.model = gctx_model__new();
@@ -569,7 +606,8 @@ int cmd_record(int argc, char **argv)
 		if (env.pids.n || env.cgroup)
 			gctx_add_descendants(&seeds);
 		for (__u32 i = 0; !env.all && i < seeds.n; i++)
-			gctx_collector__follow(c, seeds.pids[i]);
+			if (seeds.pids[i] != (__u32)getpid()) /* -p 1: never gpuctx itself */
+				gctx_collector__follow(c, seeds.pids[i]);
 	}
 	if (!env.no_api && start_uprobes(&st, c, &seeds))
 		goto cleanup_collector;
@@ -584,14 +622,20 @@ int cmd_record(int argc, char **argv)
 		snprintf(f.hdr.comm, sizeof(f.hdr.comm), "gpuctx");
 		on_record(&st, GCTX_EV_FORK, &f, sizeof(f));
 	} else {
-		ret = record_present(&st, c, &seeds);
+		ret = record_present(&st, c, &seeds, &npresent);
 		if (ret) {
 			fprintf(stderr, "gpuctx: attach discovery failed: %s\n", strerror(-ret));
 			ret = 1;
 			goto cleanup_collector;
 		}
 		ret = 1;
-		fprintf(stderr, "gpuctx: attached to %u processes; Ctrl-C to stop\n", seeds.n);
+		if (env.pids.n && !npresent) {
+			fprintf(stderr, "gpuctx: process %u is gone (it exited during attach): "
+					"nothing to trace\n", env.pids.pids[0]);
+			goto cleanup_collector;
+		}
+		fprintf(stderr, "gpuctx: attached to %u process%s; Ctrl-C to stop\n", npresent,
+			npresent == 1 ? "" : "es");
 	}
 
 	st.started = true;
@@ -604,9 +648,27 @@ int cmd_record(int argc, char **argv)
 		go_fd = -1;
 	}
 
-	while (!stop_signal) {
-		int n = gctx_collector__poll(c, POLL_MS);
+	for (;;) {
+		int n;
 
+		if (stop_signal && !grace_end) {
+			if (!child || child_done)
+				break;
+			/* -- CMD: the command gets the signal (Ctrl-C already reached it) and the
+			 * trace covers its end; a second signal or the grace period stops now */
+			if (!signal_from_tty)
+				kill(child, stop_signal);
+			fprintf(stderr, "gpuctx: %s passed on to %s (pid %d): recording until it "
+					"exits (10 s at most; a second signal stops now)\n",
+				strsignal(stop_signal), env.cmd[0], child);
+			grace_end = gctx_now_mono() + SIGNAL_GRACE_NS;
+		}
+		if (nsignals > 1 || (grace_end && gctx_now_mono() >= grace_end)) {
+			fprintf(stderr, "gpuctx: stopped recording; %s (pid %d) goes on untraced\n",
+				env.cmd[0], child);
+			break;
+		}
+		n = gctx_collector__poll(c, POLL_MS);
 		if (n < 0) {
 			fprintf(stderr, "gpuctx: polling the ring buffer: %s\n", strerror(-n));
 			break;
@@ -614,7 +676,6 @@ int cmd_record(int argc, char **argv)
 		gctx_trace_writer__flush(st.w);
 		if (child && waitpid(child, &status, WNOHANG) == child) {
 			child_done = true;
-			end.reason = 0;
 			break;
 		}
 		if (!env.cmd && env.pids.n && !any_alive(&seeds))
@@ -624,14 +685,8 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 	}
-	if (stop_signal) {
+	if (stop_signal && !child_done)
 		end.reason = 1;
-		/* Ctrl-C reaches the command too: give it a moment to exit, still recording */
-		for (int i = 0; child && !child_done && i < 200; i++) {
-			gctx_collector__poll(c, POLL_MS);
-			child_done = waitpid(child, &status, WNOHANG) == child;
-		}
-	}
 	/* Everything the kernel produced up to now. */
 	gctx_collector__poll(c, 0);
 
@@ -649,11 +704,18 @@ int cmd_record(int argc, char **argv)
 	end.end_ns = gctx_now_mono();
 	end.exit_status = child_done ? status : -1;
 	end.events = st.records;
-	on_record(&st, GCTX_REC_END, &end, sizeof(end));
+	/* after a write error (disk full), one last try to close the file with the final loss
+	 * count and the end record */
+	gctx_trace_writer__append_final(st.w, GCTX_REC_WRITE_LOSS, NULL, 0);
+	st.records++;
+	gctx_trace_writer__append_final(st.w, GCTX_REC_END, &end, sizeof(end));
+	gctx_model__feed(st.model, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__finish(st.model);
 	print_summary(&st, &drops, env.output);
 
-	if (child_done)
+	if (child_done && stop_signal && WIFSIGNALED(status) && WTERMSIG(status) == stop_signal)
+		ret = 128 + stop_signal;
+	else if (child_done)
 		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	else if (stop_signal)
 		ret = child ? 128 + stop_signal : 0;
@@ -672,14 +734,20 @@ cleanup_model:
 	gctx_model__free(st.model);
 cleanup_writer:
 	werr = gctx_trace_writer__free(st.w);
-	if (!st.started)
-		unlink(env.output); /* nothing was traced: leave no empty trace behind */
 	if (werr || st.write_err) {
 		fprintf(stderr, "gpuctx: writing %s failed: %s\n", env.output,
 			strerror(-(werr ? werr : st.write_err)));
 		if (!ret)
 			ret = 1;
 	}
+	/* what was recorded, even cut short by a full disk, replaces the output; nothing
+	 * traced: the temporary file goes and the path is left as it was */
+	if (st.started && gctx_outfile__commit(st.out, err, sizeof(err))) {
+		fprintf(stderr, "gpuctx: %s\n", err);
+		if (!ret)
+			ret = 1;
+	}
+	gctx_outfile__free(st.out);
 	if (st.started) {
 		export_at_end(env.output, env.perfetto, GCTX_EXPORT_PERFETTO, &ret);
 		export_at_end(env.output, env.chrome, GCTX_EXPORT_CHROME, &ret);

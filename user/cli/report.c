@@ -18,6 +18,7 @@ static int load_trace(const char *path, struct gctx_model **out,
 	struct gctx_model *m;
 	const void *data;
 	__u32 type, len;
+	__u32 malformed = 0;
 	char err[512];
 	int ret;
 
@@ -34,21 +35,27 @@ static int load_trace(const char *path, struct gctx_model **out,
 		return 1;
 	}
 	while ((ret = gctx_trace_reader__next(r, &type, &data, &len)) == 1) {
-		if (gctx_model__feed(m, type, data, len) == -EINVAL) {
-			fprintf(stderr, "gpuctx: %s: malformed record (type %u, %u bytes) at offset "
-				"%llu\n", path, type, len,
+		if (gctx_model__feed(m, type, data, len) == -EINVAL && !malformed++)
+			fprintf(stderr, "gpuctx: warning: %s: malformed record (type %u, %u bytes) "
+				"at offset %llu skipped\n", path, type, len,
 				(unsigned long long)gctx_trace_reader__offset(r));
-			ret = -1;
-			break;
-		}
 	}
-	if (ret < 0) {
-		if (gctx_trace_reader__error(r))
+	gctx_trace_reader__describe_skips(r, err, sizeof(err));
+	if (err[0])
+		fprintf(stderr, "gpuctx: warning: %s\n", err);
+	if (ret < 0 || (!gctx_model__total_events(m) && (err[0] || malformed))) {
+		/* only when nothing at all could be read is the trace refused */
+		if (ret < 0)
 			fprintf(stderr, "gpuctx: %s\n", gctx_trace_reader__error(r));
+		else
+			fprintf(stderr, "gpuctx: %s: no readable record\n", path);
 		gctx_model__free(m);
 		gctx_trace_reader__free(r);
 		return 1;
 	}
+	if (malformed > 1)
+		fprintf(stderr, "gpuctx: warning: %s: %u malformed records skipped\n", path,
+			malformed);
 	if (gctx_trace_reader__truncated(r))
 		fprintf(stderr, "gpuctx: warning: %s ends inside a record (recording killed?): "
 			"reporting the %llu complete records before it\n", path,

@@ -172,6 +172,18 @@ static int proc_stat(__u32 pid, __u32 *ppid, __u64 *start_ticks, char *comm, siz
 	return 0;
 }
 
+bool gctx_proc_alive(__u32 pid)
+{
+	char path[64], buf[1024], *q;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return false;
+	q = strrchr(buf, ')');
+	/* state Z (zombie) or X (dead): it has exited, only its parent has not reaped it */
+	return q && q[1] == ' ' && q[2] && q[2] != 'Z' && q[2] != 'X';
+}
+
 static bool is_pid_dir(const char *name)
 {
 	for (const char *p = name; *p; p++)

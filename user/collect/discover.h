@@ -32,6 +32,8 @@ int gctx_proc_info(__u32 pid, struct gctx_rec_proc *out);
 /* Call fn for every thread of pid other than the leader (/proc/PID/task). */
 void gctx_proc_threads(__u32 pid, void (*fn)(void *ctx, __u32 pid, __u32 tid, const char *comm),
 		       void *ctx);
+/* The process exists and has not exited (a zombie has). */
+bool gctx_proc_alive(__u32 pid);
 /* Sort pids so that every parent comes before its children (by /proc ppid). */
 void gctx_sort_parents_first(struct gctx_rec_proc *procs, __u32 n);
 /* Path of /proc/PID/fd/FD into buf, "" on failure; *cloexec from fdinfo. */

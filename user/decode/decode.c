@@ -20,6 +20,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
+#include "lib/errcode.h"
 #include "decode/decode.h"
 #include "decode/decode_priv.h"
 
@@ -252,7 +253,7 @@ void gctx_decode_ioctl(const struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d
 	if (c.avail > GCTX_IOCTL_BYTES)
 		c.avail = GCTX_IOCTL_BYTES;
 	if (ev->ret < 0)
-		d->err = ev->ret < -0x7fffffffLL ? 0x7fffffff : (int)-ev->ret;
+		d->err = gctx_ret_errno(ev->ret);
 
 	switch (ev->kind) {
 	case GCTX_DEV_NVIDIACTL:

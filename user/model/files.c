@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <string.h>
 
+#include "lib/errcode.h"
 #include "lib/grow.h"
 #include "lib/str.h"
 #include "model/model_priv.h"
@@ -270,7 +271,7 @@ int mdl_ev_mmap(struct gctx_model *m, const struct gctx_ev_mmap *ev)
 	memset(&d, 0, sizeof(d));
 	mdl_textf(d.name, sizeof(d.name), "mmap");
 	if (ev->ret < 0)
-		d.err = (int)-ev->ret;
+		d.err = gctx_ret_errno(ev->ret);
 	d.failed = d.err != 0;
 	return ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, ev->ret, true, &p, &f);
 }

@@ -164,6 +164,10 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 		m->end = r.end;
 		m->has_end = true;
 		return 0;
+	case GCTX_REC_WRITE_LOSS:
+		m->wloss = r.wloss; /* the last one has the final count */
+		m->has_wloss = true;
+		return 0;
 	case GCTX_EV_API:
 		return mdl_ev_api(m, &r.api);
 	case GCTX_REC_PROBE:
@@ -257,6 +261,11 @@ __u64 gctx_model__events(const struct gctx_model *m, __u32 type)
 __u64 gctx_model__total_events(const struct gctx_model *m)
 {
 	return m ? m->total : 0;
+}
+
+const struct gctx_rec_write_loss *gctx_model__write_loss(const struct gctx_model *m)
+{
+	return m && m->has_wloss ? &m->wloss : NULL;
 }
 
 const struct gctx_rec_end *gctx_model__end(const struct gctx_model *m)

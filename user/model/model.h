@@ -252,6 +252,8 @@ __u64 gctx_model__events(const struct gctx_model *m, __u32 type);
 __u64 gctx_model__total_events(const struct gctx_model *m);
 /* The END record, or NULL if the recording did not end cleanly. */
 const struct gctx_rec_end *gctx_model__end(const struct gctx_model *m);
+/* Set when gpuctx could not write the whole trace (disk full): when and why it stopped. */
+const struct gctx_rec_write_loss *gctx_model__write_loss(const struct gctx_model *m);
 /* Registered devices seen (GCTX_REC_DEVICE records). */
 __u32 gctx_model__ndevices(const struct gctx_model *m);
 const struct gctx_rec_device *gctx_model__device(const struct gctx_model *m, __u32 idx);

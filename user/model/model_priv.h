@@ -100,6 +100,8 @@ struct gctx_model {
 	struct gctx_rec_drops drops;
 	struct gctx_rec_end end;
 	bool has_end;
+	struct gctx_rec_write_loss wloss; /* the trace could not be written past wloss.ts_ns */
+	bool has_wloss;
 	__u64 events[GCTX_EV_KERNEL_MAX];
 	__u64 total;
 	__u64 unknown_records;

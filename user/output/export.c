@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/outfile.h"
 #include "output/chrome.h"
 #include "output/export.h"
 #include "output/perfetto.h"
@@ -56,9 +57,10 @@ int gctx_export_file_stats(const char *trace_path, const char *out_path, int for
 	struct gctx_trace_reader *r;
 	struct gctx_tl_sink *s = NULL;
 	bool to_stdout = !strcmp(out_path, "-");
+	struct gctx_outfile *of = NULL;
 	char rerr[512];
 	FILE *out;
-	int rc, e;
+	int rc, e, fd = -1;
 	long pos;
 
 	tl_errf(err, errlen, "%s", "");
@@ -78,9 +80,23 @@ int gctx_export_file_stats(const char *trace_path, const char *out_path, int for
 		gctx_trace_reader__free(r);
 		return -1;
 	}
-	out = to_stdout ? stdout : fopen(out_path, "w");
+	if (!to_stdout) {
+		/* a private temporary file, renamed over out_path only once complete */
+		of = gctx_outfile__new(out_path, err, errlen);
+		if (!of) {
+			gctx_trace_reader__free(r);
+			return -1;
+		}
+		fd = dup(gctx_outfile__fd(of));
+		out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	} else {
+		out = stdout;
+	}
 	if (!out) {
 		tl_errf(err, errlen, "cannot create %s: %s", out_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		gctx_outfile__free(of);
 		gctx_trace_reader__free(r);
 		return -1;
 	}
@@ -107,8 +123,9 @@ int gctx_export_file_stats(const char *trace_path, const char *out_path, int for
 		tl_errf(err, errlen, "writing %s: %s", out_path, strerror(e));
 		rc = -1;
 	}
-	if (rc && !to_stdout)
-		unlink(out_path);
+	if (!rc && of && gctx_outfile__commit(of, err, errlen))
+		rc = -1;
+	gctx_outfile__free(of); /* removes the temporary file unless committed */
 	if (!rc && stats && pos >= 0)
 		stats->bytes = (__u64)pos;
 	return rc;

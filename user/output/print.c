@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "lib/errcode.h"
 #include "decode/decode.h"
 #include "decode/api.h"
 #include "output/print.h"
@@ -261,7 +262,7 @@ static void gctx_print_open(FILE *out, const struct gctx_ev_open *e)
 	if (e->fd >= 0) {
 		fprintf(out, " %s %s fd=%d %s\n", gctx_dev_kind_name(e->kind), path, e->fd, flags);
 	} else {
-		gctx_format_errno(err, sizeof(err), -e->fd);
+		gctx_format_errno(err, sizeof(err), gctx_ret_errno(e->fd));
 		fprintf(out, " %s %s %s -> -1 %s\n", gctx_dev_kind_name(e->kind), path, flags, err);
 	}
 }
@@ -300,7 +301,7 @@ static void gctx_print_mmap(FILE *out, const struct gctx_ev_mmap *e)
 		snprintf(off, sizeof(off), " off=0x%llx", (unsigned long long)e->off);
 	if (e->ret < 0 && e->ret > -4096) {
 		strcpy(res, "-1 ");
-		gctx_format_errno(res + 3, sizeof(res) - 3, (int)-e->ret);
+		gctx_format_errno(res + 3, sizeof(res) - 3, gctx_ret_errno(e->ret));
 	} else {
 		snprintf(res, sizeof(res), "0x%llx", (unsigned long long)e->ret);
 	}

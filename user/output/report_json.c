@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "lib/errcode.h"
 #include "decode/api.h"
 #include "decode/decode.h"
 #include "lib/json.h"
@@ -109,6 +110,24 @@ static void rep_json_argv(struct gctx_json *j, const char *k, const char *args, 
 	gctx_json__arr_end(j);
 }
 
+/* "write_loss": where and why gpuctx stopped writing the trace (disk full), or null. */
+static void rep_json_write_loss(struct gctx_json *j, const struct gctx_model *m)
+{
+	const struct gctx_rec_write_loss *wl = gctx_model__write_loss(m);
+
+	gctx_json__key(j, "write_loss");
+	if (!wl) {
+		gctx_json__null(j);
+		return;
+	}
+	gctx_json__obj_begin(j);
+	rep_json_u64(j, "at_ns", wl->ts_ns);
+	rep_json_str(j, "error", strerror(gctx_ret_errno(wl->err)));
+	rep_json_u64(j, "lost_records", wl->lost);
+	rep_json_u64(j, "written_records", wl->written);
+	gctx_json__obj_end(j);
+}
+
 static void rep_json_meta(struct gctx_json *j, const struct gctx_model *m,
 			  const struct gctx_trace_meta *meta)
 {
@@ -148,6 +167,7 @@ static void rep_json_meta(struct gctx_json *j, const struct gctx_model *m,
 		rep_json_null(j, "end_reason");
 		rep_json_null(j, "exit_status");
 	}
+	rep_json_write_loss(j, m);
 	gctx_json__key(j, "devices");
 	gctx_json__arr_begin(j);
 	for (i = 0; i < gctx_model__ndevices(m); i++) {
@@ -435,7 +455,7 @@ static void rep_json_probe(struct gctx_json *j, const struct gctx_rec_probe *r)
 	if (r->err) {
 		char err[32];
 
-		gctx_format_errno(err, sizeof(err), -r->err);
+		gctx_format_errno(err, sizeof(err), gctx_ret_errno(r->err));
 		gctx_json__str(j, err);
 	} else {
 		gctx_json__null(j);

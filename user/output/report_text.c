@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/errcode.h"
 #include "decode/api.h"
 #include "decode/decode.h"
 #include "output/print.h"
@@ -61,6 +62,22 @@ static void rep_text_wait_status(char *dst, size_t len, int status)
 	}
 }
 
+/* The disk filled (or another write error) while recording: say where the trace stops. */
+static void rep_text_write_loss(struct rep_ctx *c)
+{
+	const struct gctx_rec_write_loss *wl = gctx_model__write_loss(c->m);
+	char t[32];
+
+	if (!wl)
+		return;
+	rep_text_time(t, sizeof(t), c, wl->ts_ns);
+	fprintf(c->out,
+		"  WARNING: gpuctx stopped writing at %s s: %s; %llu record%s could not be "
+		"written (the trace ends there)\n",
+		t, strerror(gctx_ret_errno(wl->err)), (unsigned long long)wl->lost,
+		rep_plural(wl->lost));
+}
+
 static void rep_text_header(struct rep_ctx *c)
 {
 	const struct gctx_trace_meta *meta = c->meta;
@@ -106,10 +123,11 @@ static void rep_text_header(struct rep_ctx *c)
 			break;
 		}
 		fprintf(c->out, "  duration:  %s s (%s)\n", t, st);
-	} else {
+	} else if (!gctx_model__write_loss(c->m)) {
 		fprintf(c->out, "  WARNING: recording did not end cleanly (collector killed?); "
 				"the trace ends at its last complete record\n");
 	}
+	rep_text_write_loss(c);
 	if (lost)
 		fprintf(c->out,
 			"  WARNING: %llu event%s lost; lineage and findings may be incomplete "
@@ -250,7 +268,7 @@ static void rep_text_probes(struct rep_ctx *c)
 			fputs(", single-stepped (~10 us a call)", c->out);
 		fprintf(c->out, ", retprobe %s", r->retprobe ? "yes" : "no");
 		if (r->err) {
-			gctx_format_errno(err, sizeof(err), -r->err);
+			gctx_format_errno(err, sizeof(err), gctx_ret_errno(r->err));
 			fprintf(c->out, ", error %s", err);
 		}
 		fputc('\n', c->out);

@@ -538,6 +538,7 @@ int gctx_export_stream(struct gctx_trace_reader *r, const char *trace_path, stru
 	__u64 records = 0;
 	__u32 type, len;
 	int ret, rc = 0;
+	__u32 malformed = 0;
 
 	tl_errf(err, errlen, "%s", "");
 	if (!x || !(x->m = gctx_model__new())) {
@@ -554,11 +555,10 @@ int gctx_export_stream(struct gctx_trace_reader *r, const char *trace_path, stru
 	while ((ret = gctx_trace_reader__next(r, &type, &data, &len)) == 1) {
 		rc = export_record(x, type, data, len);
 		if (rc == -EINVAL) {
-			tl_errf(err, errlen,
-				"%s: malformed record (type %u, %u bytes) at offset %llu",
-				trace_path, type, len,
-				(unsigned long long)gctx_trace_reader__offset(r));
-			break;
+			/* one bad record does not lose the others: skip it, say so */
+			malformed++;
+			rc = 0;
+			continue;
 		}
 		if (rc) {
 			tl_errf(err, errlen, "out of memory");
@@ -582,6 +582,19 @@ int gctx_export_stream(struct gctx_trace_reader *r, const char *trace_path, stru
 		} else if (x->err) {
 			tl_errf(err, errlen, "writing the timeline: %s", strerror(-x->err));
 			rc = -1;
+		} else if (gctx_trace_reader__skipped(r, NULL) || malformed) {
+			char skips[512];
+
+			gctx_trace_reader__describe_skips(r, skips, sizeof(skips));
+			if (!records) {
+				tl_errf(err, errlen, "%s: no readable record", trace_path);
+				rc = -1;
+			} else if (skips[0]) {
+				tl_errf(err, errlen, "warning: %s", skips);
+			} else {
+				tl_errf(err, errlen, "warning: %s: %u malformed records skipped",
+					trace_path, malformed);
+			}
 		} else if (trunc) {
 			tl_errf(err, errlen,
 				"warning: %s ends inside a record (recording killed?): "

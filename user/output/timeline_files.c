@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 
+#include "lib/errcode.h"
 #include "decode/decode.h"
 #include "model/model.h"
 #include "output/print.h"
@@ -267,7 +268,7 @@ void tl_on_mmap(struct exporter *x, const struct gctx_ev_mmap *ev)
 	tl_arg_u64(&a, "prot", ev->prot);
 	tl_arg_u64(&a, "flags", ev->flags);
 	if (ev->ret < 0) {
-		gctx_format_errno(err, sizeof(err), (int)-ev->ret);
+		gctx_format_errno(err, sizeof(err), gctx_ret_errno(ev->ret));
 		tl_arg_str(&a, "errno", err);
 		tl_arg_bool(&a, "failed", true);
 	} else {

@@ -30,6 +30,7 @@ union gctx_record {
 	struct gctx_rec_end end;
 	struct gctx_rec_probe probe;
 	struct gctx_rec_thread thread;
+	struct gctx_rec_write_loss wloss;
 };
 
 /* Size of the struct of a record type: a shorter record is malformed. 0 when the type is

@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "trace/tracefile.h"
+#include "gpuctx_events.h"
 
 #define GCTX_TRACE_MAGIC      "GPUCTX\r\n"
 #define GCTX_TRACE_MAGIC_LEN  8
@@ -32,17 +34,27 @@
 #define GCTX_WBUF_SIZE	      (64 * 1024)
 #define GCTX_RBUF_SIZE	      (64 * 1024)
 #define GCTX_ERR_LEN	      512
+#define GCTX_MAX_SKIPS	      32	  /* skipped spans remembered (all are counted) */
+#define GCTX_RESYNC_MAX_LEN   (64 * 1024) /* a frame found by resync is at most this long */
+#define GCTX_RESYNC_MAX_TYPE  127	  /* and its type is 1..127 */
 
 _Static_assert(sizeof(struct gctx_trace_meta) == 688, "trace meta layout changed");
 _Static_assert(GCTX_TRACE_HEADER_LEN <= 0xffff, "header_len is a u16");
 
 struct gctx_trace_writer {
 	int fd;
-	int err;     /* first write error (-errno), sticky */
-	__u64 bytes; /* header plus every record appended, buffered or not */
-	__u64 records;
+	int err;	 /* first write error (-errno), sticky */
+	__u64 err_ns;	 /* when it happened (CLOCK_MONOTONIC) */
+	__u64 committed; /* bytes known to be in the file, whole records only */
+	__u64 records;	 /* records appended and not lost */
+	__u64 lost;	 /* records that could not be written */
+	__u32 buffered;	 /* records in buf */
 	size_t used;
 	unsigned char buf[GCTX_WBUF_SIZE];
+};
+
+struct skip_span {
+	__u64 off, len;
 };
 
 struct gctx_trace_reader {
@@ -55,6 +67,9 @@ struct gctx_trace_reader {
 	struct gctx_trace_meta meta;
 	char *path;
 	char err[GCTX_ERR_LEN];
+	struct skip_span skips[GCTX_MAX_SKIPS]; /* corrupt spans skipped by resync */
+	__u32 nskips;
+	__u64 skipped; /* bytes */
 };
 
 enum { RD_OK, RD_END, RD_FAILED };
@@ -146,6 +161,20 @@ static int write_all(int fd, const void *data, size_t len)
 struct gctx_trace_writer *gctx_trace_writer__new(const char *path,
 						 const struct gctx_trace_meta *meta, int *err)
 {
+	/* never through a symlink; private: a trace holds command lines and paths */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd < 0) {
+		if (err)
+			*err = -errno;
+		return NULL;
+	}
+	return gctx_trace_writer__new_fd(fd, meta, err);
+}
+
+struct gctx_trace_writer *gctx_trace_writer__new_fd(int fd, const struct gctx_trace_meta *meta,
+						    int *err)
+{
 	unsigned char hdr[GCTX_TRACE_HEADER_LEN];
 	struct gctx_trace_meta fmeta;
 	struct gctx_trace_writer *w;
@@ -156,11 +185,7 @@ struct gctx_trace_writer *gctx_trace_writer__new(const char *path,
 		ret = -ENOMEM;
 		goto fail;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		ret = -errno;
-		goto fail;
-	}
+	w->fd = fd;
 
 	meta_to_file(&fmeta, meta);
 	memcpy(hdr, GCTX_TRACE_MAGIC, GCTX_TRACE_MAGIC_LEN);
@@ -172,18 +197,62 @@ struct gctx_trace_writer *gctx_trace_writer__new(const char *path,
 	ret = write_all(w->fd, hdr, sizeof(hdr));
 	if (ret)
 		goto fail;
-	w->bytes = sizeof(hdr);
+	w->committed = sizeof(hdr);
 	if (err)
 		*err = 0;
 	return w;
 
 fail:
-	if (w && w->fd >= 0)
-		close(w->fd);
+	close(fd);
 	free(w);
 	if (err)
 		*err = ret;
 	return NULL;
+}
+
+static __u64 now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* One framed record straight to the file at the committed end; on failure the file is cut
+ * back to its last whole record, so what it holds stays readable. */
+static int write_frame(struct gctx_trace_writer *w, __u32 type, const void *data, __u32 len)
+{
+	unsigned char hdr[GCTX_REC_HDR_LEN], crc[GCTX_REC_CRC_LEN];
+	int ret;
+
+	put_le32(hdr, len);
+	put_le32(hdr + 4, type);
+	put_le32(crc, record_crc(hdr + 4, data, len));
+	ret = write_all(w->fd, hdr, sizeof(hdr));
+	if (!ret && len)
+		ret = write_all(w->fd, data, len);
+	if (!ret)
+		ret = write_all(w->fd, crc, sizeof(crc));
+	if (ret) {
+		if (ftruncate(w->fd, (off_t)w->committed) == 0)
+			lseek(w->fd, (off_t)w->committed, SEEK_SET);
+		return ret;
+	}
+	w->committed += (__u64)len + GCTX_REC_OVERHEAD;
+	return 0;
+}
+
+/* The first failed write: count what it lost, cut the file back to whole records and say
+ * in the file itself, if there is room, where and why it stops. */
+static void writer_failed(struct gctx_trace_writer *w, int err, __u32 nlost)
+{
+	w->err = err;
+	w->err_ns = now_mono();
+	w->lost += nlost;
+	w->records -= nlost;
+	if (ftruncate(w->fd, (off_t)w->committed) == 0)
+		lseek(w->fd, (off_t)w->committed, SEEK_SET);
+	gctx_trace_writer__append_final(w, GCTX_REC_WRITE_LOSS, NULL, 0);
 }
 
 int gctx_trace_writer__flush(struct gctx_trace_writer *w)
@@ -197,10 +266,18 @@ int gctx_trace_writer__flush(struct gctx_trace_writer *w)
 	if (!w->used)
 		return 0;
 	ret = write_all(w->fd, w->buf, w->used);
+	if (ret) {
+		__u32 n = w->buffered;
+
+		w->used = 0;
+		w->buffered = 0;
+		writer_failed(w, ret, n);
+		return ret;
+	}
+	w->committed += w->used;
 	w->used = 0;
-	if (ret)
-		w->err = ret;
-	return ret;
+	w->buffered = 0;
+	return 0;
 }
 
 int gctx_trace_writer__append(struct gctx_trace_writer *w, __u32 type, const void *data, __u32 len)
@@ -211,44 +288,83 @@ int gctx_trace_writer__append(struct gctx_trace_writer *w, __u32 type, const voi
 
 	if (!w || (len && !data) || len > GCTX_TRACE_MAX_RECORD)
 		return -EINVAL;
-	if (w->err)
+	if (w->err) {
+		w->lost++;
 		return w->err;
-
-	put_le32(hdr, len);
-	put_le32(hdr + 4, type);
-	put_le32(crc, record_crc(hdr + 4, data, len));
+	}
 
 	if (w->used + total > sizeof(w->buf)) {
 		ret = gctx_trace_writer__flush(w);
-		if (ret)
-			return ret;
-	}
-	if (total > sizeof(w->buf)) {
-		/* Larger than the buffer (which is now empty): straight to the file. */
-		ret = write_all(w->fd, hdr, sizeof(hdr));
-		if (!ret)
-			ret = write_all(w->fd, data, len);
-		if (!ret)
-			ret = write_all(w->fd, crc, sizeof(crc));
 		if (ret) {
-			w->err = ret;
+			w->lost++;
 			return ret;
 		}
-	} else {
-		memcpy(w->buf + w->used, hdr, sizeof(hdr));
-		if (len)
-			memcpy(w->buf + w->used + sizeof(hdr), data, len);
-		memcpy(w->buf + w->used + sizeof(hdr) + len, crc, sizeof(crc));
-		w->used += total;
 	}
-	w->bytes += total;
 	w->records++;
+	if (total > sizeof(w->buf)) {
+		/* Larger than the buffer (which is now empty): straight to the file. */
+		ret = write_frame(w, type, data, len);
+		if (ret)
+			writer_failed(w, ret, 1);
+		return ret;
+	}
+	put_le32(hdr, len);
+	put_le32(hdr + 4, type);
+	put_le32(crc, record_crc(hdr + 4, data, len));
+	memcpy(w->buf + w->used, hdr, sizeof(hdr));
+	if (len)
+		memcpy(w->buf + w->used + sizeof(hdr), data, len);
+	memcpy(w->buf + w->used + sizeof(hdr) + len, crc, sizeof(crc));
+	w->used += total;
+	w->buffered++;
 	return 0;
+}
+
+int gctx_trace_writer__append_final(struct gctx_trace_writer *w, __u32 type, const void *data,
+				    __u32 len)
+{
+	struct gctx_rec_write_loss wl;
+	int ret;
+
+	if (!w)
+		return -EINVAL;
+	if (type == GCTX_REC_WRITE_LOSS) {
+		/* the writer fills it in: it alone knows */
+		if (!w->err)
+			return 0;
+		wl = (struct gctx_rec_write_loss){ .ts_ns = w->err_ns, .lost = w->lost,
+						   .written = w->records, .err = w->err };
+		data = &wl;
+		len = sizeof(wl);
+	}
+	if (!w->err)
+		return gctx_trace_writer__append(w, type, data, len);
+	if (len > GCTX_TRACE_MAX_RECORD || (len && !data))
+		return -EINVAL;
+	ret = write_frame(w, type, data, len);
+	if (ret && type != GCTX_REC_WRITE_LOSS)
+		w->lost++;
+	return ret;
+}
+
+int gctx_trace_writer__error(const struct gctx_trace_writer *w)
+{
+	return w ? w->err : 0;
+}
+
+__u64 gctx_trace_writer__lost(const struct gctx_trace_writer *w)
+{
+	return w ? w->lost : 0;
+}
+
+__u64 gctx_trace_writer__error_ns(const struct gctx_trace_writer *w)
+{
+	return w ? w->err_ns : 0;
 }
 
 __u64 gctx_trace_writer__bytes(const struct gctx_trace_writer *w)
 {
-	return w ? w->bytes : 0;
+	return w ? w->committed + w->used : 0;
 }
 
 __u64 gctx_trace_writer__records(const struct gctx_trace_writer *w)
@@ -263,8 +379,10 @@ int gctx_trace_writer__free(struct gctx_trace_writer *w)
 	if (!w)
 		return 0;
 	ret = gctx_trace_writer__flush(w);
-	if (close(w->fd) && !ret)
+	if (close(w->fd) && !ret && !w->err)
 		ret = -errno;
+	if (!ret)
+		ret = w->err;
 	free(w);
 	return ret;
 }
@@ -448,12 +566,103 @@ static int reader_truncated(struct gctx_trace_reader *r)
 	return 0;
 }
 
+/* Is a whole, checksummed frame at buf[start]? 1 yes, 0 no, 2 the file ends inside it. */
+static int frame_at(struct gctx_trace_reader *r, __u32 max_len, ssize_t *got)
+{
+	unsigned char *rec;
+	__u32 rlen;
+	size_t total;
+
+	*got = reader_fill(r, GCTX_REC_HDR_LEN);
+	if (*got < 0)
+		return 0;
+	if (*got < GCTX_REC_HDR_LEN)
+		return 2;
+	rlen = get_le32(r->buf + r->start);
+	if (rlen > max_len)
+		return 0;
+	total = (size_t)rlen + GCTX_REC_OVERHEAD;
+	*got = reader_fill(r, total);
+	if (*got < 0)
+		return 0;
+	if ((size_t)*got < total)
+		return 2;
+	rec = r->buf + r->start;
+	return record_crc(rec + 4, rec + GCTX_REC_HDR_LEN, rlen) ==
+	       get_le32(rec + GCTX_REC_HDR_LEN + rlen);
+}
+
+/*
+ * Bad data at the current offset: move on byte by byte to the next whole frame of a known
+ * record type with a good checksum, and remember the span skipped. Returns 1 when a frame is
+ * next, 0 at the end of the file, -1 on a read error.
+ */
+static int reader_resync(struct gctx_trace_reader *r)
+{
+	__u64 from = r->offset;
+	int ret = 0;
+	ssize_t got;
+
+	reader_consume(r, 1);
+	for (;;) {
+		int f = frame_at(r, GCTX_RESYNC_MAX_LEN, &got);
+
+		if (got < 0) {
+			ret = -1;
+			break;
+		}
+		/* record types are small numbers: any other is taken for garbage */
+		if (f == 1 && get_le32(r->buf + r->start + 4) - 1 < GCTX_RESYNC_MAX_TYPE) {
+			ret = 1;
+			break;
+		}
+		if (got == 0)
+			break;
+		reader_consume(r, 1);
+	}
+	if (ret == 0) /* nothing readable up to the end: skip what is left */
+		reader_consume(r, r->end - r->start);
+	if (r->nskips < GCTX_MAX_SKIPS)
+		r->skips[r->nskips] = (struct skip_span){ from, r->offset - from };
+	r->nskips++;
+	r->skipped += r->offset - from;
+	return ret;
+}
+
+/*
+ * Bad data at the current offset. A frame that runs to the end of the file, with nothing
+ * readable after it, is a torn last write (recording killed): the trace simply ends there.
+ * Anything else is corruption: skip to the next good frame. -1 on a read error.
+ */
+static int skip_bad(struct gctx_trace_reader *r, bool runs_past_end)
+{
+	__u64 at = r->offset, total = 0;
+	__u32 nskips = r->nskips;
+	ssize_t avail = (ssize_t)(r->end - r->start);
+	int rs;
+
+	if (avail >= GCTX_REC_HDR_LEN)
+		total = (__u64)get_le32(r->buf + r->start) + GCTX_REC_OVERHEAD;
+	rs = reader_resync(r);
+	if (rs < 0)
+		return -1;
+	if (rs == 0 && (runs_past_end ||
+			(total <= GCTX_TRACE_MAX_RECORD + GCTX_REC_OVERHEAD && at + total == r->offset))) {
+		r->nskips = nskips;
+		r->skipped -= r->offset - at;
+		r->offset = at; /* what was read ends before the torn frame */
+		reader_truncated(r);
+	}
+	return 0;
+}
+
 int gctx_trace_reader__next(struct gctx_trace_reader *r, __u32 *type, const void **data, __u32 *len)
 {
 	unsigned char *rec, *payload;
-	__u32 rlen, rtype, crc;
+	__u32 rlen, rtype;
 	size_t total;
 	ssize_t got;
+	int f;
 
 	if (!r)
 		return -1;
@@ -462,42 +671,29 @@ int gctx_trace_reader__next(struct gctx_trace_reader *r, __u32 *type, const void
 	if (r->state == RD_FAILED)
 		return -1;
 
-	got = reader_fill(r, GCTX_REC_HDR_LEN);
-	if (got < 0)
-		goto read_error;
-	if (got == 0) {
-		r->state = RD_END;
-		return 0;
+	for (;;) {
+		f = frame_at(r, GCTX_TRACE_MAX_RECORD, &got);
+		if (got < 0)
+			goto read_error;
+		if (f == 1)
+			break;
+		if (got == 0) {
+			r->state = RD_END;
+			return 0;
+		}
+		if (skip_bad(r, f == 2) < 0) {
+			got = -EIO;
+			goto read_error;
+		}
+		if (r->state == RD_END)
+			return 0;
 	}
-	if (got < GCTX_REC_HDR_LEN)
-		return reader_truncated(r);
 
 	rec = r->buf + r->start;
 	rlen = get_le32(rec);
-	if (rlen > GCTX_TRACE_MAX_RECORD)
-		return reader_fail(r, "corrupt record at offset %llu (length %u exceeds %u)",
-				   (unsigned long long)r->offset, rlen, GCTX_TRACE_MAX_RECORD);
-	total = (size_t)rlen + GCTX_REC_OVERHEAD;
-	got = reader_fill(r, total);
-	if (got < 0)
-		goto read_error;
-	if ((size_t)got < total)
-		return reader_truncated(r);
-
-	rec = r->buf + r->start;
 	rtype = get_le32(rec + 4);
 	payload = rec + GCTX_REC_HDR_LEN;
-	crc = get_le32(payload + rlen);
-	if (record_crc(rec + 4, payload, rlen) != crc) {
-		/* A bad last record is a torn write; anywhere else the file is corrupt. */
-		got = reader_fill(r, total + 1);
-		if (got < 0)
-			goto read_error;
-		if ((size_t)got == total)
-			return reader_truncated(r);
-		return reader_fail(r, "corrupt record at offset %llu (checksum)",
-				   (unsigned long long)r->offset);
-	}
+	total = (size_t)rlen + GCTX_REC_OVERHEAD;
 
 	/* Hand out 8-byte aligned payloads: slide it back over this record's own header. */
 	if (rlen && ((uintptr_t)payload & 7)) {
@@ -518,6 +714,30 @@ int gctx_trace_reader__next(struct gctx_trace_reader *r, __u32 *type, const void
 read_error:
 	return reader_fail(r, "read error at offset %llu: %s", (unsigned long long)r->offset,
 			   strerror((int)-got));
+}
+
+__u64 gctx_trace_reader__skipped(const struct gctx_trace_reader *r, __u32 *nspans)
+{
+	if (nspans)
+		*nspans = r ? r->nskips : 0;
+	return r ? r->skipped : 0;
+}
+
+void gctx_trace_reader__describe_skips(const struct gctx_trace_reader *r, char *buf, size_t len)
+{
+	if (!r || !r->nskips) {
+		format_err(buf, len, "%s", "");
+		return;
+	}
+	if (r->nskips == 1)
+		format_err(buf, len, "%s: %llu bytes skipped at offset %llu (corrupt data)", r->path,
+			   (unsigned long long)r->skipped, (unsigned long long)r->skips[0].off);
+	else
+		format_err(buf, len,
+			   "%s: %llu bytes skipped in %u places (corrupt data), the first at "
+			   "offset %llu",
+			   r->path, (unsigned long long)r->skipped, r->nskips,
+			   (unsigned long long)r->skips[0].off);
 }
 
 bool gctx_trace_reader__truncated(const struct gctx_trace_reader *r)

@@ -36,12 +36,28 @@ struct gctx_trace_meta {
 struct gctx_trace_writer;
 struct gctx_trace_reader;
 
-/* Create (truncate) path and write the header. NULL on error with *err = -errno. */
+/* Create (truncate) path, never through a symlink, mode 0600, and write the header. NULL on
+ * error with *err = -errno. (gpuctx record writes through lib/outfile.h and __new_fd.) */
 struct gctx_trace_writer *gctx_trace_writer__new(const char *path,
 						 const struct gctx_trace_meta *meta, int *err);
-/* Buffer one record. 0 or -errno (a write error is sticky and returned again). */
+/* The same on an open file, which the writer then owns (and closes, also on error). */
+struct gctx_trace_writer *gctx_trace_writer__new_fd(int fd, const struct gctx_trace_meta *meta,
+						    int *err);
+/*
+ * Buffer one record. 0 or -errno. A write error (disk full) is sticky: the file is cut back
+ * to its last whole record, a GCTX_REC_WRITE_LOSS record says there (if there is room) when
+ * and why writing stopped, and every record appended since is counted as lost.
+ */
 int gctx_trace_writer__append(struct gctx_trace_writer *w, __u32 type, const void *data,
 			      __u32 len);
+/* After a write error, one more try to put a closing record in the file (the final loss
+ * count, GCTX_REC_WRITE_LOSS, filled in by the writer; the end record); before, the same as
+ * __append. */
+int gctx_trace_writer__append_final(struct gctx_trace_writer *w, __u32 type, const void *data,
+				    __u32 len);
+int gctx_trace_writer__error(const struct gctx_trace_writer *w);    /* first error, or 0 */
+__u64 gctx_trace_writer__lost(const struct gctx_trace_writer *w);   /* records not written */
+__u64 gctx_trace_writer__error_ns(const struct gctx_trace_writer *w); /* when writing failed */
 /* Push buffered records to the file (write(2)); the collector calls this every poll. */
 int gctx_trace_writer__flush(struct gctx_trace_writer *w);
 __u64 gctx_trace_writer__bytes(const struct gctx_trace_writer *w);   /* file size so far */
@@ -55,10 +71,15 @@ int gctx_trace_writer__free(struct gctx_trace_writer *w);
 struct gctx_trace_reader *gctx_trace_reader__open(const char *path, char *errbuf, size_t errlen);
 const struct gctx_trace_meta *gctx_trace_reader__meta(const struct gctx_trace_reader *r);
 /* Next record: 1 with type, data and len set (data valid until the next call), 0 at the end
- * of the file or at a truncated final record (see __truncated), -1 on a corrupt record in
- * the middle of the file (bad length or checksum; reason in __error). */
+ * of the file or at a truncated final record (see __truncated), -1 on a read error (reason
+ * in __error). Corrupt data (a bad length or checksum, garbage after the end) is skipped up
+ * to the next good record and counted (see __skipped): one bad byte never loses the rest. */
 int gctx_trace_reader__next(struct gctx_trace_reader *r, __u32 *type, const void **data,
 			    __u32 *len);
+/* Bytes skipped as corrupt so far, and in how many spans. */
+__u64 gctx_trace_reader__skipped(const struct gctx_trace_reader *r, __u32 *nspans);
+/* One line for a warning ("F: 12 bytes skipped at offset 345 (corrupt data)"), "" if none. */
+void gctx_trace_reader__describe_skips(const struct gctx_trace_reader *r, char *buf, size_t len);
 bool gctx_trace_reader__truncated(const struct gctx_trace_reader *r); /* ended mid-record */
 __u64 gctx_trace_reader__offset(const struct gctx_trace_reader *r);  /* bytes consumed */
 const char *gctx_trace_reader__error(const struct gctx_trace_reader *r);

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Output files replaced atomically, never through a symlink (interface in outfile.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "lib/outfile.h"
+
+struct gctx_outfile {
+	int fd;
+	bool keep; /* committed or deliberately kept: do not remove the temporary file */
+	char *path;
+	char *tmp;
+};
+
+const char *gctx_outfile_refusal(const char *path)
+{
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return "'-' (standard output) is not supported here: give a file name";
+	if (lstat(path, &st))
+		return NULL; /* absent (or unreadable: creating the temporary file says why) */
+	if (S_ISLNK(st.st_mode))
+		return "it is a symbolic link (give the real path)";
+	if (S_ISDIR(st.st_mode))
+		return "it is a directory";
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+		return "it is a device";
+	if (S_ISFIFO(st.st_mode))
+		return "it is a FIFO";
+	if (!S_ISREG(st.st_mode))
+		return "it is not a regular file";
+	return NULL;
+}
+
+struct gctx_outfile *gctx_outfile__new(const char *path, char *err, size_t errlen)
+{
+	const char *why = gctx_outfile_refusal(path), *slash;
+	struct gctx_outfile *o;
+	int dirlen;
+
+	if (why) {
+		snprintf(err, errlen, "refusing to write %s: %s", path, why);
+		return NULL;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		goto nomem;
+	o->fd = -1;
+	o->path = strdup(path);
+	slash = strrchr(path, '/');
+	dirlen = slash ? (int)(slash - path + 1) : 0;
+	if (!o->path || asprintf(&o->tmp, "%.*s.%s.XXXXXX", dirlen, path, path + dirlen) < 0) {
+		o->tmp = NULL;
+		free(o->path);
+		free(o);
+		goto nomem;
+	}
+	/* mkostemp: O_EXCL, mode 0600, a name nobody else could have planted */
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0) {
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		o->keep = true;
+		gctx_outfile__free(o);
+		return NULL;
+	}
+	return o;
+
+nomem:
+	snprintf(err, errlen, "cannot create %s: %s", path, strerror(ENOMEM));
+	return NULL;
+}
+
+int gctx_outfile__fd(const struct gctx_outfile *o)
+{
+	return o ? o->fd : -1;
+}
+
+const char *gctx_outfile__tmp_path(const struct gctx_outfile *o)
+{
+	return o ? o->tmp : NULL;
+}
+
+int gctx_outfile__commit(struct gctx_outfile *o, char *err, size_t errlen)
+{
+	const char *why;
+	int ret = 0;
+
+	if (fsync(o->fd) && errno != EINVAL)
+		ret = -errno;
+	/* the path may have changed since __new: still never replace a non-regular file */
+	why = gctx_outfile_refusal(o->path);
+	if (!ret && why)
+		ret = -EEXIST;
+	if (!ret && rename(o->tmp, o->path))
+		ret = -errno;
+	if (ret) {
+		snprintf(err, errlen, "cannot write %s: %s; the output is kept in %s", o->path,
+			 why ? why : strerror(-ret), o->tmp);
+	}
+	o->keep = true;
+	return ret;
+}
+
+void gctx_outfile__free(struct gctx_outfile *o)
+{
+	if (!o)
+		return;
+	if (o->fd >= 0)
+		close(o->fd);
+	if (!o->keep && o->tmp)
+		unlink(o->tmp); /* ours: created by mkostemp above */
+	free(o->tmp);
+	free(o->path);
+	free(o);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Output files (traces, timelines) are the user's: gpuctx writes a private temporary file
+ * (mode 0600) in the target's directory and renames it into place only when the output is
+ * complete. It never follows a symlink at the target, never writes into a device, FIFO or
+ * directory, and never truncates or deletes a file it did not create: a failure leaves what
+ * was at the path untouched.
+ */
+#ifndef __GPUCTX_OUTFILE_H
+#define __GPUCTX_OUTFILE_H
+
+#include <stddef.h>
+
+struct gctx_outfile;
+
+/* Check path (refused: "-", a symlink, a directory, a device, a FIFO, a socket) and create
+ * the temporary file beside it. NULL with a one-line reason in err. */
+struct gctx_outfile *gctx_outfile__new(const char *path, char *err, size_t errlen);
+int gctx_outfile__fd(const struct gctx_outfile *o);	       /* the temporary file */
+const char *gctx_outfile__tmp_path(const struct gctx_outfile *o);
+/* fsync and rename the temporary file to the path. 0, or -errno with the reason in err
+ * (the temporary file is then kept, and named in err: the data is not lost). */
+int gctx_outfile__commit(struct gctx_outfile *o, char *err, size_t errlen);
+/* Close; removes the temporary file unless it was committed (or kept). NULL is a no-op. */
+void gctx_outfile__free(struct gctx_outfile *o);
+
+/* Why path may not be written to, or NULL when it is absent or a regular file. */
+const char *gctx_outfile_refusal(const char *path);
+
+#endif /* __GPUCTX_OUTFILE_H */
