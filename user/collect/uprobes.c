@@ -6,13 +6,9 @@
  * is single-stepped, ~10 us here; the next instruction is emulated or rewritten, so we probe
  * there), and attach the generic entry/return programs with a cookie naming the function.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +16,13 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "decode/api.h"
 #include "api.skel.h"
+#include "collect/elfsyms.h"
+#include "collect/libfile.h"
+#include "collect/resolver.h"
 #include "collect/uprobes.h"
 
 #define MAX_SEEN 4096
@@ -42,7 +40,10 @@ struct probe_at {
 struct lib {
 	dev_t dev;
 	ino_t ino;
-	char path[4096 + 64];
+	int fd;		   /* the file checked; probes attach through /proc/self/fd/N */
+	__u64 size;
+	char path[4096 + 64]; /* as named (shown in probe records) */
+	char at[32];	      /* "/proc/self/fd/N": the path handed to the kernel */
 	struct probe_at *probes;
 	__u32 nprobes;
 	bool has_getproc; /* exports cuGetProcAddress_v2 */
@@ -133,10 +134,6 @@ struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *
 		snprintf(err, errlen, "cannot load the API probes: %s", strerror(-ret));
 		goto err_free;
 	}
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		snprintf(err, errlen, "libelf is unusable");
-		goto err_destroy;
-	}
 	return u;
 
 err_destroy:
@@ -219,7 +216,6 @@ static void probe_one(struct gctx_uprobes *u, struct lib *l, const struct gctx_a
 		      const char *symbol, __u64 sym_off, __u32 how)
 {
 	struct pending *p;
-	int fd;
 
 	for (__u32 i = 0; i < u->npend; i++)
 		if (u->pend[i].r.sym_offset == sym_off)
@@ -238,12 +234,8 @@ static void probe_one(struct gctx_uprobes *u, struct lib *l, const struct gctx_a
 	p->r.fn = s->fn;
 	p->r.how = how;
 	p->r.sym_offset = sym_off;
-	fd = open(l->path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (pread(fd, p->r.insn, sizeof(p->r.insn), sym_off) != sizeof(p->r.insn))
-			memset(p->r.insn, 0, sizeof(p->r.insn));
-		close(fd);
-	}
+	if (pread(l->fd, p->r.insn, sizeof(p->r.insn), sym_off) != sizeof(p->r.insn))
+		memset(p->r.insn, 0, sizeof(p->r.insn));
 	p->r.offset = memcmp(p->r.insn, endbr64, sizeof(endbr64)) ? sym_off : sym_off + 4;
 	if (lib_has_probe(l, p->r.offset))
 		return;
@@ -261,7 +253,7 @@ static void attach_single(struct gctx_uprobes *u, struct lib *l, struct pending 
 	struct bpf_link *link;
 
 	LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = p->cookie_entry);
-	link = bpf_program__attach_uprobe_opts(u->skel->progs.api_enter, -1, l->path, p->r.offset,
+	link = bpf_program__attach_uprobe_opts(u->skel->progs.api_enter, -1, l->at, p->r.offset,
 					       &eo);
 	if (!link) {
 		p->r.err = -errno;
@@ -275,7 +267,7 @@ static void attach_single(struct gctx_uprobes *u, struct lib *l, struct pending 
 	if (p->entry_only)
 		return;
 	LIBBPF_OPTS(bpf_uprobe_opts, ro, .bpf_cookie = p->cookie_ret, .retprobe = true);
-	link = bpf_program__attach_uprobe_opts(u->skel->progs.api_return, -1, l->path, p->r.offset,
+	link = bpf_program__attach_uprobe_opts(u->skel->progs.api_return, -1, l->at, p->r.offset,
 					       &ro);
 	if (!link)
 		p->r.err = -errno;
@@ -312,7 +304,7 @@ static bool attach_multi(struct gctx_uprobes *u, struct lib *l)
 		offs[n] = u->pend[i].r.offset;
 		cookies[n++] = u->pend[i].cookie_entry;
 	}
-	fd = uprobe_multi_link(bpf_program__fd(u->skel->progs.api_enter_multi), l->path, offs,
+	fd = uprobe_multi_link(bpf_program__fd(u->skel->progs.api_enter_multi), l->at, offs,
 			       cookies, n, false);
 	if (fd < 0 || !add_mfd(u, fd))
 		goto out;
@@ -325,7 +317,7 @@ static bool attach_multi(struct gctx_uprobes *u, struct lib *l)
 	}
 	ok = true;
 	if (n) {
-		fd = uprobe_multi_link(bpf_program__fd(u->skel->progs.api_return_multi), l->path,
+		fd = uprobe_multi_link(bpf_program__fd(u->skel->progs.api_return_multi), l->at,
 				       offs, cookies, n, true);
 		if (fd < 0 || !add_mfd(u, fd)) {
 			/* entries are live, returns are not: say so on each probe */
@@ -370,208 +362,35 @@ static int flush_probes(struct gctx_uprobes *u, struct lib *l)
 	return nok;
 }
 
-/* Virtual address in the ELF file -> file offset, through the executable PT_LOADs. */
-static int vaddr_to_off(Elf *e, GElf_Addr va, __u64 *off)
+struct sym_ctx {
+	struct gctx_uprobes *u;
+	struct lib *l;
+};
+
+static void on_elf_sym(void *ctx, const char *name, __u64 off)
 {
-	size_t n;
+	struct sym_ctx *c = ctx;
+	const struct gctx_api_sym *s = gctx_api_sym_lookup(name);
 
-	if (elf_getphdrnum(e, &n))
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (va >= ph.p_vaddr && va < ph.p_vaddr + ph.p_memsz) {
-			*off = va - ph.p_vaddr + ph.p_offset;
-			return 0;
-		}
-	}
-	return -1;
+	if (!s || (s->launch && !c->u->o.launches))
+		return;
+	if (!strcmp(name, "cuGetProcAddress_v2"))
+		c->l->has_getproc = true;
+	probe_one(c->u, c->l, s, name, off, GCTX_PROBE_SYMBOL);
 }
 
 static int probe_symbols(struct gctx_uprobes *u, struct lib *l, char *err, size_t errlen)
 {
-	Elf_Scn *scn = NULL;
-	int fd, nprobed = 0;
-	Elf *e;
+	struct sym_ctx c = { u, l };
+	char why[128];
 
-	fd = open(l->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", l->path, strerror(errno));
-		return -errno;
-	}
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		snprintf(err, errlen, "%s is not an ELF file", l->path);
-		if (e)
-			elf_end(e);
-		close(fd);
+	/* a crafted library is skipped with a reason, never trusted field by field */
+	if (gctx_elf_dynsyms_fd(l->fd, l->size, on_elf_sym, &c, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s: %s: skipped", l->path, why);
+		u->npend = 0;
 		return -ENOEXEC;
 	}
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			const struct gctx_api_sym *s;
-			const char *name;
-			GElf_Sym sym;
-			__u64 off;
-
-			if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			s = name ? gctx_api_sym_lookup(name) : NULL;
-			if (!s || (s->launch && !u->o.launches))
-				continue;
-			if (vaddr_to_off(e, sym.st_value, &off))
-				continue;
-			if (!strcmp(name, "cuGetProcAddress_v2"))
-				l->has_getproc = true;
-			probe_one(u, l, s, name, off, GCTX_PROBE_SYMBOL);
-		}
-	}
-	elf_end(e);
-	close(fd);
-	nprobed = flush_probes(u, l);
-	return nprobed;
-}
-
-/* What a cuGetProcAddress call in the resolver child returned. */
-struct procaddr_rec {
-	__u32 fn;
-	__u32 pad;
-	__u64 off;
-	char name[48];
-};
-
-static void strip_variant(const char *name, char *out, size_t len)
-{
-	static const char *const sfx[] = { "_v2", "_v3", "_v4", "_ptsz" };
-	size_t n;
-
-	snprintf(out, len, "%s", name);
-	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-		n = strlen(out);
-		if (n > strlen(sfx[i]) && !strcmp(out + n - strlen(sfx[i]), sfx[i]))
-			out[n - strlen(sfx[i])] = 0;
-	}
-}
-
-/* In the child: the file offset of addr if it lies in our mapping of (dev, ino). */
-static int self_offset(__u64 addr, dev_t dev, ino_t ino, __u64 *off)
-{
-	char line[4352], path[4096];
-	unsigned long long s, e, pgoff, fino;
-	unsigned int maj, min;
-	char perms[8];
-	int ret = -1;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (ret && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff, &maj,
-			   &min, &fino, path) != 8)
-			continue;
-		if (addr >= s && addr < e && makedev(maj, min) == dev && fino == ino) {
-			*off = addr - s + pgoff;
-			ret = 0;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
-typedef int (*getproc_v2_fn)(const char *, void **, int, unsigned long long, int *);
-
-static void resolver_child(const struct lib *l, int out)
-{
-	static const int versions[] = { 3020, 4000, 11040, 12000, 12050, 13000 };
-	const struct gctx_api_sym *syms;
-	getproc_v2_fn gpa;
-	__u32 nsyms;
-	void *h;
-
-	h = dlopen(l->path, RTLD_NOW | RTLD_LOCAL);
-	gpa = h ? (getproc_v2_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
-	if (!gpa)
-		_exit(1);
-	syms = gctx_api_syms(&nsyms);
-	for (__u32 i = 0; i < nsyms; i++) {
-		struct procaddr_rec r = {};
-		char base[48];
-
-		if (gctx_api_vendor(syms[i].fn) != GCTX_VENDOR_CUDA)
-			continue;
-		strip_variant(syms[i].name, base, sizeof(base));
-		for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
-			for (unsigned long long flags = 0; flags <= 2; flags += 2) {
-				void *pfn = NULL;
-				int st = 0;
-
-				if (gpa(base, &pfn, versions[v], flags, &st) || !pfn)
-					continue;
-				if (self_offset((__u64)pfn, l->dev, l->ino, &r.off))
-					continue;
-				r.fn = gctx_api_procaddr_fn(base, versions[v], flags);
-				if (r.fn == GCTX_API_NONE)
-					continue;
-				snprintf(r.name, sizeof(r.name), "%s", base);
-				if (write(out, &r, sizeof(r)) != sizeof(r))
-					_exit(1);
-			}
-		}
-	}
-	_exit(0);
-}
-
-/*
- * The CUDA runtime reaches the driver through cuGetProcAddress, which may hand out entry
- * points that are not the exported symbols. Ask the library itself, in a throwaway child
- * (cuGetProcAddress needs no cuInit and opens no device), and return what it hands out, so
- * those addresses are probed before any traced process can call them.
- */
-static int preresolve(const struct lib *l, struct procaddr_rec **recs, __u32 *n)
-{
-	struct procaddr_rec r;
-	struct pollfd pfd;
-	int p[2], status;
-	pid_t pid;
-
-	*recs = NULL;
-	*n = 0;
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		resolver_child(l, p[1]);
-	}
-	close(p[1]);
-	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
-	while (poll(&pfd, 1, 5000) > 0 && read(p[0], &r, sizeof(r)) == sizeof(r)) {
-		struct procaddr_rec *nr = realloc(*recs, (*n + 1) * sizeof(*nr));
-
-		if (!nr)
-			break;
-		*recs = nr;
-		(*recs)[(*n)++] = r;
-	}
-	close(p[0]);
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	return 0;
+	return flush_probes(u, l);
 }
 
 static const struct gctx_api_sym *sym_for_fn(enum gctx_api_fn fn)
@@ -592,19 +411,12 @@ static void probe_procaddr(struct gctx_uprobes *u, struct lib *l, enum gctx_api_
 {
 	const struct gctx_api_sym *s = sym_for_fn(fn);
 	__u8 insn[4];
-	int fd;
 
 	if (!s || (s->launch && !u->o.launches) || lib_has_probe(l, off))
 		return;
-	fd = open(l->path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		bool skip = pread(fd, insn, sizeof(insn), off) == sizeof(insn) &&
-			    !memcmp(insn, endbr64, sizeof(insn)) && lib_has_probe(l, off + 4);
-
-		close(fd);
-		if (skip)
-			return; /* the exported function, already probed past its endbr64 */
-	}
+	if (pread(l->fd, insn, sizeof(insn), off) == sizeof(insn) &&
+	    !memcmp(insn, endbr64, sizeof(insn)) && lib_has_probe(l, off + 4))
+		return; /* the exported function, already probed past its endbr64 */
 	probe_one(u, l, s, name, off, GCTX_PROBE_PROC_ADDRESS);
 }
 
@@ -616,46 +428,81 @@ static struct lib *find_lib(struct gctx_uprobes *u, dev_t dev, ino_t ino)
 	return NULL;
 }
 
-int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, size_t errlen)
+/* Ask a library that only root could have written what cuGetProcAddress hands out, in an
+ * unprivileged child (resolver.h); any other library's code never runs. */
+static void preresolve(struct gctx_uprobes *u, struct lib *l, const char *root,
+		       const char *inpath)
+{
+	struct gctx_procaddr *recs;
+	__u32 n;
+
+	if (!gctx_libfile_trusted(l->fd, root, inpath)) {
+		if (u->o.verbose)
+			fprintf(stderr, "gpuctx: %s is not root's alone: its cuGetProcAddress is "
+					"followed at run time only\n", l->path);
+		return;
+	}
+	if (gctx_resolve_procaddrs(l->fd, l->dev, l->ino, &recs, &n))
+		return;
+	for (__u32 i = 0; i < n; i++)
+		probe_procaddr(u, l, recs[i].fn, recs[i].name, recs[i].off);
+	flush_probes(u, l);
+	free(recs);
+}
+
+/* The library open at fd (kept open from now on, or closed here when already known).
+ * root and inpath say where it lives, for the trust check. */
+static int add_lib_fd(struct gctx_uprobes *u, int fd, const struct stat *st, const char *shown,
+		      const char *root, const char *inpath, char *err, size_t errlen)
 {
 	struct lib *libs, *l;
-	struct stat st;
 	int ret;
 
-	if (stat(path, &st)) {
-		snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	if (find_lib(u, st.st_dev, st.st_ino))
+	if (find_lib(u, st->st_dev, st->st_ino)) {
+		close(fd);
 		return 0;
+	}
 	libs = realloc(u->libs, (u->nlibs + 1) * sizeof(*libs));
 	if (!libs) {
+		close(fd);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	u->libs = libs;
 	l = &u->libs[u->nlibs++];
 	memset(l, 0, sizeof(*l));
-	l->dev = st.st_dev;
-	l->ino = st.st_ino;
-	snprintf(l->path, sizeof(l->path), "%s", path);
+	l->dev = st->st_dev;
+	l->ino = st->st_ino;
+	l->fd = fd;
+	l->size = (__u64)st->st_size;
+	snprintf(l->at, sizeof(l->at), "/proc/self/fd/%d", fd);
+	snprintf(l->path, sizeof(l->path), "%s", shown);
 	ret = probe_symbols(u, l, err, errlen);
-	if (ret > 0 && l->has_getproc) {
-		struct procaddr_rec *recs;
-		__u32 n;
-
-		if (!preresolve(l, &recs, &n)) {
-			for (__u32 i = 0; i < n; i++)
-				probe_procaddr(u, l, recs[i].fn, recs[i].name, recs[i].off);
-			flush_probes(u, l);
-			free(recs);
-		}
-	}
+	if (ret > 0 && l->has_getproc)
+		preresolve(u, l, root, inpath);
 	if (ret == 0) {
-		snprintf(err, errlen, "%s exports none of the CUDA/HIP functions gpuctx probes", path);
+		snprintf(err, errlen, "%s exports none of the CUDA/HIP functions gpuctx probes",
+			 shown);
 		return -ENOENT;
 	}
+	if (ret < 0 && u->o.verbose)
+		fprintf(stderr, "gpuctx: warning: %s\n", err);
 	return ret < 0 ? ret : 0;
+}
+
+int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, size_t errlen)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	/* a path the user (root) gave, or a system library: its symlinks are root's */
+	fd = gctx_libfile_open(path, true, &st, err, errlen);
+	if (fd < 0)
+		return fd;
+	if (!realpath(path, real))
+		real[0] = '\0';
+	return add_lib_fd(u, fd, &st, path, "/", real, err, errlen);
 }
 
 void gctx_uprobes__add_system_libs(struct gctx_uprobes *u)
@@ -693,13 +540,18 @@ static bool was_seen(const struct gctx_uprobes *u, __u32 dev, __u64 ino)
 	return false;
 }
 
-/* Walk /proc/PID/maps: fn(ctx, start, end, pgoff, path-through-root) for file mappings. */
-static int walk_maps(__u32 pid, int (*fn)(void *ctx, __u64 s, __u64 e, __u64 pgoff,
-					  unsigned int maj, unsigned int min, __u64 ino,
-					  const char *path),
-		     void *ctx)
+struct mapping {
+	__u32 pid;
+	__u64 start, end, pgoff, ino;
+	__u32 kdev;	       /* kernel encoding */
+	const char *path;      /* as /proc/PID/maps shows it (" (deleted)" cut off) */
+};
+
+/* Walk /proc/PID/maps (procfs: never blocks): fn(ctx, m) for file mappings until it returns
+ * nonzero. */
+static int walk_maps(__u32 pid, int (*fn)(void *ctx, const struct mapping *m), void *ctx)
 {
-	char line[4096 + 128], mpath[4096], full[4096 + 64];
+	char line[4096 + 128], mpath[4096];
 	unsigned long long s, e, pgoff, ino;
 	unsigned int maj, min;
 	char perms[8];
@@ -707,89 +559,97 @@ static int walk_maps(__u32 pid, int (*fn)(void *ctx, __u64 s, __u64 e, __u64 pgo
 	int ret = 0;
 
 	snprintf(line, sizeof(line), "/proc/%u/maps", pid);
-	f = fopen(line, "r");
+	f = fopen(line, "re");
 	if (!f)
 		return -errno;
 	while (!ret && fgets(line, sizeof(line), f)) {
+		struct mapping m;
+
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff,
 			   &maj, &min, &ino, mpath) != 8 || mpath[0] != '/')
 			continue;
-		snprintf(full, sizeof(full), "/proc/%u/root%s", pid, mpath);
-		ret = fn(ctx, s, e, pgoff, maj, min, ino, full);
+		m = (struct mapping){ pid, s, e, pgoff, ino, (maj << 20) | min, mpath };
+		ret = fn(ctx, &m);
 	}
 	fclose(f);
 	return ret;
 }
 
-struct scan_ctx {
-	struct gctx_uprobes *u;
-};
-
-static int scan_one(void *ctx, __u64 s, __u64 e, __u64 pgoff, unsigned int maj,
-		    unsigned int min, __u64 ino, const char *path)
+/* Open a mapped GPU library through map_files and add it. */
+static void add_mapped_lib(struct gctx_uprobes *u, const struct mapping *m)
 {
-	struct gctx_uprobes *u = ((struct scan_ctx *)ctx)->u;
-	char err[256];
+	char err[512], shown[4096 + 64], root[48];
+	struct stat st;
+	int fd;
 
-	mark_seen(u, (maj << 20) | min, ino);
-	if (is_gpu_lib(path))
-		gctx_uprobes__add_lib(u, path, err, sizeof(err));
+	fd = gctx_libfile_open_mapping(m->pid, m->start, m->end, m->kdev, m->ino, &st, err,
+				       sizeof(err));
+	if (fd < 0) {
+		if (u->o.verbose)
+			fprintf(stderr, "gpuctx: warning: %s\n", err);
+		return;
+	}
+	snprintf(root, sizeof(root), "/proc/%u/root", m->pid);
+	snprintf(shown, sizeof(shown), "%s%s", root, m->path);
+	add_lib_fd(u, fd, &st, shown, root, m->path, err, sizeof(err));
+}
+
+static int scan_one(void *ctx, const struct mapping *m)
+{
+	struct gctx_uprobes *u = ctx;
+
+	mark_seen(u, m->kdev, m->ino);
+	if (is_gpu_lib(m->path))
+		add_mapped_lib(u, m);
 	return 0;
 }
 
 void gctx_uprobes__scan_pid(struct gctx_uprobes *u, __u32 pid)
 {
-	struct scan_ctx sc = { u };
-
-	walk_maps(pid, scan_one, &sc);
+	walk_maps(pid, scan_one, u);
 }
 
 struct addr_ctx {
+	struct gctx_uprobes *u;
 	__u64 addr;
-	char path[4096 + 64];
+	struct lib *l;
 	__u64 off;
 	bool found;
 };
 
-static int find_addr(void *ctx, __u64 s, __u64 e, __u64 pgoff, unsigned int maj,
-		     unsigned int min, __u64 ino, const char *path)
+static int find_addr(void *ctx, const struct mapping *m)
 {
 	struct addr_ctx *a = ctx;
+	struct gctx_uprobes *u = a->u;
 
-	if (a->addr < s || a->addr >= e)
+	if (a->addr < m->start || a->addr >= m->end)
 		return 0;
-	a->off = a->addr - s + pgoff;
-	snprintf(a->path, sizeof(a->path), "%s", path);
+	a->off = a->addr - m->start + m->pgoff;
 	a->found = true;
+	a->l = find_lib(u, makedev(m->kdev >> 20, m->kdev & 0xfffff), m->ino);
+	if (!a->l) {
+		/* a library we had not seen: probe its exports first */
+		add_mapped_lib(u, m);
+		a->l = find_lib(u, makedev(m->kdev >> 20, m->kdev & 0xfffff), m->ino);
+	}
 	return 1;
 }
 
 /* cuGetProcAddress returned an address: make sure calls through it are seen. */
 static void follow_proc_address(struct gctx_uprobes *u, const struct gctx_ev_api *ev)
 {
-	struct addr_ctx a = { .addr = ev->out };
+	struct addr_ctx a = { .u = u, .addr = ev->out };
 	enum gctx_api_fn fn;
-	struct stat st;
-	struct lib *l;
-	char err[256];
+	char name[GCTX_API_STR_LEN];
 
 	fn = gctx_api_procaddr_fn(ev->str, ev->args[2], ev->args[3]);
 	if (fn == GCTX_API_NONE)
 		return;
-	if (walk_maps(ev->hdr.tgid, find_addr, &a) <= 0 || !a.found)
+	if (walk_maps(ev->hdr.tgid, find_addr, &a) <= 0 || !a.found || !a.l)
 		return; /* the process is gone: nothing left to probe for it */
-	if (stat(a.path, &st))
-		return;
-	l = find_lib(u, st.st_dev, st.st_ino);
-	if (!l) {
-		/* a library we had not seen: probe its exports first */
-		gctx_uprobes__add_lib(u, a.path, err, sizeof(err));
-		l = find_lib(u, st.st_dev, st.st_ino);
-	}
-	if (l) {
-		probe_procaddr(u, l, fn, ev->str, a.off);
-		flush_probes(u, l);
-	}
+	snprintf(name, sizeof(name), "%.*s", (int)sizeof(ev->str) - 1, ev->str);
+	probe_procaddr(u, a.l, fn, name, a.off);
+	flush_probes(u, a.l);
 }
 
 void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len)
@@ -831,8 +691,10 @@ void gctx_uprobes__free(struct gctx_uprobes *u)
 	free(u->mfds);
 	free(u->pend);
 	free(u->links);
-	for (__u32 i = 0; i < u->nlibs; i++)
+	for (__u32 i = 0; i < u->nlibs; i++) {
 		free(u->libs[i].probes);
+		close(u->libs[i].fd);
+	}
 	free(u->libs);
 	api_bpf__destroy(u->skel);
 	free(u);

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Safe opening of library files named by traced processes (interface in libfile.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+
+#include "collect/libfile.h"
+
+#define FUSE_MAGIC 0x65735546 /* a FUSE file system reports whatever owner it likes */
+
+static int check_regular(int fd, const char *path, struct stat *st, char *err, size_t errlen)
+{
+	if (fstat(fd, st)) {
+		snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file: skipped", path);
+		return -EINVAL;
+	}
+	if ((__u64)st->st_size > GCTX_LIB_MAX_SIZE) {
+		snprintf(err, errlen, "%s is too large for a library: skipped", path);
+		return -EFBIG;
+	}
+	return 0;
+}
+
+int gctx_libfile_open(const char *path, bool follow, struct stat *st, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
+	int ret;
+
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return ret;
+	}
+	ret = check_regular(fd, path, st, err, errlen);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int gctx_libfile_open_mapping(__u32 pid, __u64 start, __u64 end, __u32 kdev, __u64 ino,
+			      struct stat *st, char *err, size_t errlen)
+{
+	char path[96];
+	int fd, ret;
+
+	/* a magic link to the mapped file: no path walk the process could redirect */
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return ret;
+	}
+	ret = check_regular(fd, path, st, err, errlen);
+	if (!ret && (st->st_ino != ino || major(st->st_dev) != kdev >> 20 ||
+		     minor(st->st_dev) != (kdev & 0xfffff))) {
+		snprintf(err, errlen, "%s is no longer the mapped file: skipped", path);
+		ret = -ESTALE;
+	}
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* Owned by root and writable by no one else, on a file system that tells the truth. */
+static bool root_only(int fd)
+{
+	struct statfs sf;
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	       !fstatfs(fd, &sf) && sf.f_type != FUSE_MAGIC;
+}
+
+bool gctx_libfile_trusted(int fd, const char *root, const char *path)
+{
+	char comp[256];
+	struct stat a, b;
+	const char *p = path, *slash;
+	bool ok = false;
+	int dfd, next;
+
+	if (!root_only(fd) || fstat(fd, &a) || path[0] != '/')
+		return false;
+	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return false;
+	for (;;) {
+		if (!root_only(dfd))
+			break;
+		while (*p == '/')
+			p++;
+		slash = strchr(p, '/');
+		if (!slash) {
+			/* the last component: still the very file we opened, not a symlink */
+			next = *p && strlen(p) < sizeof(comp) ?
+				       openat(dfd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
+			ok = next >= 0 && !fstat(next, &b) && S_ISREG(b.st_mode) &&
+			     a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+			if (next >= 0)
+				close(next);
+			break;
+		}
+		if ((size_t)(slash - p) >= sizeof(comp))
+			break;
+		memcpy(comp, p, (size_t)(slash - p));
+		comp[slash - p] = '\0';
+		p = slash;
+		if (!strcmp(comp, "..") || !strcmp(comp, "."))
+			break;
+		next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			break;
+		close(dfd);
+		dfd = next;
+	}
+	close(dfd);
+	return ok;
+}

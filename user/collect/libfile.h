@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Opening a library file that a traced process names: never blocking (a FIFO planted where
+ * the library was), never following a planted symlink, regular files of a bounded size only.
+ * A file mapped by a process is opened through /proc/PID/map_files/, which names the mapped
+ * file itself, also when it was deleted or replaced at its path.
+ */
+#ifndef __GPUCTX_LIBFILE_H
+#define __GPUCTX_LIBFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <linux/types.h>
+
+#define GCTX_LIB_MAX_SIZE (4ull << 30) /* larger than any real driver library */
+
+/* Open path (a library the user named, or a system one: symlinks followed only when
+ * follow is set) read-only, non-blocking. fd or -errno with a one-line reason in err. */
+int gctx_libfile_open(const char *path, bool follow, struct stat *st, char *err, size_t errlen);
+/* Open the file that pid maps at [start, end); it must be dev/ino (kernel encoding). */
+int gctx_libfile_open_mapping(__u32 pid, __u64 start, __u64 end, __u32 kdev, __u64 ino,
+			      struct stat *st, char *err, size_t errlen);
+/* May this library's code run (unprivileged) in a child of gpuctx? Only when the file and
+ * every directory from root down to it are owned by root and writable by no one else, and
+ * the path still names the same file: nothing a traced process or another user could have
+ * written. root is "/" or "/proc/PID/root"; path is absolute inside it. */
+bool gctx_libfile_trusted(int fd, const char *root, const char *path);
+
+#endif /* __GPUCTX_LIBFILE_H */

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What cuGetProcAddress hands out, asked of the CUDA library itself before any traced process
+ * calls it. This runs the library's code, so only for a library that nothing but root could
+ * have written (libfile.h: gctx_libfile_trusted), and never as root: in a child that drops to
+ * an unprivileged user with no capabilities, no_new_privs, resource limits, no inherited file
+ * other than the library, and a time limit. For any other library gpuctx relies on the
+ * exported symbols and follows the addresses cuGetProcAddress returns at run time.
+ */
+#ifndef __GPUCTX_RESOLVER_H
+#define __GPUCTX_RESOLVER_H
+
+#include <sys/types.h>
+#include <linux/types.h>
+
+#define GCTX_RESOLVE_TIMEOUT_MS 5000
+
+/* What one cuGetProcAddress call in the child returned. */
+struct gctx_procaddr {
+	__u32 fn;	/* enum gctx_api_fn */
+	__u32 pad;
+	__u64 off;	/* file offset in the library */
+	char name[48];	/* the name asked for */
+};
+
+/* Ask the library open at libfd (dev/ino as fstat gives them). 0 with *recs (free()) and *n
+ * set, or -errno. */
+int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr **recs,
+			   __u32 *n);
+
+#endif /* __GPUCTX_RESOLVER_H */
