@@ -27,10 +27,24 @@ struct {
 	__type(value, __u8);
 } followed SEC(".maps");
 
+/* tgid -> 1: gpuctx's own helper processes (children forked after load), never followed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} own_procs SEC(".maps");
+
+static __always_inline bool is_own(__u32 tgid)
+{
+	return tgid == self_tgid || bpf_map_lookup_elem(&own_procs, &tgid) != NULL;
+}
+
 static __always_inline bool is_followed(__u32 tgid)
 {
+	/* gpuctx and its helpers are never in followed: only -a needs the own check */
 	if (follow_all)
-		return tgid != self_tgid;
+		return !is_own(tgid);
 	return bpf_map_lookup_elem(&followed, &tgid) != NULL;
 }
 

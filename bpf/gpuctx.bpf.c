@@ -246,6 +246,11 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 	struct gctx_ev_fork *e;
 	__u8 one = 1;
 
+	if (ctgid != ptgid && is_own(ptgid)) {
+		/* a helper of gpuctx (the resolver child): never the user's process */
+		bpf_map_update_elem(&own_procs, &ctgid, &one, BPF_ANY);
+		return;
+	}
 	if (!is_followed(ptgid))
 		return;
 	if (!follow_all && ctgid != ptgid &&
@@ -376,8 +381,11 @@ static __always_inline void on_exit(struct task_struct *task)
 	struct gctx_ev_exit *e;
 	bool group_dead;
 
-	if (!is_followed(tgid))
+	if (!is_followed(tgid)) {
+		/* a helper of gpuctx is gone: its pid may be reused by anyone */
+		bpf_map_delete_elem(&own_procs, &tgid);
 		return;
+	}
 	/* signal->live has been decremented before the tracepoint fires. */
 	group_dead = BPF_CORE_READ(task, signal, live.counter) == 0;
 	e = reserve(sizeof(*e), GCTX_EV_EXIT);

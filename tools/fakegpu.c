@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -109,6 +110,7 @@ static struct {
 	bool verbose;
 	char mnt[PATH_MAX];
 	time_t start;
+	pid_t parent; /* dies with it: PR_SET_PDEATHSIG */
 } G = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -1117,6 +1119,11 @@ static int serve(void)
 		fprintf(stderr, "fakegpu: cannot install signal handlers\n");
 		goto out_unmount;
 	}
+	/* a fixture never outlives its parent (a test or the demo killed with SIGKILL): its
+	 * death is a SIGTERM here, which unmounts */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != G.parent)
+		raise(SIGTERM);
 	/* A signal ends the loop through fuse_session_exit(); that is the normal way out. */
 	ret = fuse_loop_mt(fuse, 0) < 0 ? 1 : 0;
 	fuse_remove_signal_handlers(se);
@@ -1152,5 +1159,6 @@ int main(int argc, char **argv)
 	if (check_mountpoint(argv[optind]))
 		return 1;
 	G.start = time(NULL);
+	G.parent = getppid();
 	return serve();
 }

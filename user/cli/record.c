@@ -271,7 +271,9 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	int ret;
 
 	st->records++;
-	ret = gctx_trace_writer__append(st->w, type, data, len);
+	/* the drop counts are a closing record: after a write error they still get a try */
+	ret = type == GCTX_REC_DROPS ? gctx_trace_writer__append_final(st->w, type, data, len)
+				     : gctx_trace_writer__append(st->w, type, data, len);
 	if (ret && !st->write_err)
 		st->write_err = ret;
 	if (!st->env->quiet)
@@ -290,6 +292,7 @@ static int start_uprobes(struct record_state *st, struct gctx_collector *c,
 	struct gctx_uprobes_opts uo = {
 		.events_fd = gctx_collector__map_fd(c, "events"),
 		.followed_fd = gctx_collector__map_fd(c, "followed"),
+		.own_fd = gctx_collector__map_fd(c, "own_procs"),
 		.follow_all = env->all,
 		.self_tgid = getpid(),
 		.launches = env->launches,

@@ -117,7 +117,8 @@ struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *
 		bpf_program__set_expected_attach_type(u->skel->progs.api_return_multi,
 						      ATTACH_UPROBE_MULTI);
 		if (bpf_map__reuse_fd(u->skel->maps.events, o->events_fd) ||
-		    bpf_map__reuse_fd(u->skel->maps.followed, o->followed_fd)) {
+		    bpf_map__reuse_fd(u->skel->maps.followed, o->followed_fd) ||
+		    bpf_map__reuse_fd(u->skel->maps.own_procs, o->own_fd)) {
 			snprintf(err, errlen, "cannot share maps with the API probes: %s",
 				 strerror(errno));
 			goto err_destroy;

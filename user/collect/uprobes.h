@@ -15,6 +15,7 @@
 struct gctx_uprobes_opts {
 	int events_fd;		/* ring buffer shared with the kernel-side programs */
 	int followed_fd;	/* followed-process map shared with them */
+	int own_fd;		/* gpuctx's own helper processes, never followed */
 	bool follow_all;
 	__u32 self_tgid;
 	bool launches;		/* probe per-launch functions too */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "trace/tracefile.h"
@@ -35,6 +36,7 @@
 #define GCTX_RBUF_SIZE	      (64 * 1024)
 #define GCTX_ERR_LEN	      512
 #define GCTX_MAX_SKIPS	      32	  /* skipped spans remembered (all are counted) */
+#define GCTX_CLOSE_ROOM	      1024 /* kept allocated past the trace for its closing records */
 #define GCTX_RESYNC_MAX_LEN   (64 * 1024) /* a frame found by resync is at most this long */
 #define GCTX_RESYNC_MAX_TYPE  127	  /* and its type is 1..127 */
 
@@ -49,6 +51,7 @@ struct gctx_trace_writer {
 	__u64 records;	 /* records appended and not lost */
 	__u64 lost;	 /* records that could not be written */
 	__u32 buffered;	 /* records in buf */
+	bool no_falloc;	 /* the file system cannot preallocate */
 	size_t used;
 	unsigned char buf[GCTX_WBUF_SIZE];
 };
@@ -158,6 +161,8 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+static int reserve_space(struct gctx_trace_writer *w, size_t len);
+
 struct gctx_trace_writer *gctx_trace_writer__new(const char *path,
 						 const struct gctx_trace_meta *meta, int *err)
 {
@@ -198,6 +203,7 @@ struct gctx_trace_writer *gctx_trace_writer__new_fd(int fd, const struct gctx_tr
 	if (ret)
 		goto fail;
 	w->committed = sizeof(hdr);
+	reserve_space(w, 0);
 	if (err)
 		*err = 0;
 	return w;
@@ -218,6 +224,35 @@ static __u64 now_mono(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
+/*
+ * Allocate the space for len more bytes plus room for the closing records (loss count, end)
+ * before writing them: when the disk is full the buffer is refused whole, and the room left
+ * from the previous call still takes the closing records. 0, or -ENOSPC/-EDQUOT.
+ */
+static int reserve_space(struct gctx_trace_writer *w, size_t len)
+{
+	if (w->no_falloc)
+		return 0;
+	if (!fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->committed,
+		       (off_t)(len + GCTX_CLOSE_ROOM)))
+		return 0;
+	if (errno == ENOSPC || errno == EDQUOT)
+		return -errno;
+	w->no_falloc = true; /* not supported here: plain writes, cut back on failure */
+	return 0;
+}
+
+/* Cut the file back to its last whole record after a failed write. */
+static void cut_back(struct gctx_trace_writer *w)
+{
+	struct stat st;
+
+	if (!fstat(w->fd, &st) && (__u64)st.st_size > w->committed &&
+	    ftruncate(w->fd, (off_t)w->committed))
+		return;
+	lseek(w->fd, (off_t)w->committed, SEEK_SET);
+}
+
 /* One framed record straight to the file at the committed end; on failure the file is cut
  * back to its last whole record, so what it holds stays readable. */
 static int write_frame(struct gctx_trace_writer *w, __u32 type, const void *data, __u32 len)
@@ -234,8 +269,7 @@ static int write_frame(struct gctx_trace_writer *w, __u32 type, const void *data
 	if (!ret)
 		ret = write_all(w->fd, crc, sizeof(crc));
 	if (ret) {
-		if (ftruncate(w->fd, (off_t)w->committed) == 0)
-			lseek(w->fd, (off_t)w->committed, SEEK_SET);
+		cut_back(w);
 		return ret;
 	}
 	w->committed += (__u64)len + GCTX_REC_OVERHEAD;
@@ -250,8 +284,7 @@ static void writer_failed(struct gctx_trace_writer *w, int err, __u32 nlost)
 	w->err_ns = now_mono();
 	w->lost += nlost;
 	w->records -= nlost;
-	if (ftruncate(w->fd, (off_t)w->committed) == 0)
-		lseek(w->fd, (off_t)w->committed, SEEK_SET);
+	cut_back(w);
 	gctx_trace_writer__append_final(w, GCTX_REC_WRITE_LOSS, NULL, 0);
 }
 
@@ -265,7 +298,9 @@ int gctx_trace_writer__flush(struct gctx_trace_writer *w)
 		return w->err;
 	if (!w->used)
 		return 0;
-	ret = write_all(w->fd, w->buf, w->used);
+	ret = reserve_space(w, w->used);
+	if (!ret)
+		ret = write_all(w->fd, w->buf, w->used);
 	if (ret) {
 		__u32 n = w->buffered;
 
@@ -303,7 +338,9 @@ int gctx_trace_writer__append(struct gctx_trace_writer *w, __u32 type, const voi
 	w->records++;
 	if (total > sizeof(w->buf)) {
 		/* Larger than the buffer (which is now empty): straight to the file. */
-		ret = write_frame(w, type, data, len);
+		ret = reserve_space(w, total);
+		if (!ret)
+			ret = write_frame(w, type, data, len);
 		if (ret)
 			writer_failed(w, ret, 1);
 		return ret;

@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Hardening (issue 9): one test per defect, acting as an attacker (an unprivileged user via
+# setpriv, planted symlinks, FIFOs, crafted libraries) or a careless user (a full disk, a
+# signal to gpuctx alone, bad option values). Each fails without its fix. Scratch files only:
+# never a real system path. Needs root. Usage: tests/integration/security.sh [TEST...]
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+G=$top/build/gpuctx
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+[ "$(id -u)" = 0 ] || { echo "security: FAIL: needs root" >&2; exit 1; }
+
+T=$(mktemp -d /tmp/gpuctx-sec.XXXXXX)
+chmod 755 "$T"
+cleanup() {
+	mountpoint -q "$T/full" && umount "$T/full"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+pass=0
+fail=0
+failed=()
+result() { # NAME RC [why]
+	if [ "$2" = 0 ]; then
+		pass=$((pass + 1))
+		echo "ok   sec_$1"
+	else
+		fail=$((fail + 1))
+		failed+=("$1")
+		echo "FAIL sec_$1: ${3:-}"
+		[ -s "$T/$1.err" ] && sed 's/^/     | /' "$T/$1.err" | tail -15
+	fi
+}
+
+# A libcuda.so.1 whose constructor leaves a mark saying who ran it: the comm (the traced
+# program, or "gpuctx" for gpuctx's resolver child), the uid and the effective capabilities.
+build_evil_lib() { # OUT MARKDIR
+	cat >"$T/evil.c" <<EOF
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((constructor)) static void mark(void)
+{
+	char comm[32] = "", line[256], cap[32] = "?", path[512];
+	FILE *f = fopen("/proc/self/comm", "r");
+	if (f) { if (fgets(comm, sizeof(comm), f)) comm[strcspn(comm, "\n")] = 0; fclose(f); }
+	f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "CapEff:", 7)) sscanf(line + 7, "%31s", cap);
+	if (f) fclose(f);
+	snprintf(path, sizeof(path), "$2/ran-%s-uid%d-cap%s", comm, (int)geteuid(), cap);
+	fclose(fopen(path, "w"));
+}
+int cuInit(unsigned int flags) { return 0; }
+int cuGetProcAddress_v2(const char *s, void **p, int v, unsigned long long fl, int *st)
+{ *p = (void *)cuInit; if (st) *st = 0; return 0; }
+EOF
+	gcc -shared -fPIC -o "$1" "$T/evil.c"
+}
+
+# 1. Code in a library a traced unprivileged process maps never runs as root.
+t_root_exec() {
+	local d=$T/evil rc=0
+	mkdir -p "$d/marks" && chmod 1777 "$d/marks"
+	build_evil_lib "$d/libcuda.so.1" "$d/marks" || { result root_exec 1 "cannot build"; return; }
+	chown -R 65534:65534 "$d" # the attacker's own file, in the attacker's own directory
+	"$G" record -q -o "$T/root_exec.gctx" -- "${NOBODY[@]}" /usr/bin/python3 -c \
+		"import ctypes, time; ctypes.CDLL('$d/libcuda.so.1'); time.sleep(0.5)" \
+		>/dev/null 2>"$T/root_exec.err" || rc=1
+	if ls "$d/marks" | grep -q '^ran-gpuctx'; then
+		result root_exec 1 "gpuctx ran the library's code: $(ls "$d/marks")"
+	else
+		result root_exec $rc "record failed"
+	fi
+	# a library only root could have written (root's file in root-only directories: not
+	# /tmp) does run, but unprivileged and without capabilities
+	local r=$top/build/sec-rootlib.$$ m=$T/rootmarks
+	mkdir -p "$r" "$m" && chmod 755 "$r" && chmod 1777 "$m"
+	build_evil_lib "$r/libcuda.so.1" "$m"
+	"$G" record -q -o "$T/root_exec2.gctx" -- "${NOBODY[@]}" /usr/bin/python3 -c \
+		"import ctypes, time; ctypes.CDLL('$r/libcuda.so.1'); time.sleep(0.5)" \
+		>/dev/null 2>"$T/root_exec2.err"
+	rm -rf "$r"
+	if ls "$m" | grep -q '^ran-gpuctx-uid0'; then
+		result root_exec_dropped 1 "resolver ran as root: $(ls "$m")"
+	elif ! ls "$m" | grep -q '^ran-gpuctx-uid65534-cap0000000000000000$'; then
+		result root_exec_dropped 1 "resolver did not run unprivileged: $(ls "$m")"
+	else
+		result root_exec_dropped 0
+	fi
+}
+
+# 2. A crafted .dynsym (sh_entsize 0) is skipped; recording goes on and ends cleanly.
+t_elf_entsize() {
+	local lib=$T/elf/libcuda.so.1 rc
+	mkdir -p "$T/elf"
+	cp "$top/build/doubles/libcuda.so.1" "$lib" 2>/dev/null || build_evil_lib "$lib" "$T"
+	python3 - "$lib" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", b, 0x3a)
+for i in range(shnum):
+    off = shoff + i * shentsize
+    if struct.unpack_from("<I", b, off + 4)[0] == 11:  # SHT_DYNSYM
+        struct.pack_into("<Q", b, off + 0x38, 0)       # sh_entsize = 0
+open(sys.argv[1], "wb").write(b)
+EOF
+	timeout 60 "$G" record -q -o "$T/elf.gctx" -- /usr/bin/python3 -c \
+		"import ctypes; ctypes.CDLL('$lib')" >/dev/null 2>"$T/elf_entsize.err"
+	rc=$?
+	[ $rc = 0 ] || { result elf_entsize 1 "record exited $rc"; return; }
+	"$G" report --json "$T/elf.gctx" 2>>"$T/elf_entsize.err" | /usr/bin/python3 -c \
+		'import json, sys; sys.exit(0 if json.load(sys.stdin)["meta"]["clean_end"] else 1)'
+	result elf_entsize $? "the trace has no clean end"
+}
+
+# 3. A FIFO put where a mapped (then deleted) library was never blocks the collector.
+t_fifo_lib() {
+	local d=$T/fifo rc
+	mkdir -p "$d"
+	cp "$top/build/doubles/libcuda.so.1" "$d/libcuda.so.1" 2>/dev/null ||
+		build_evil_lib "$d/libcuda.so.1" "$T"
+	cp "$(/usr/bin/python3 -c 'import zlib; print(zlib.__file__)')" "$d/other.so"
+	timeout 60 "$G" record -q -o "$T/fifo.gctx" -- /usr/bin/python3 -c "
+import ctypes, os, time
+ctypes.CDLL('$d/libcuda.so.1')
+time.sleep(0.3)
+os.unlink('$d/libcuda.so.1'); os.mkfifo('$d/libcuda.so.1')
+ctypes.CDLL('$d/other.so')   # a new library: gpuctx rescans this process's mappings
+time.sleep(0.3)" >/dev/null 2>"$T/fifo_lib.err"
+	rc=$?
+	result fifo_lib $rc "record exited $rc (124: blocked on the FIFO)"
+}
+
+# 4. record -o: a failed start leaves an existing file; a symlink is never followed.
+t_record_output() {
+	local f=$T/precious.gctx
+	echo precious >"$f"
+	"$G" record -q -o "$f" --cgroup "$T/no-such-cgroup" >/dev/null 2>"$T/record_output.err"
+	[ "$(cat "$f" 2>/dev/null)" = precious ] ||
+		{ result record_output 1 "a failed start destroyed $f"; return; }
+	echo "root's file" >"$T/target"
+	ln -s "$T/target" "$T/link.gctx"
+	"$G" record -q -o "$T/link.gctx" -- true >/dev/null 2>>"$T/record_output.err"
+	[ "$(cat "$T/target")" = "root's file" ] ||
+		{ result record_output 1 "record wrote through a symlink"; return; }
+	grep -q "symbolic link" "$T/record_output.err" ||
+		{ result record_output 1 "no clear refusal of the symlink"; return; }
+	ls -a "$T" | grep -q '^\.link\.gctx\.' && { result record_output 1 "temp file left"; return; }
+	result record_output 0
+}
+
+# 5. export -o: a failed export leaves the target alone, a device node included.
+t_export_output() {
+	mknod "$T/node" c 1 3 # a scratch /dev/null
+	head -c 100 /dev/urandom >"$T/bad.gctx"
+	"$G" export -o "$T/node" "$T/bad.gctx" >/dev/null 2>"$T/export_output.err"
+	[ -c "$T/node" ] || { result export_output 1 "export removed a device node"; return; }
+	echo keep >"$T/keep.json"
+	"$G" export -o "$T/keep.json" "$T/bad.gctx" >/dev/null 2>>"$T/export_output.err"
+	[ "$(cat "$T/keep.json")" = keep ] || { result export_output 1 "failed export lost a file"; return; }
+	result export_output 0
+}
+
+# 6. Traces and timelines are created 0600 (they hold command lines and paths).
+t_modes() {
+	(umask 022; "$G" record -q -o "$T/m.gctx" --chrome "$T/m.json" -- true) >/dev/null \
+		2>"$T/modes.err"
+	local a b
+	a=$(stat -c %a "$T/m.gctx" 2>/dev/null) b=$(stat -c %a "$T/m.json" 2>/dev/null)
+	[ "$a" = 600 ] && [ "$b" = 600 ]
+	result modes $? "modes are $a and $b"
+}
+
+# 7. A full disk: records not written are counted, the exit status and the report say so.
+t_disk_full() {
+	local rc
+	mkdir -p "$T/full"
+	mount -t tmpfs -o size=48k none "$T/full" || { result disk_full 1 "cannot mount"; return; }
+	"$G" record -q -o "$T/full/t.gctx" -- sh -c 'for i in $(seq 200); do /bin/true; done' \
+		>/dev/null 2>"$T/disk_full.err"
+	rc=$?
+	[ $rc != 0 ] || { result disk_full 1 "record exited 0 on a full disk"; return; }
+	grep -q "records could not be written" "$T/disk_full.err" ||
+		{ result disk_full 1 "the summary does not count unwritten records"; return; }
+	"$G" report "$T/full/t.gctx" >"$T/disk_full.txt" 2>>"$T/disk_full.err" ||
+		{ result disk_full 1 "report failed"; return; }
+	grep -q "stopped writing at .*No space left on device" "$T/disk_full.txt"
+	result disk_full $? "the report does not say where writing stopped"
+	umount "$T/full"
+}
+
+# 8. SIGTERM to gpuctx alone reaches the command, and the trace covers its end.
+t_signal() {
+	local rc
+	"$G" record -q -o "$T/sig.gctx" -- sh -c \
+		"trap 'echo got-term >$T/sig.mark; exit 3' TERM; sleep 5 & wait" \
+		>/dev/null 2>"$T/signal.err" &
+	local rec=$!
+	sleep 1
+	kill -TERM "$rec"
+	wait "$rec"
+	rc=$?
+	[ -s "$T/sig.mark" ] || { result signal 1 "the command never got SIGTERM"; return; }
+	[ $rc = 3 ] || { result signal 1 "gpuctx exited $rc, not the command's 3"; return; }
+	"$G" report --json "$T/sig.gctx" 2>>"$T/signal.err" | /usr/bin/python3 -c '
+import json, sys
+m = json.load(sys.stdin)["meta"]
+sys.exit(0 if m["end_reason"] == "exited" and m["exit_status"] == 3 << 8 else 1)'
+	result signal $? "the trace does not end with the command's exit"
+}
+
+# 9. gpuctx's own resolver child is never traced (-a).
+t_own_child() {
+	local rc=0
+	[ -e "$top/build/doubles/libcuda.so.1" ] || { echo "SKIP sec_own_child: no CUDA double"; return; }
+	/usr/bin/python3 -c "import ctypes, time; ctypes.CDLL('$top/build/doubles/libcuda.so.1'); time.sleep(3)" &
+	local wl=$!
+	sleep 0.3
+	"$G" record -q -a -o "$T/own.gctx" --duration 1.5 >/dev/null 2>"$T/own_child.err" || rc=1
+	wait "$wl"
+	[ $rc = 0 ] || { result own_child 1 "record failed"; return; }
+	"$G" report --json "$T/own.gctx" 2>>"$T/own_child.err" | /usr/bin/python3 -c '
+import json, sys
+bad = [p for p in json.load(sys.stdin)["processes"]
+       if p["comm"] == "gpuctx" and p.get("api_calls")]
+print(bad, file=sys.stderr)
+sys.exit(1 if bad else 0)' 2>>"$T/own_child.err"
+	result own_child $? "gpuctx traced its own resolver child"
+}
+
+# 10. Numeric options: one-line error, exit 2.
+t_duration() {
+	local v
+	for v in inf nan 1e300 -1 0 abc; do
+		"$G" record -o "$T/d.gctx" --duration "$v" -- true >/dev/null 2>"$T/duration.err"
+		if [ $? != 2 ] || [ "$(wc -l <"$T/duration.err")" != 1 ]; then
+			result duration 1 "--duration $v accepted"
+			return
+		fi
+	done
+	result duration 0
+}
+
+# 12. One corrupt record does not lose the trace.
+t_corrupt() {
+	"$G" record -q -o "$T/c.gctx" -- sh -c 'true; true' >/dev/null 2>&1
+	local size
+	size=$(stat -c %s "$T/c.gctx")
+	printf '\xff\xff\xff\xff' | dd of="$T/c.gctx" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+	head -c 64 /dev/urandom >>"$T/c.gctx" # and garbage after the clean end
+	"$G" report "$T/c.gctx" >"$T/corrupt.txt" 2>"$T/corrupt.err" ||
+		{ result corrupt 1 "report refused the trace"; return; }
+	grep -q "bytes skipped" "$T/corrupt.err" && grep -q "^Processes" "$T/corrupt.txt"
+	result corrupt $? "no skip warning or no processes"
+}
+
+# 13. record -o - is refused, and creates no file named "-".
+t_stdout() {
+	(cd "$T" && "$G" record -o - -- true >/dev/null 2>"$T/stdout.err")
+	local rc=$?
+	[ $rc = 2 ] && [ ! -e "$T/-" ]
+	result stdout $? "exit $rc"
+}
+
+# 14. The demo killed with SIGKILL does not leave the emulated driver mounted.
+t_demo_kill() {
+	GPUCTX_DEMO_OUT=$T/demo.gctx setsid "$top/tools/demo.sh" >/dev/null 2>&1 &
+	local demo=$! fake="" mnt
+	for _ in $(seq 100); do
+		fake=$(pgrep -P "$demo" -x fakegpu) && break
+		sleep 0.05
+	done
+	[ -n "$fake" ] || { result demo_kill 1 "no fakegpu"; return; }
+	mnt=$(tr '\0' ' ' <"/proc/$fake/cmdline" | awk '{ print $2 }')
+	for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.05; done
+	kill -KILL "$demo"
+	for _ in $(seq 60); do mountpoint -q "$mnt" || break; sleep 0.05; done
+	if mountpoint -q "$mnt"; then
+		kill "$fake"
+		result demo_kill 1 "fakegpu still mounted on $mnt"
+	else
+		result demo_kill 0
+	fi
+	wait "$demo" 2>/dev/null
+}
+
+# 15. -p of a process that has already exited: said so, non-zero exit.
+t_gone() {
+	/usr/bin/python3 -c 'import os, time
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+print(pid, flush=True)
+time.sleep(5)' >"$T/gone.pid" &
+	local parent=$! rc
+	for _ in $(seq 50); do [ -s "$T/gone.pid" ] && break; sleep 0.05; done
+	timeout 10 "$G" record -q -o "$T/gone.gctx" -p "$(cat "$T/gone.pid")" >/dev/null \
+		2>"$T/gone.err"
+	rc=$?
+	kill "$parent"
+	wait "$parent" 2>/dev/null
+	[ $rc = 1 ] && grep -q "is gone" "$T/gone.err"
+	result gone $? "exit $rc"
+}
+
+all_tests=(root_exec elf_entsize fifo_lib record_output export_output modes disk_full signal
+	own_child duration corrupt stdout demo_kill gone)
+[ $# -gt 0 ] && all_tests=("$@")
+for t in "${all_tests[@]}"; do
+	"t_$t"
+done
+echo "security: $pass passed, $fail failed${failed:+: ${failed[*]}}"
+[ $fail = 0 ]
