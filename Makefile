@@ -48,7 +48,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all static deps test-deps unit integration test demo clean vmlinux format bench
+.PHONY: all static deps test-deps unit integration test demo clean vmlinux format bench \
+	check-sanitize fuzz fuzz-build fuzz-regress
 
 all: $(BUILD)/gpuctx $(BUILD)/fakegpu $(WORKLOADS)
 
@@ -113,6 +114,7 @@ integration: all
 # The README's test command: installs what is missing, builds, runs every test.
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)$(MAKE) --no-print-directory check-sanitize fuzz-regress
 	$(Q)$(MAKE) --no-print-directory integration
 
 # The README's demo command: trace the bundled workload and print the report.
@@ -128,6 +130,61 @@ format:
 
 clean:
 	$(Q)rm -rf $(OUTPUT) $(BUILD)
+
+# ---------------------------------------------------------------------------------------------
+# Hardening (issue 9). check-sanitize: the unit tests built with ASan and UBSan (any finding
+# aborts). Fuzz targets (tests/fuzz/fuzz_*.c, libFuzzer): `make fuzz` runs each for FUZZ_TIME
+# seconds, growing .output/fuzz/corpus/; `make fuzz-regress` runs each once over its checked-in
+# seeds (tests/fuzz/corpus/NAME/), so a reintroduced crash fails `make test` in seconds.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_DIR := $(OUTPUT)/san
+SAN_OBJS := $(patsubst user/%.c,$(SAN_DIR)/%.o,$(PURE_SRCS))
+SAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/san/%,$(wildcard tests/unit/*/test_*.c))
+FUZZ_DIR := $(OUTPUT)/fuzz
+FUZZ_SRCS := $(PURE_SRCS) user/collect/elfsyms.c
+FUZZ_OBJS := $(patsubst user/%.c,$(FUZZ_DIR)/%.o,$(FUZZ_SRCS))
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CFLAGS := -g -O1 -D_GNU_SOURCE -Wall -Wno-unused-parameter -Iinclude -Iuser -Itests/fuzz \
+	-DGPUCTX_VERSION='"$(VERSION)"' $(SAN_FLAGS)
+FUZZ_TIME ?= 30
+
+$(SAN_DIR)/%.o: user/%.c $(USER_HDRS) include/gpuctx_events.h
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(BUILD)/san/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(SAN_OBJS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $< $(SAN_OBJS) $(shell pkg-config --libs cmocka) -lz -o $@
+
+check-sanitize: $(SAN_TESTS)
+	$(Q)set -e; for t in $(SAN_TESTS); do echo "== $$t"; \
+		UBSAN_OPTIONS=print_stacktrace=1 $$t >/dev/null; done; echo "check-sanitize: ok"
+
+$(FUZZ_DIR)/%.o: user/%.c $(USER_HDRS) include/gpuctx_events.h
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -lz -o $@
+
+fuzz-build: $(FUZZ_TARGETS)
+
+fuzz-regress: fuzz-build
+	$(Q)set -e; for t in $(FUZZ_TARGETS); do n=$$(basename $$t); \
+		$$t -runs=0 tests/fuzz/corpus/$$n 2>$(FUZZ_DIR)/$$n.log || \
+		{ tail -30 $(FUZZ_DIR)/$$n.log; exit 1; }; \
+		echo "fuzz-regress: $$n: $$(ls tests/fuzz/corpus/$$n | wc -l) seeds ok"; done
+
+fuzz: fuzz-build
+	$(Q)set -e; for t in $(FUZZ_TARGETS); do n=$$(basename $$t); \
+		mkdir -p $(FUZZ_DIR)/corpus/$$n; echo "== $$n ($(FUZZ_TIME) s)"; \
+		$$t -max_total_time=$(FUZZ_TIME) -max_len=65536 -print_final_stats=1 \
+			$(FUZZ_DIR)/corpus/$$n tests/fuzz/corpus/$$n 2>&1 | tail -4; done
 
 # ---------------------------------------------------------------------------------------------
 # bench: overhead benchmarks against an untraced run, empty BPF programs, bpftrace and strace

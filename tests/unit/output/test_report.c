@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -525,6 +526,43 @@ static void test_api_memory_truncated(void **state)
 	gctx_model__free(m);
 }
 
+/* Disk full while recording: where writing stopped; hostile error numbers never negated
+ * into undefined behaviour (INT_MIN), in text and JSON. */
+static void test_write_loss_and_hostile_errnos(void **state)
+{
+	struct gctx_model *m = gctx_model__new();
+	struct gctx_rec_write_loss wl = { .ts_ns = T0 + 2500000000ull, .lost = 529, .written = 300,
+					  .err = -28 };
+	struct gctx_ev_fork fk = ev_fork(10, 11, T0 + 5, "sh", false);
+	struct gctx_rec_probe pr = rec_probe(GCTX_CU_MEM_ALLOC, GCTX_PROBE_SYMBOL, "cuMemAlloc_v2",
+					     0x41000, 0x41000, INT_MIN, false);
+	struct capture c;
+	char *text, *json;
+
+	(void)state;
+	FEED(m, GCTX_EV_FORK, fk);
+	FEED(m, GCTX_REC_PROBE, pr);
+	FEED(m, GCTX_REC_WRITE_LOSS, wl);
+	gctx_model__finish(m);
+	capture_begin(&c);
+	assert_int_equal(gctx_report__text(c.f, m, NULL), 0);
+	text = capture_end(&c);
+	assert_contains(text, "stopped writing at");
+	assert_contains(text, "No space left on device; 529 records could not be written");
+	assert_null(strstr(text, "collector killed"));
+	assert_null(strstr(text, "-2147483648"));
+	free(text);
+	capture_begin(&c);
+	assert_int_equal(gctx_report__json(c.f, m, NULL), 0);
+	json = capture_end(&c);
+	python_check(json, "w = d['meta']['write_loss']\n"
+			   "assert w['lost_records'] == 529 and w['written_records'] == 300\n"
+			   "assert w['error'] == 'No space left on device'\n"
+			   "assert '-2147483648' not in str(d['probes'][0]['error'])");
+	free(json);
+	gctx_model__free(m);
+}
+
 static void test_text_unclean_and_drops(void **state)
 {
 	struct gctx_model *m = gctx_model__new();
@@ -775,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_api_text),
 		cmocka_unit_test(test_api_memory_truncated),
 		cmocka_unit_test(test_text_unclean_and_drops),
+		cmocka_unit_test(test_write_loss_and_hostile_errnos),
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_deep_chain),
 		cmocka_unit_test(test_many_objects_and_attach),

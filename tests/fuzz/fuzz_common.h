@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What the fuzz targets share: a sink for output, and an input as a file path. */
+#ifndef __GPUCTX_FUZZ_COMMON_H
+#define __GPUCTX_FUZZ_COMMON_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+/* Output nobody reads (the targets check for crashes, not for what is printed). */
+static FILE *fuzz_null(void)
+{
+	static FILE *f;
+
+	if (!f)
+		f = fopen("/dev/null", "w");
+	if (!f)
+		abort();
+	return f;
+}
+
+/* The input as a file (the trace reader takes a path): a memfd, rewritten each run. */
+static const char *fuzz_as_file(const unsigned char *data, size_t size)
+{
+	static char path[64];
+	static int fd = -1;
+
+	if (fd < 0) {
+		fd = memfd_create("fuzz-input", 0);
+		if (fd < 0)
+			abort();
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		abort();
+	return path;
+}
+
+#endif /* __GPUCTX_FUZZ_COMMON_H */
