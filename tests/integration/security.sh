@@ -6,7 +6,7 @@
 # never a real system path. Needs root. Usage: tests/integration/security.sh [TEST...]
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-G=$top/build/gpuctx
+G=${GPUCTX:-$top/build/gpuctx} # GPUCTX=another build: check that each test fails without its fix
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 [ "$(id -u)" = 0 ] || { echo "security: FAIL: needs root" >&2; exit 1; }
 
@@ -108,9 +108,12 @@ for i in range(shnum):
 open(sys.argv[1], "wb").write(b)
 EOF
 	timeout 60 "$G" record -q -o "$T/elf.gctx" -- /usr/bin/python3 -c \
-		"import ctypes; ctypes.CDLL('$lib')" >/dev/null 2>"$T/elf_entsize.err"
+		"import ctypes, time; ctypes.CDLL('$lib'); time.sleep(0.5)" >/dev/null \
+		2>"$T/elf_entsize.err"
 	rc=$?
 	[ $rc = 0 ] || { result elf_entsize 1 "record exited $rc"; return; }
+	grep -q "bad .dynsym section: skipped" "$T/elf_entsize.err" ||
+		{ result elf_entsize 1 "no warning about the bad library"; return; }
 	"$G" report --json "$T/elf.gctx" 2>>"$T/elf_entsize.err" | /usr/bin/python3 -c \
 		'import json, sys; sys.exit(0 if json.load(sys.stdin)["meta"]["clean_end"] else 1)'
 	result elf_entsize $? "the trace has no clean end"
@@ -122,7 +125,7 @@ t_fifo_lib() {
 	mkdir -p "$d"
 	cp "$top/build/doubles/libcuda.so.1" "$d/libcuda.so.1" 2>/dev/null ||
 		build_evil_lib "$d/libcuda.so.1" "$T"
-	cp "$(/usr/bin/python3 -c 'import zlib; print(zlib.__file__)')" "$d/other.so"
+	cp /usr/lib/x86_64-linux-gnu/libz.so.1 "$d/other.so"
 	timeout 60 "$G" record -q -o "$T/fifo.gctx" -- /usr/bin/python3 -c "
 import ctypes, os, time
 ctypes.CDLL('$d/libcuda.so.1')
@@ -155,7 +158,9 @@ t_record_output() {
 # 5. export -o: a failed export leaves the target alone, a device node included.
 t_export_output() {
 	mknod "$T/node" c 1 3 # a scratch /dev/null
-	head -c 100 /dev/urandom >"$T/bad.gctx"
+	# a good header then garbage: the export fails after its output was opened
+	"$G" record -q -o "$T/ok.gctx" -- true >/dev/null 2>&1
+	{ head -c 704 "$T/ok.gctx"; head -c 200 /dev/zero | tr '\0' '\132'; } >"$T/bad.gctx"
 	"$G" export -o "$T/node" "$T/bad.gctx" >/dev/null 2>"$T/export_output.err"
 	[ -c "$T/node" ] || { result export_output 1 "export removed a device node"; return; }
 	echo keep >"$T/keep.json"

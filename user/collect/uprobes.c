@@ -486,8 +486,6 @@ static int add_lib_fd(struct gctx_uprobes *u, int fd, const struct stat *st, con
 			 shown);
 		return -ENOENT;
 	}
-	if (ret < 0 && u->o.verbose)
-		fprintf(stderr, "gpuctx: warning: %s\n", err);
 	return ret < 0 ? ret : 0;
 }
 
@@ -592,7 +590,9 @@ static void add_mapped_lib(struct gctx_uprobes *u, const struct mapping *m)
 	}
 	snprintf(root, sizeof(root), "/proc/%u/root", m->pid);
 	snprintf(shown, sizeof(shown), "%s%s", root, m->path);
-	add_lib_fd(u, fd, &st, shown, root, m->path, err, sizeof(err));
+	/* a library that cannot be read (a crafted ELF) is skipped; recording goes on */
+	if (add_lib_fd(u, fd, &st, shown, root, m->path, err, sizeof(err)) == -ENOEXEC)
+		fprintf(stderr, "gpuctx: warning: %s\n", err);
 }
 
 static int scan_one(void *ctx, const struct mapping *m)
