@@ -2,7 +2,7 @@
 /* A library file a traced process could have crafted, through the .dynsym reader. */
 #include <stdint.h>
 #include <string.h>
-#include "collect/elfsyms.h"
+#include "lib/elfsyms.h"
 
 static void on_sym(void *ctx, const char *name, __u64 off)
 {

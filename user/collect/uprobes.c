@@ -20,7 +20,7 @@
 #include <bpf/libbpf.h>
 #include "decode/api.h"
 #include "api.skel.h"
-#include "collect/elfsyms.h"
+#include "lib/elfsyms.h"
 #include "collect/libfile.h"
 #include "collect/resolver.h"
 #include "collect/uprobes.h"

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "trace/tracefile.h"
+#include "gpuctx_events.h"
 
 #define HEADER_LEN (16 + sizeof(struct gctx_trace_meta))
 
@@ -724,11 +725,75 @@ static void test_sticky_write_error(void **state)
 	unlink(path);
 }
 
+/* A write error (the disk full): whole records before it stay, the lost ones are counted, and
+ * the file says where and why writing stopped, with the final count at the end. */
+static void test_write_loss(void **state)
+{
+	struct gctx_rec_write_loss wl;
+	struct gctx_trace_writer *w;
+	struct gctx_trace_reader *r;
+	struct rlimit old, lim;
+	void (*old_handler)(int);
+	unsigned char buf[1000];
+	char path[64], err[256];
+	const void *data;
+	__u32 type, len, n1 = 0, nloss = 0;
+	unsigned int i;
+
+	(void)state;
+	tmp_path(path, sizeof(path));
+	memset(buf, 0x44, sizeof(buf));
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	old_handler = signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = 4096;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	w = gctx_trace_writer__new(path, NULL, NULL);
+	assert_non_null(w);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(gctx_trace_writer__append(w, 1, buf, sizeof(buf)), 0);
+	assert_int_equal(gctx_trace_writer__flush(w), 0);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(gctx_trace_writer__append(w, 1, buf, sizeof(buf)), 0);
+	assert_int_equal(gctx_trace_writer__flush(w), -EFBIG);
+	assert_int_equal(gctx_trace_writer__lost(w), 5);
+	assert_true(gctx_trace_writer__error_ns(w) > 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(gctx_trace_writer__append(w, 1, buf, 10), -EFBIG);
+	assert_int_equal(gctx_trace_writer__append_final(w, GCTX_REC_WRITE_LOSS, NULL, 0), 0);
+	assert_int_equal(gctx_trace_writer__free(w), -EFBIG);
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, old_handler);
+
+	r = gctx_trace_reader__open(path, err, sizeof(err));
+	assert_non_null(r);
+	while (gctx_trace_reader__next(r, &type, &data, &len) == 1) {
+		if (type == 1) {
+			assert_int_equal(nloss, 0);
+			n1++;
+			continue;
+		}
+		assert_int_equal(type, GCTX_REC_WRITE_LOSS);
+		assert_int_equal(len, sizeof(wl));
+		memcpy(&wl, data, sizeof(wl));
+		assert_int_equal(wl.err, -EFBIG);
+		assert_int_equal(wl.written, 2);
+		assert_int_equal(wl.lost, nloss ? 8 : 5); /* at the failure, then the final count */
+		nloss++;
+	}
+	assert_int_equal(n1, 2);
+	assert_int_equal(nloss, 2);
+	assert_false(gctx_trace_reader__truncated(r));
+	gctx_trace_reader__free(r);
+	unlink(path);
+}
+
 int main(void)
 {
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_write_loss),
 		cmocka_unit_test(test_empty_trace),
 		cmocka_unit_test(test_truncate_everywhere),
 		cmocka_unit_test(test_bad_header),

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collect/elfsyms.h"
+#include "lib/elfsyms.h"
 
 /* Bounds far above any real library (libcuda: ~100 sections, ~2k dynamic symbols). */
 #define MAX_PHDRS    256
