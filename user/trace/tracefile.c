@@ -39,6 +39,7 @@
 #define GCTX_CLOSE_ROOM	      1024 /* kept allocated past the trace for its closing records */
 #define GCTX_RESYNC_MAX_LEN   (64 * 1024) /* a frame found by resync is at most this long */
 #define GCTX_RESYNC_MAX_TYPE  127	  /* and its type is 1..127 */
+#define GCTX_RESYNC_BUDGET    (256ull << 20) /* bytes checksummed per file at most, in all */
 
 _Static_assert(sizeof(struct gctx_trace_meta) == 688, "trace meta layout changed");
 _Static_assert(GCTX_TRACE_HEADER_LEN <= 0xffff, "header_len is a u16");
@@ -73,6 +74,7 @@ struct gctx_trace_reader {
 	struct skip_span skips[GCTX_MAX_SKIPS]; /* corrupt spans skipped by resync */
 	__u32 nskips;
 	__u64 skipped; /* bytes */
+	__u64 checked; /* bytes checksummed (bounds the work of resynchronising) */
 };
 
 enum { RD_OK, RD_END, RD_FAILED };
@@ -603,8 +605,9 @@ static int reader_truncated(struct gctx_trace_reader *r)
 	return 0;
 }
 
-/* Is a whole, checksummed frame at buf[start]? 1 yes, 0 no, 2 the file ends inside it. */
-static int frame_at(struct gctx_trace_reader *r, __u32 max_len, ssize_t *got)
+/* Is a whole, checksummed frame at buf[start] (of a type up to max_type, 0: any)? 1 yes,
+ * 0 no, 2 the file ends inside it. */
+static int frame_at(struct gctx_trace_reader *r, __u32 max_len, __u32 max_type, ssize_t *got)
 {
 	unsigned char *rec;
 	__u32 rlen;
@@ -616,8 +619,10 @@ static int frame_at(struct gctx_trace_reader *r, __u32 max_len, ssize_t *got)
 	if (*got < GCTX_REC_HDR_LEN)
 		return 2;
 	rlen = get_le32(r->buf + r->start);
-	if (rlen > max_len)
+	if (rlen > max_len || (max_type && get_le32(r->buf + r->start + 4) - 1 >= max_type))
 		return 0;
+	if (max_type)
+		r->checked += rlen;
 	total = (size_t)rlen + GCTX_REC_OVERHEAD;
 	*got = reader_fill(r, total);
 	if (*got < 0)
@@ -642,14 +647,23 @@ static int reader_resync(struct gctx_trace_reader *r)
 
 	reader_consume(r, 1);
 	for (;;) {
-		int f = frame_at(r, GCTX_RESYNC_MAX_LEN, &got);
+		int f;
 
+		if (r->checked > GCTX_RESYNC_BUDGET) {
+			/* bounded work on a hostile file: past the budget, the rest is skipped */
+			do
+				reader_consume(r, r->end - r->start);
+			while ((got = reader_fill(r, 1)) > 0);
+			ret = got < 0 ? -1 : 0;
+			break;
+		}
+		/* record types are small numbers: any other is taken for garbage */
+		f = frame_at(r, GCTX_RESYNC_MAX_LEN, GCTX_RESYNC_MAX_TYPE, &got);
 		if (got < 0) {
 			ret = -1;
 			break;
 		}
-		/* record types are small numbers: any other is taken for garbage */
-		if (f == 1 && get_le32(r->buf + r->start + 4) - 1 < GCTX_RESYNC_MAX_TYPE) {
+		if (f == 1) {
 			ret = 1;
 			break;
 		}
@@ -709,7 +723,7 @@ int gctx_trace_reader__next(struct gctx_trace_reader *r, __u32 *type, const void
 		return -1;
 
 	for (;;) {
-		f = frame_at(r, GCTX_TRACE_MAX_RECORD, &got);
+		f = frame_at(r, GCTX_TRACE_MAX_RECORD, 0, &got);
 		if (got < 0)
 			goto read_error;
 		if (f == 1)
