@@ -34,7 +34,8 @@ result() { # NAME RC [why]
 }
 
 # A libcuda.so.1 whose constructor leaves a mark saying who ran it: the comm (the traced
-# program, or "gpuctx" for gpuctx's resolver child), the uid and the effective capabilities.
+# program, or "gpuctx" for gpuctx's resolver child), the uid, the effective capabilities and
+# the parent (other gpuctx -a runs on this machine may look at the library too).
 build_evil_lib() { # OUT MARKDIR
 	cat >"$T/evil.c" <<EOF
 #include <stdio.h>
@@ -49,7 +50,8 @@ __attribute__((constructor)) static void mark(void)
 	while (f && fgets(line, sizeof(line), f))
 		if (!strncmp(line, "CapEff:", 7)) sscanf(line + 7, "%31s", cap);
 	if (f) fclose(f);
-	snprintf(path, sizeof(path), "$2/ran-%s-uid%d-cap%s", comm, (int)geteuid(), cap);
+	snprintf(path, sizeof(path), "$2/ran-%s-uid%d-cap%s-ppid%d", comm, (int)geteuid(), cap,
+		 (int)getppid());
 	fclose(fopen(path, "w"));
 }
 int cuInit(unsigned int flags) { return 0; }
@@ -67,8 +69,10 @@ t_root_exec() {
 	chown -R 65534:65534 "$d" # the attacker's own file, in the attacker's own directory
 	"$G" record -q -o "$T/root_exec.gctx" -- "${NOBODY[@]}" /usr/bin/python3 -c \
 		"import ctypes, time; ctypes.CDLL('$d/libcuda.so.1'); time.sleep(0.5)" \
-		>/dev/null 2>"$T/root_exec.err" || rc=1
-	if ls "$d/marks" | grep -q '^ran-gpuctx'; then
+		>/dev/null 2>"$T/root_exec.err" &
+	local rec=$!
+	wait "$rec" || rc=1
+	if ls "$d/marks" | grep -q "^ran-gpuctx-.*-ppid$rec\$"; then
 		result root_exec 1 "gpuctx ran the library's code: $(ls "$d/marks")"
 	else
 		result root_exec $rc "record failed"
@@ -80,11 +84,13 @@ t_root_exec() {
 	build_evil_lib "$r/libcuda.so.1" "$m"
 	"$G" record -q -o "$T/root_exec2.gctx" -- "${NOBODY[@]}" /usr/bin/python3 -c \
 		"import ctypes, time; ctypes.CDLL('$r/libcuda.so.1'); time.sleep(0.5)" \
-		>/dev/null 2>"$T/root_exec2.err"
+		>/dev/null 2>"$T/root_exec2.err" &
+	rec=$!
+	wait "$rec"
 	rm -rf "$r"
-	if ls "$m" | grep -q '^ran-gpuctx-uid0'; then
+	if ls "$m" | grep -q "^ran-gpuctx-uid0-.*-ppid$rec\$"; then
 		result root_exec_dropped 1 "resolver ran as root: $(ls "$m")"
-	elif ! ls "$m" | grep -q '^ran-gpuctx-uid65534-cap0000000000000000$'; then
+	elif ! ls "$m" | grep -q "^ran-gpuctx-uid65534-cap0000000000000000-ppid$rec\$"; then
 		result root_exec_dropped 1 "resolver did not run unprivileged: $(ls "$m")"
 	else
 		result root_exec_dropped 0
@@ -224,14 +230,18 @@ t_own_child() {
 	/usr/bin/python3 -c "import ctypes, time; ctypes.CDLL('$top/build/doubles/libcuda.so.1'); time.sleep(3)" &
 	local wl=$!
 	sleep 0.3
-	"$G" record -q -a -o "$T/own.gctx" --duration 1.5 >/dev/null 2>"$T/own_child.err" || rc=1
+	"$G" record -q -a -o "$T/own.gctx" --duration 1.5 >/dev/null 2>"$T/own_child.err" &
+	local rec=$!
+	wait "$rec" || rc=1
 	wait "$wl"
 	[ $rc = 0 ] || { result own_child 1 "record failed"; return; }
+	# ours: forked by the recorder (no fork record: gpuctx is never followed); a child of
+	# another gpuctx run on this machine is that run's, and rightly traced
 	"$G" report --json "$T/own.gctx" 2>>"$T/own_child.err" | /usr/bin/python3 -c '
 import json, sys
-bad = [p for p in json.load(sys.stdin)["processes"]
-       if p["comm"] == "gpuctx" and p.get("api_calls")]
-print(bad, file=sys.stderr)
+bad = [(p["pid"], p.get("ppid")) for p in json.load(sys.stdin)["processes"]
+       if p["comm"] == "gpuctx" and p.get("api_calls") and p.get("ppid") in (0, None, '"$rec"')]
+print("traced:", bad, file=sys.stderr)
 sys.exit(1 if bad else 0)' 2>>"$T/own_child.err"
 	result own_child $? "gpuctx traced its own resolver child"
 }
