@@ -161,6 +161,17 @@ t_record_output() {
 	result record_output 0
 }
 
+# 4b. The traced command inherits no descriptor of gpuctx's (the trace least of all).
+t_fd_leak() {
+	"$G" record -q -o "$T/fd.gctx" -- sh -c 'ls -l /proc/$$/fd' >"$T/fd_leak.out" \
+		2>"$T/fd_leak.err"
+	if grep -q "gctx\|bpf\|anon_inode" "$T/fd_leak.out"; then
+		result fd_leak 1 "the command holds: $(grep "gctx\|bpf\|anon_inode" "$T/fd_leak.out")"
+	else
+		result fd_leak 0
+	fi
+}
+
 # 5. export -o: a failed export leaves the target alone, a device node included.
 t_export_output() {
 	mknod "$T/node" c 1 3 # a scratch /dev/null
@@ -321,7 +332,7 @@ time.sleep(5)' >"$T/gone.pid" &
 	result gone $? "exit $rc"
 }
 
-all_tests=(root_exec elf_entsize fifo_lib record_output export_output modes disk_full signal
+all_tests=(root_exec elf_entsize fifo_lib record_output fd_leak export_output modes disk_full signal
 	own_child duration corrupt stdout demo_kill gone)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do

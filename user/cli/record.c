@@ -548,7 +548,9 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gpuctx: %s\n", err);
 		return 1;
 	}
-	st.w = gctx_trace_writer__new_fd(dup(gctx_outfile__fd(st.out)), &meta, &werr);
+	/* CLOEXEC: the traced command must not inherit the trace */
+	st.w = gctx_trace_writer__new_fd(fcntl(gctx_outfile__fd(st.out), F_DUPFD_CLOEXEC, 0), &meta,
+					&werr);
 	if (!st.w) {
 		fprintf(stderr, "gpuctx: cannot write %s: %s\n", env.output, strerror(-werr));
 		gctx_outfile__free(st.out);

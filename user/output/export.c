@@ -5,6 +5,7 @@
  * timeline.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -87,7 +88,7 @@ int gctx_export_file_stats(const char *trace_path, const char *out_path, int for
 			gctx_trace_reader__free(r);
 			return -1;
 		}
-		fd = dup(gctx_outfile__fd(of));
+		fd = fcntl(gctx_outfile__fd(of), F_DUPFD_CLOEXEC, 0);
 		out = fd >= 0 ? fdopen(fd, "w") : NULL;
 	} else {
 		out = stdout;
