@@ -13,6 +13,7 @@
 
 #include "output/chrome.h"
 #include "lib/json.h"
+#include "output/names.h"
 
 struct gctx_chrome {
 	struct gctx_tl_sink sink;
@@ -177,6 +178,9 @@ static void ch_begin(struct gctx_tl_sink *s, const struct gctx_trace_meta *meta)
 
 	c->meta = *meta;
 	fputs("{\"traceEvents\":[", c->out);
+	/* the recording's global instants carry pid 0 and tid 0: named, not a nameless process */
+	metadata(c, "process_name", 0, 0, GCTX_NAME_RECORDING);
+	metadata(c, "thread_name", 0, 0, GCTX_NAME_RECORDING);
 }
 
 static void ch_track(struct gctx_tl_sink *s, const struct gctx_tl_track *t, __u64 ts)

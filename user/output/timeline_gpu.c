@@ -343,7 +343,6 @@ void tl_on_ioctl(struct exporter *x, const struct gctx_ev_ioctl *ev, __u32 objs_
 	tl_arg_str(&a, "cmd", cmd);
 	tl_arg_u64(&a, "dur_ns", ev->dur_ns);
 	tl_arg_u64(&a, "file_id", (__u32)fi + 1);
-	tl_emit(x, 'B', &t, start, d.name, "ioctl", &a, 0, flow);
-	tl_emit(x, 'E', &t, end, NULL, NULL, NULL, 0, 0);
+	tl_slice(x, &t, start, end, d.name, "ioctl", &a, flow);
 	tl_rate_add(x, pi, ev->hdr.ts_ns);
 }
