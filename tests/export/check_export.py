@@ -27,6 +27,8 @@ import subprocess
 import sys
 import time
 
+import tl_load
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO = os.path.join(HERE, "gpuctx_trace.proto")
 LANE_TID = 1000000000  # GCTX_CHROME_LANE_TID
@@ -162,55 +164,67 @@ class Timeline:
         return {t["pid"]: tid for tid, t in self.tracks.items() if t["kind"] == "process"}
 
 
-def annotations(te):
+def annotations(te, interned):
     args = {}
     for da in te.get("debug_annotations", []):
         name = one(da, "name")
+        if name is None and "name_iid" in da:
+            name = interned.lookup("debug_annotation_names", one(da, "name_iid"))
         check(name is not None, "debug annotation without a name")
         check(name not in args, "duplicate debug annotation %r" % name)
-        args[name] = da_value(da)
+        args[name] = da_value(da, interned)
     return args
 
 
-def da_value(da):
+def da_value(da, interned):
     for k in ("uint_value", "int_value", "bool_value", "string_value"):
         if k in da:
             return da[k][0]
+    if "string_value_iid" in da:
+        return interned.lookup("debug_annotation_string_values", one(da, "string_value_iid"))
     if "array_values" in da:
-        return [da_value(v) for v in da["array_values"]]
+        return [da_value(v, interned) for v in da["array_values"]]
     return None
 
 
 def load_perfetto(path, proto):
+    """The timeline as Perfetto's trace processor builds it (names: the last descriptor or
+    ProcessTree entry wins), after tl_load checked the import rules."""
     tree = parse_text(protoc_decode(path, proto))
-    tl = Timeline("perfetto")
     packets = tree.get("packet", [])
     check(packets, "no packets")
-    cs = one(packets[0], "clock_snapshot")
-    check(cs is not None, "the first packet is not a ClockSnapshot")
-    check(one(cs, "primary_trace_clock") == "BUILTIN_CLOCK_MONOTONIC",
-          "primary trace clock is not MONOTONIC")
+    errors = tl_load.perfetto_import_errors(packets)
+    check(not errors, "the trace processor would report import errors: %s" % errors)
+    tl = Timeline("perfetto")
+    interned = tl_load.Interned()
+    cs = None
+    for p in packets:
+        cs = one(p, "clock_snapshot")
+        if cs is not None:
+            break
     clocks = {one(c, "clock_id"): one(c, "timestamp") for c in cs.get("clocks", [])}
-    check(3 in clocks and 1 in clocks, "ClockSnapshot lacks MONOTONIC or REALTIME")
-    tl.meta = {"start_mono_ns": clocks[3], "start_wall_ns": clocks[1]}
+    tl.meta = {"start_mono_ns": clocks[3], "start_wall_ns": clocks[1],
+               "start_boot_ns": clocks[6]}
     described_at = {}
+    tl.ppids = {}       # pid -> ppid from ProcessTree
+    tl.tree_names = {}  # pid -> ProcessTree name (cmdline[0])
+    tl.start_ts = {}    # pid -> ProcessDescriptor.start_timestamp_ns
     for i, p in enumerate(packets):
-        seq = one(p, "trusted_packet_sequence_id", 0)
-        check(seq, "packet %d has no trusted_packet_sequence_id" % i)
-        ts = one(p, "timestamp")
-        if i and "clock_snapshot" not in p:
-            check(ts is not None, "packet %d has no timestamp" % i)
-            check(one(p, "timestamp_clock_id") == 3, "packet %d is not on CLOCK_MONOTONIC" % i)
+        if one(p, "sequence_flags", 0) & 1:
+            interned = tl_load.Interned()
+        interned.add(one(p, "interned_data"))
+        ts = p["_ts"]  # resolved by tl_load
         td = one(p, "track_descriptor")
         if td is not None:
             uuid = one(td, "uuid")
-            check(uuid, "track descriptor without uuid")
             t = {"parent": one(td, "parent_uuid", 0), "name": one(td, "name", "")}
             proc, thr, ctr = one(td, "process"), one(td, "thread"), one(td, "counter")
             if proc is not None:
                 t.update(kind="process", pid=one(proc, "pid"), tid=one(proc, "pid"),
                          name=one(proc, "process_name", ""), parent=0)
                 check(t["pid"] and t["pid"] > 0, "process descriptor with pid %r" % t["pid"])
+                if "start_timestamp_ns" in proc:
+                    tl.start_ts[t["pid"]] = one(proc, "start_timestamp_ns")
             elif thr is not None:
                 t.update(kind="thread", pid=one(thr, "pid"), tid=one(thr, "tid"),
                          name=one(thr, "thread_name", ""))
@@ -229,21 +243,32 @@ def load_perfetto(path, proto):
                 if t["kind"] == "gpu":
                     check(one(td, "sibling_merge_behavior") == "SIBLING_MERGE_BEHAVIOR_NONE",
                           "GPU track %r may be merged with a same-name sibling" % t["name"])
+                if ctr is not None:
+                    t["unit"] = one(ctr, "unit")
+                    t["unit_name"] = one(ctr, "unit_name")
             old = tl.tracks.get(uuid)
             if old is not None:
-                check(old["kind"] == t["kind"] and old["pid"] == t["pid"],
+                check(old["kind"] == t["kind"] and old["pid"] == t["pid"] and
+                      old.get("tid") == t.get("tid"),
                       "uuid %d described twice as different tracks" % uuid)
-                if t["kind"] == "process" and t["name"]:
-                    check(not old["name"], "process %d named twice" % t["pid"])
-                    old["name"] = t["name"]
+                check(old["kind"] in ("process", "thread"),
+                      "%s track %r described twice" % (old["kind"], old["name"]))
+                old["name"] = t["name"]  # a rename: the latest descriptor wins
+                old.setdefault("names", []).append(t["name"])
             else:
+                t["names"] = [t["name"]]
                 tl.tracks[uuid] = t
                 described_at[uuid] = ts
             continue
         pt = one(p, "process_tree")
         if pt is not None:
             for pr in pt.get("processes", []):
-                tl.cmdlines[one(pr, "pid")] = pr.get("cmdline", [])
+                pid = one(pr, "pid")
+                tl.cmdlines[pid] = pr.get("cmdline", [])
+                if "ppid" in pr:
+                    tl.ppids[pid] = one(pr, "ppid")
+                if pr.get("cmdline"):
+                    tl.tree_names[pid] = pr["cmdline"][0]
             continue
         te = one(p, "track_event")
         if te is None:
@@ -261,12 +286,18 @@ def load_perfetto(path, proto):
             check("counter_value" in te, "counter event without a value")
         else:
             check(kind != "counter", "%s event on a counter track" % ph)
+        name = one(te, "name")
+        if name is None and "name_iid" in te:
+            name = interned.lookup("event_names", one(te, "name_iid"))
+        cat = one(te, "categories")
+        if cat is None and "category_iids" in te:
+            cat = interned.lookup("event_categories", one(te, "category_iids"))
         if ph in "BI":
-            check(one(te, "name"), "%s event without a name" % ph)
+            check(name, "%s event without a name" % ph)
         fo, fi = te.get("flow_ids", []), te.get("terminating_flow_ids", [])
         check(len(fo) <= 1 and len(fi) <= 1, "more than one flow id on an event")
-        tl.add_event(track=uuid, ph=ph, ts=ts, name=one(te, "name"),
-                     cat=one(te, "categories"), args=annotations(te),
+        tl.add_event(track=uuid, ph=ph, ts=ts, name=name, cat=cat,
+                     args=annotations(te, interned),
                      fout=fo[0] if fo else 0, fin=fi[0] if fi else 0,
                      value=one(te, "counter_value"), key=0)
     return tl
@@ -305,6 +336,8 @@ def load_chrome(path):
     doc = strict_json(path)
     check(isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list),
           "no traceEvents array")
+    errors = tl_load.chrome_import_errors(doc)
+    check(not errors, "the trace processor would report import errors: %s" % errors)
     check(doc.get("displayTimeUnit") in (None, "ms", "ns"), "bad displayTimeUnit")
     tl = Timeline("chrome")
     tl.meta = doc.get("metadata", {})
@@ -385,6 +418,10 @@ def load_chrome(path):
         elif tr[0] == "c":
             tl.tracks[tr] = dict(kind="counter", pid=tr[1], tid=None, name=tr[2],
                                  parent=("p", tr[1]))
+    check(names.get(0) == "gpuctx recording" and names.get((0, 0)) == "gpuctx recording",
+          "the recording's pid 0 is not named")
+    names.pop(0)
+    names.pop((0, 0))
     for pid in [k for k in names if isinstance(k, int)]:
         tl.tracks.setdefault(("p", pid), dict(kind="process", pid=pid, tid=pid,
                                               name=names[pid], parent=0))

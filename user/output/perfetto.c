@@ -39,10 +39,12 @@ enum {
 	PKT_TRACK_EVENT = 11,
 	PKT_INTERNED_DATA = 12,
 	PKT_SEQ_FLAGS = 13,
+	PKT_CLOCK_ID = 58,
 	PKT_DEFAULTS = 59,
 	PKT_TRACK_DESCRIPTOR = 60,
 
 	DEF_CLOCK_ID = 58,
+	CLK_INCREMENTAL = 3,
 
 	TD_UUID = 1,
 	TD_NAME = 2,
@@ -104,6 +106,8 @@ enum {
 
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
 enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
+/* a sequence-scoped clock (64..127): CLOCK_MONOTONIC as deltas from the previous packet */
+enum { CLOCK_INCREMENTAL_ID = 64 };
 enum { UNIT_SIZE_BYTES = 3 };
 enum { MERGE_NONE = 2 };
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
@@ -112,7 +116,7 @@ enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 #define NAMES_MAX	4096
 #define NAME_LEN_MAX	128
 #define VALUES_MAX	16384
-#define VALUE_LEN_MAX	48
+#define VALUE_LEN_MAX	128
 #define PENDING_MAX	(2 + 2 * 32) /* name, category, a key and a value per arg */
 
 /* ---- the sink ---- */
@@ -145,6 +149,8 @@ struct gctx_perfetto {
 	struct gctx_hmap uuids;	     /* exporter uuid -> our track number */
 	__u32 ntracks;
 	struct gctx_hmap untraced;    /* placeholder parents already sent */
+	bool iids;		     /* the packet being built uses interned strings */
+	__u64 last_inc;		     /* value of the incremental clock */
 	__s64 boot_minus_mono;	     /* BOOTTIME - MONOTONIC */
 	int err;		     /* first error (-errno) */
 };
@@ -173,19 +179,33 @@ static __u64 track_id(struct gctx_perfetto *pf, __u64 uuid, bool add)
 	return pf->ntracks;
 }
 
+/*
+ * Timestamps: most packets come in time order, so they are deltas on the sequence's
+ * incremental clock (CLOCK_INCREMENTAL, the sequence default); a packet earlier than the
+ * previous one names CLOCK_MONOTONIC and carries the absolute time.
+ */
 static void packet_begin(struct gctx_perfetto *pf, __u64 ts, bool timed)
 {
 	gctx_pb__reset(pf->b);
 	pf->npend = 0;
+	pf->iids = false;
 	gctx_pb__begin(pf->b, TRACE_PACKET);
-	if (timed)
+	if (timed && ts >= pf->last_inc) {
+		gctx_pb__varint(pf->b, PKT_TIMESTAMP, ts - pf->last_inc);
+		pf->last_inc = ts;
+	} else if (timed) {
 		gctx_pb__varint(pf->b, PKT_TIMESTAMP, ts);
+		gctx_pb__varint(pf->b, PKT_CLOCK_ID, CLOCK_MONOTONIC_ID);
+	}
 	gctx_pb__varint(pf->b, PKT_SEQ_ID, GCTX_PERFETTO_SEQ_ID);
-	gctx_pb__varint(pf->b, PKT_SEQ_FLAGS, SEQ_NEEDS_STATE);
 }
 
 static void packet_end(struct gctx_perfetto *pf)
 {
+	/* the state that packets using interned strings need (shared/reference/perfetto.md 1.4);
+	 * the sequence's first packet clears it, so it is never invalid in our files */
+	if (pf->iids)
+		gctx_pb__varint(pf->b, PKT_SEQ_FLAGS, SEQ_NEEDS_STATE);
 	gctx_pb__end(pf->b);
 	if (gctx_pb__failed(pf->b)) {
 		if (!pf->err)
@@ -206,6 +226,7 @@ static __u32 intern(struct gctx_perfetto *pf, int table, const char *s, size_t n
 	if (pf->npend >= PENDING_MAX)
 		return 0;
 	iid = gctx_strtab__intern(pf->tab[table], s, n, &added);
+	pf->iids |= iid != 0;
 	if (iid && added)
 		pf->pend[pf->npend++] = (struct pending){table, iid, s, n};
 	return iid;
@@ -230,11 +251,13 @@ static void interned_data(struct gctx_perfetto *pf)
 	gctx_pb__end(pf->b);
 }
 
-static void clock(struct gctx_pb *b, __u32 id, __u64 ts)
+static void clock(struct gctx_pb *b, __u32 id, __u64 ts, bool incremental)
 {
 	gctx_pb__begin(b, CS_CLOCKS);
 	gctx_pb__varint(b, CLK_ID, id);
 	gctx_pb__varint(b, CLK_TIMESTAMP, ts);
+	if (incremental)
+		gctx_pb__varint(b, CLK_INCREMENTAL, 1);
 	gctx_pb__end(b);
 }
 
@@ -244,21 +267,28 @@ static void pf_begin(struct gctx_tl_sink *s, const struct gctx_trace_meta *meta)
 	__u64 boot = meta->start_boot_ns ? meta->start_boot_ns : meta->start_mono_ns;
 
 	pf->boot_minus_mono = (__s64)(boot - meta->start_mono_ns);
+	pf->last_inc = meta->start_mono_ns;
 	/* the first packet: clears the sequence's state, sets its defaults, pins the clocks */
 	gctx_pb__reset(pf->b);
 	gctx_pb__begin(pf->b, TRACE_PACKET);
 	gctx_pb__varint(pf->b, PKT_SEQ_ID, GCTX_PERFETTO_SEQ_ID);
 	gctx_pb__varint(pf->b, PKT_SEQ_FLAGS, SEQ_CLEARED);
 	gctx_pb__begin(pf->b, PKT_DEFAULTS);
-	gctx_pb__varint(pf->b, DEF_CLOCK_ID, CLOCK_MONOTONIC_ID);
+	gctx_pb__varint(pf->b, DEF_CLOCK_ID, CLOCK_INCREMENTAL_ID);
 	gctx_pb__end(pf->b);
 	gctx_pb__begin(pf->b, PKT_CLOCK_SNAPSHOT);
-	clock(pf->b, CLOCK_MONOTONIC_ID, meta->start_mono_ns);
-	clock(pf->b, CLOCK_BOOTTIME_ID, boot);
-	clock(pf->b, CLOCK_REALTIME_ID, meta->start_wall_ns);
+	clock(pf->b, CLOCK_MONOTONIC_ID, meta->start_mono_ns, false);
+	clock(pf->b, CLOCK_BOOTTIME_ID, boot, false);
+	clock(pf->b, CLOCK_REALTIME_ID, meta->start_wall_ns, false);
+	clock(pf->b, CLOCK_INCREMENTAL_ID, meta->start_mono_ns, true);
 	gctx_pb__varint(pf->b, CS_PRIMARY, CLOCK_BOOTTIME_ID);
 	gctx_pb__end(pf->b);
-	packet_end(pf);
+	gctx_pb__end(pf->b);
+	if (gctx_pb__failed(pf->b))
+		pf->err = -ENOMEM;
+	else if (fwrite(gctx_pb__data(pf->b), 1, gctx_pb__len(pf->b), pf->out) !=
+		 gctx_pb__len(pf->b))
+		pf->err = -EIO;
 }
 
 /* ProcessTree entry {pid, ppid, cmdline [name], cmdline_is_comm}: names the process and links
