@@ -495,8 +495,43 @@ def check_findings(tl):
     return found
 
 
+def check_after_end(tl):
+    """No event of a process after its life slice ends (counters, threads, GPU tracks)."""
+    end = {}
+    for e in tl.events:
+        t = tl.tracks[e["track"]]
+        if e["ph"] == "E" and t["kind"] == "process" and e.get("begin", {}).get("cat") == \
+                "process":
+            end[t["pid"]] = max(end.get(t["pid"], 0), e["ts"])
+    for e in tl.events:
+        t = tl.tracks[e["track"]]
+        if t["kind"] == "global" or t["pid"] not in end:
+            continue
+        check(e["ts"] <= end[t["pid"]], "%s %r on %s track %r of pid %d at %d, after the "
+              "process ended at %d" % (e["ph"], e["name"], t["kind"], t["name"], t["pid"],
+                                       e["ts"], end[t["pid"]]))
+
+
+def check_names(tl):
+    """Perfetto: every process's ProcessTree entry names it as its descriptor does, links it
+    to a parent with a name, and its threads end with their latest names."""
+    if tl.fmt != "perfetto":
+        return
+    procs = tl.process_tracks()
+    for pid, ppid in tl.ppids.items():
+        check(pid in tl.tree_names, "ProcessTree entry of %d without a name" % pid)
+        if pid in procs:
+            check(tl.tree_names[pid] == tl.tracks[procs[pid]]["name"],
+                  "pid %d: ProcessTree name %r, descriptor %r" %
+                  (pid, tl.tree_names[pid], tl.tracks[procs[pid]]["name"]))
+        check(ppid in procs or ppid in tl.tree_names,
+              "parent %d of %d is a nameless process" % (ppid, pid))
+
+
 def check_common(tl):
     check_nesting(tl)
+    check_after_end(tl)
+    check_names(tl)
     flows = check_flows(tl)
     findings = check_findings(tl)
     procs = tl.process_tracks()
@@ -529,6 +564,24 @@ def check_report(tl, rep, flows, findings, lives):
             check(tl.tracks[procs[p["pid"]]]["name"] == p["comm"],
                   "process %d titled %r, comm %r" % (p["pid"], tl.tracks[procs[p["pid"]]]
                                                      ["name"], p["comm"]))
+    # Perfetto: every forked child is linked to its parent (ProcessTree ppid), its threads
+    # carry their latest names, and its start time is set
+    if tl.fmt == "perfetto":
+        for p in rep["processes"]:
+            if p["ppid"]:
+                check(tl.ppids.get(p["pid"]) == p["ppid"],
+                      "pid %d has no ProcessTree entry with ppid %d" % (p["pid"], p["ppid"]))
+            if p["start_ns"] and not p["present_at_attach"]:
+                boot = tl.meta["start_boot_ns"] - tl.meta["start_mono_ns"]
+                check(tl.start_ts.get(p["pid"]) == p["start_ns"] + boot,
+                      "pid %d: start_timestamp_ns %r, expected %d (BOOTTIME)" %
+                      (p["pid"], tl.start_ts.get(p["pid"]), p["start_ns"] + boot))
+            main = [t for t in tl.tracks.values() if t["kind"] == "thread" and
+                    t["tid"] == p["pid"]]
+            for t in main:
+                check(t["name"] == p["comm"],
+                      "main thread of %d named %r, its comm is %r" % (p["pid"], t["name"],
+                                                                       p["comm"]))
     # fork arrows: the forking thread of the parent -> the child's life
     fork_flows = {(tl.tracks[s["track"]]["pid"], tl.tracks[d["track"]]["pid"])
                   for s, d in flows if s["cat"] == "fork" and d["cat"] == "process"}
