@@ -674,6 +674,24 @@ def expect_scenario(tl, name, flows, findings):
               "no cuMemAlloc slice")
         check(any(t["kind"] == "counter" and t["name"] == "GPU memory allocated"
                   for t in tl.tracks.values()), "no API memory counter")
+    elif name == "launches":
+        # api_cuda_launch --launches: 1000 cuLaunchKernel entries without a return, instants
+        # inside the primary context's slice, which lasts until the context is released
+        launches = [e for e in tl.events if e["name"] == "cuLaunchKernel"]
+        check(len(launches) == 1000, "%d cuLaunchKernel events, expected 1000" % len(launches))
+        check(all(e["ph"] == "I" for e in launches), "an entry-only launch is not an instant")
+        ctx = [e for e in tl.events if e["ph"] == "B" and e["cat"] == "gpu-context" and
+               (e["name"] or "").startswith("CUDA primary context")]
+        check(len(ctx) == 1, "expected one CUDA primary context slice, got %d" % len(ctx))
+        c = ctx[0]
+        check("end" in c, "the primary context's slice never ends")
+        for e in launches:
+            if e["track"] == c["track"]:
+                check(c["ts"] <= e["ts"] <= c["end"]["ts"],
+                      "a launch at %d outside its context's slice [%d, %d]" %
+                      (e["ts"], c["ts"], c["end"]["ts"]))
+        check(all(e["track"] == c["track"] for e in launches),
+              "launches not on the primary context's track")
     elif name in ("synthetic", "torture"):
         check(len(kinds.get("inherited-gpu-use", [])) == 4, "expected 4 inherited uses")
         check("crash-after-inheritance" in kinds, "no crash finding")

@@ -8,7 +8,7 @@
 # errors, and that a 1,000,000-record trace exports in flat memory.
 # Needs root (for the recording) and protoc. Usage:
 #   tests/export/run.sh [--update-golden] [TEST...]
-#   TEST: demo api synthetic torture errors memory
+#   TEST: demo api launches synthetic torture errors memory
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -149,6 +149,20 @@ t_api() {
 	result $name $rc
 }
 
+# Kernel launches under --launches: entry-only API calls (no recorded return) become instants,
+# so the primary context's slice keeps its length and every launch nests in it (issue 13).
+t_launches() {
+	local name=launches rc=0
+	start_fakegpu $name || { result $name 1; return; }
+	LD_LIBRARY_PATH=$top/build/doubles record launches --launches \
+		--libcuda "$top/build/doubles/libcuda.so.1" \
+		-- "$top/build/workloads/api_cuda_launch" "$MNT" || rc=1
+	[ $rc = 0 ] && { export_both $name "$T/launches.gctx" || rc=1; }
+	[ $rc = 0 ] && { $CHECK check --perfetto "$T/launches.pftrace" --chrome "$T/launches.json" \
+		--report "$T/launches.report.json" --expect launches >>"$T/$name.err" 2>&1 || rc=1; }
+	result $name $rc
+}
+
 # A generated trace: every record type the generator has, exact golden listings.
 t_synthetic() {
 	local name=synthetic rc=0
@@ -234,7 +248,7 @@ t_memory() {
 	result $name $rc
 }
 
-all_tests=(demo api synthetic torture errors memory)
+all_tests=(demo api launches synthetic torture errors memory)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"
