@@ -692,6 +692,15 @@ def expect_scenario(tl, name, flows, findings):
                       (e["ts"], c["ts"], c["end"]["ts"]))
         check(all(e["track"] == c["track"] for e in launches),
               "launches not on the primary context's track")
+    elif name == "attach":
+        # -p attach: the attached process's parent is outside the trace
+        if tl.fmt == "perfetto":
+            procs = tl.process_tracks()
+            outside = {pp for p, pp in tl.ppids.items() if pp not in procs}
+            check(outside, "no parent outside the trace")
+            for pp in outside:
+                check(tl.tree_names.get(pp) == "(not traced)",
+                      "parent %d outside the trace named %r" % (pp, tl.tree_names.get(pp)))
     elif name in ("synthetic", "torture"):
         check(len(kinds.get("inherited-gpu-use", [])) == 4, "expected 4 inherited uses")
         check("crash-after-inheritance" in kinds, "no crash finding")

@@ -8,7 +8,7 @@
 # errors, and that a 1,000,000-record trace exports in flat memory.
 # Needs root (for the recording) and protoc. Usage:
 #   tests/export/run.sh [--update-golden] [TEST...]
-#   TEST: demo api launches synthetic torture errors memory
+#   TEST: demo api launches attach synthetic torture errors memory
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -163,6 +163,26 @@ t_launches() {
 	result $name $rc
 }
 
+# -p attach: the attached process's parent is outside the trace; it gets a placeholder name
+# (no nameless process), and the attached process is linked to it.
+t_attach() {
+	local name=attach rc=0 wl rec
+	start_fakegpu $name || { result $name 1; return; }
+	"$top/build/workloads/wl_attach" "$MNT" >"$T/attach.wl" 2>&1 &
+	wl=$!
+	for _ in $(seq 100); do grep -q ready "$T/attach.wl" && break; sleep 0.05; done
+	record attach -p "$wl" &
+	rec=$!
+	for _ in $(seq 200); do grep -q attached "$T/$name.err" 2>/dev/null && break; sleep 0.05; done
+	kill -USR1 "$wl"
+	wait "$wl" || rc=1
+	wait "$rec" || rc=1
+	[ $rc = 0 ] && { export_both $name "$T/attach.gctx" || rc=1; }
+	[ $rc = 0 ] && { $CHECK check --perfetto "$T/attach.pftrace" --chrome "$T/attach.json" \
+		--report "$T/attach.report.json" --expect attach >>"$T/$name.err" 2>&1 || rc=1; }
+	result $name $rc
+}
+
 # A generated trace: every record type the generator has, exact golden listings.
 t_synthetic() {
 	local name=synthetic rc=0
@@ -248,7 +268,7 @@ t_memory() {
 	result $name $rc
 }
 
-all_tests=(demo api launches synthetic torture errors memory)
+all_tests=(demo api launches attach synthetic torture errors memory)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"
