@@ -1084,6 +1084,50 @@ static void test_hostile_names(void **state)
 	decoded_free(d);
 }
 
+/* An API call whose return was not recorded (kernel launches under --launches) is an instant:
+ * a begin and an end at one time would close the enclosing slice in a trace processor. */
+static void test_entry_only_call_is_instant(void **state)
+{
+	char trace[] = "/tmp/gctx_test_pf_api_XXXXXX";
+	struct gctx_trace_writer *w;
+	struct gctx_trace_meta meta;
+	struct gctx_ev_api call, launch;
+	struct decoded *d = calloc(1, sizeof(*d));
+	struct evt *e;
+	size_t len;
+	char *buf;
+	int fd = mkstemp(trace), err, i;
+
+	assert_true(fd >= 0 && d);
+	close(fd);
+	meta_fill(&meta, "-- ./launch");
+	w = gctx_trace_writer__new(trace, &meta, &err);
+	assert_non_null(w);
+	scn_fork(w, 999, 1000, T0 + 1000, "bash", false);
+	call = ev_api(1000, 1000, T0 + 2000, "launch", 500, GCTX_CU_INIT, 0, 0);
+	put(w, GCTX_EV_API, &call, sizeof(call));
+	launch = ev_api(1000, 1000, T0 + 3000, "launch", 0, GCTX_CU_LAUNCH_KERNEL, 0, 0);
+	launch.flags = 0; /* entry only */
+	put(w, GCTX_EV_API, &launch, sizeof(launch));
+	scn_exit(w, 1000, 1000, T0 + 4000, "launch", 0, true);
+	assert_int_equal(gctx_trace_writer__free(w), 0);
+	buf = export_to_mem(trace, &len);
+	unlink(trace);
+	decode((unsigned char *)buf, len, d);
+	free(buf);
+
+	e = find_event(d, thread_track(d, 1000)->uuid, INSTANT, "cuLaunchKernel");
+	assert_int_equal(e->ts, T0 + 3000);
+	assert_contains(e->args, "returned=false;");
+	e = find_event(d, thread_track(d, 1000)->uuid, BEGIN, "cuInit");
+	assert_int_equal(e->ts, T0 + 2000);
+	/* no begin and end at one time anywhere */
+	for (i = 1; i < d->nev; i++)
+		assert_false(d->ev[i].type == END && d->ev[i - 1].type == BEGIN &&
+			     d->ev[i].track == d->ev[i - 1].track && d->ev[i].ts == d->ev[i - 1].ts);
+	decoded_free(d);
+}
+
 static void test_deterministic_and_streaming(void **state)
 {
 	char trace[] = "/tmp/gctx_test_pf_det_XXXXXX";
@@ -1174,6 +1218,7 @@ int main(void)
 		cmocka_unit_test(test_flows),
 		cmocka_unit_test(test_findings),
 		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_entry_only_call_is_instant),
 		cmocka_unit_test(test_deterministic_and_streaming),
 		cmocka_unit_test(test_errors),
 	};
