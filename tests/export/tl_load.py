@@ -92,6 +92,8 @@ def resolve_timestamps(packets):
                 cid, cts = one(c, "clock_id"), one(c, "timestamp")
                 snap[cid] = cts
                 if one(c, "is_incremental"):
+                    if one(c, "unit_multiplier_ns", 1) != 1:
+                        raise LoadError("incremental clock %d not in ns" % cid)
                     st["inc"][cid] = cts
         ts = one(p, "timestamp")
         p["_ts"] = None

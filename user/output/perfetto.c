@@ -45,6 +45,7 @@ enum {
 
 	DEF_CLOCK_ID = 58,
 	CLK_INCREMENTAL = 3,
+	CLK_UNIT_MULTIPLIER = 4,
 
 	TD_UUID = 1,
 	TD_NAME = 2,
@@ -256,8 +257,10 @@ static void clock(struct gctx_pb *b, __u32 id, __u64 ts, bool incremental)
 	gctx_pb__begin(b, CS_CLOCKS);
 	gctx_pb__varint(b, CLK_ID, id);
 	gctx_pb__varint(b, CLK_TIMESTAMP, ts);
-	if (incremental)
+	if (incremental) {
 		gctx_pb__varint(b, CLK_INCREMENTAL, 1);
+		gctx_pb__varint(b, CLK_UNIT_MULTIPLIER, 1); /* deltas in ns */
+	}
 	gctx_pb__end(b);
 }
 

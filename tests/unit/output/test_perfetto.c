@@ -501,6 +501,8 @@ static void rd_clock_snapshot(struct pbr *sub, struct decoded *d)
 				cts = v;
 			else if (f4 == 3)
 				inc = v;
+			else if (f4 == 4)
+				assert_int_equal(v, 1); /* ns */
 			else
 				fail_msg("clock field %u", f4);
 		}
