@@ -136,31 +136,35 @@ t_demo() {
 	result $name $rc
 }
 
+# export_check NAME RC: when RC is 0, export $T/NAME.gctx and check it against its report and
+# the expectations of scenario NAME; report the result.
+export_check() {
+	local name=$1 rc=$2
+	[ $rc = 0 ] && { export_both $name "$T/$name.gctx" || rc=1; }
+	[ $rc = 0 ] && { $CHECK check --perfetto "$T/$name.pftrace" --chrome "$T/$name.json" \
+		--report "$T/$name.report.json" --expect $name >>"$T/$name.err" 2>&1 || rc=1; }
+	result $name $rc
+}
+
 # CUDA driver API contexts (the libcuda test double over the emulated driver): API context
 # tracks, API calls, API memory, the inherited-context-call arrow.
 t_api() {
-	local name=api rc=0
-	start_fakegpu $name || { result $name 1; return; }
+	local rc=0
+	start_fakegpu api || { result api 1; return; }
 	LD_LIBRARY_PATH=$top/build/doubles record api --libcuda "$top/build/doubles/libcuda.so.1" \
 		-- "$top/build/workloads/api_cuda_fork" "$MNT" || rc=1
-	[ $rc = 0 ] && { export_both $name "$T/api.gctx" || rc=1; }
-	[ $rc = 0 ] && { $CHECK check --perfetto "$T/api.pftrace" --chrome "$T/api.json" \
-		--report "$T/api.report.json" --expect api >>"$T/$name.err" 2>&1 || rc=1; }
-	result $name $rc
+	export_check api $rc
 }
 
 # Kernel launches under --launches: entry-only API calls (no recorded return) become instants,
 # so the primary context's slice keeps its length and every launch nests in it (issue 13).
 t_launches() {
-	local name=launches rc=0
-	start_fakegpu $name || { result $name 1; return; }
+	local rc=0
+	start_fakegpu launches || { result launches 1; return; }
 	LD_LIBRARY_PATH=$top/build/doubles record launches --launches \
 		--libcuda "$top/build/doubles/libcuda.so.1" \
 		-- "$top/build/workloads/api_cuda_launch" "$MNT" || rc=1
-	[ $rc = 0 ] && { export_both $name "$T/launches.gctx" || rc=1; }
-	[ $rc = 0 ] && { $CHECK check --perfetto "$T/launches.pftrace" --chrome "$T/launches.json" \
-		--report "$T/launches.report.json" --expect launches >>"$T/$name.err" 2>&1 || rc=1; }
-	result $name $rc
+	export_check launches $rc
 }
 
 # -p attach: the attached process's parent is outside the trace; it gets a placeholder name
@@ -177,10 +181,7 @@ t_attach() {
 	kill -USR1 "$wl"
 	wait "$wl" || rc=1
 	wait "$rec" || rc=1
-	[ $rc = 0 ] && { export_both $name "$T/attach.gctx" || rc=1; }
-	[ $rc = 0 ] && { $CHECK check --perfetto "$T/attach.pftrace" --chrome "$T/attach.json" \
-		--report "$T/attach.report.json" --expect attach >>"$T/$name.err" 2>&1 || rc=1; }
-	result $name $rc
+	export_check attach $rc
 }
 
 # A generated trace: every record type the generator has, exact golden listings.

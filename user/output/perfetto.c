@@ -312,19 +312,30 @@ static void process_tree(struct gctx_perfetto *pf, __u64 ts, __u32 pid, __u32 pp
 	packet_end(pf);
 }
 
-static void process_track(struct gctx_perfetto *pf, const struct gctx_tl_track *t, __u64 ts)
+/* A packet with the TrackDescriptor of t, open for its fields */
+static void descriptor_begin(struct gctx_perfetto *pf, const struct gctx_tl_track *t, __u64 ts)
 {
 	packet_begin(pf, ts, true);
 	gctx_pb__begin(pf->b, PKT_TRACK_DESCRIPTOR);
 	gctx_pb__varint(pf->b, TD_UUID, track_id(pf, t->uuid, true));
+}
+
+static void descriptor_end(struct gctx_perfetto *pf)
+{
+	gctx_pb__end(pf->b);
+	packet_end(pf);
+}
+
+static void process_track(struct gctx_perfetto *pf, const struct gctx_tl_track *t, __u64 ts)
+{
+	descriptor_begin(pf, t, ts);
 	gctx_pb__begin(pf->b, TD_PROCESS);
 	gctx_pb__int64(pf->b, PD_PID, t->pid);
 	gctx_pb__cstr(pf->b, PD_NAME, t->name);
 	if (t->start_ns)
 		gctx_pb__int64(pf->b, PD_START, (__s64)t->start_ns + pf->boot_minus_mono);
 	gctx_pb__end(pf->b);
-	gctx_pb__end(pf->b);
-	packet_end(pf);
+	descriptor_end(pf);
 	if (t->ppid && t->ppid_untraced) {
 		__u32 seen;
 
@@ -339,16 +350,13 @@ static void process_track(struct gctx_perfetto *pf, const struct gctx_tl_track *
 
 static void thread_track(struct gctx_perfetto *pf, const struct gctx_tl_track *t, __u64 ts)
 {
-	packet_begin(pf, ts, true);
-	gctx_pb__begin(pf->b, PKT_TRACK_DESCRIPTOR);
-	gctx_pb__varint(pf->b, TD_UUID, track_id(pf, t->uuid, true));
+	descriptor_begin(pf, t, ts);
 	gctx_pb__begin(pf->b, TD_THREAD);
 	gctx_pb__int64(pf->b, THD_PID, t->pid);
 	gctx_pb__int64(pf->b, THD_TID, t->tid);
 	gctx_pb__cstr(pf->b, THD_NAME, t->name);
 	gctx_pb__end(pf->b);
-	gctx_pb__end(pf->b);
-	packet_end(pf);
+	descriptor_end(pf);
 }
 
 static void pf_track(struct gctx_tl_sink *s, const struct gctx_tl_track *t, __u64 ts)
@@ -363,9 +371,7 @@ static void pf_track(struct gctx_tl_sink *s, const struct gctx_tl_track *t, __u6
 		thread_track(pf, t, ts);
 		return;
 	}
-	packet_begin(pf, ts, true);
-	gctx_pb__begin(pf->b, PKT_TRACK_DESCRIPTOR);
-	gctx_pb__varint(pf->b, TD_UUID, track_id(pf, t->uuid, true));
+	descriptor_begin(pf, t, ts);
 	if (t->parent)
 		gctx_pb__varint(pf->b, TD_PARENT_UUID, track_id(pf, t->parent, false));
 	gctx_pb__cstr(pf->b, TD_NAME, t->name);
@@ -380,8 +386,7 @@ static void pf_track(struct gctx_tl_sink *s, const struct gctx_tl_track *t, __u6
 	} else if (t->kind == GCTX_TL_GPU) {
 		gctx_pb__varint(pf->b, TD_SIBLING_MERGE, MERGE_NONE);
 	}
-	gctx_pb__end(pf->b);
-	packet_end(pf);
+	descriptor_end(pf);
 }
 
 /* A new name: the descriptor again (its name wins), and for a process its ProcessTree entry. */
