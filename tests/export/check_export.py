@@ -504,7 +504,10 @@ def check_after_end(tl):
         if e["ph"] == "E" and t["kind"] == "process" and e.get("begin", {}).get("cat") == \
                 "process":
             end[t["pid"]] = max(end.get(t["pid"], 0), e["ts"])
+    rec_end = max([e["ts"] for e in tl.events if tl.tracks[e["track"]]["kind"] == "global"])
     for e in tl.events:
+        check(e["ts"] <= rec_end, "%s %r at %d, after the recording ended at %d" %
+              (e["ph"], e["name"], e["ts"], rec_end))
         t = tl.tracks[e["track"]]
         if t["kind"] == "global" or t["pid"] not in end:
             continue
@@ -574,7 +577,7 @@ def check_report(tl, rep, flows, findings, lives):
             if p["ppid"]:
                 check(tl.ppids.get(p["pid"]) == p["ppid"],
                       "pid %d has no ProcessTree entry with ppid %d" % (p["pid"], p["ppid"]))
-            if p["start_ns"] and not p["present_at_attach"]:
+            if p["start_ns"]:
                 boot = tl.meta["start_boot_ns"] - tl.meta["start_mono_ns"]
                 check(tl.start_ts.get(p["pid"]) == p["start_ns"] + boot,
                       "pid %d: start_timestamp_ns %r, expected %d (BOOTTIME)" %
@@ -692,6 +695,12 @@ def expect_scenario(tl, name, flows, findings):
                       (e["ts"], c["ts"], c["end"]["ts"]))
         check(all(e["track"] == c["track"] for e in launches),
               "launches not on the primary context's track")
+    elif name == "fork_storm":
+        procs = tl.process_tracks()
+        check(len(procs) >= 551, "%d processes, expected the storm's 551" % len(procs))
+        if tl.fmt == "perfetto":
+            linked = [p for p in procs if tl.ppids.get(p) in procs]
+            check(len(linked) >= 550, "only %d processes linked to a parent" % len(linked))
     elif name == "attach":
         # -p attach: the attached process's parent is outside the trace
         if tl.fmt == "perfetto":
@@ -750,7 +759,7 @@ def normalize(tl):
         return num.sub(lambda m: canon.get(int(m.group()), tcanon.get(int(m.group()),
                                                                      m.group())), s)
 
-    volatile = {"ts", "time_ns", "start_ns", "dur_ns", "file", "start_wall_ns",
+    volatile = {"ts", "time_ns", "start_ns", "dur_ns", "file", "start_wall_ns", "start_boot_ns",
                 "start_mono_ns", "start_wall", "end_ns", "hostname", "kernel", "cmdline",
                 "records", "out", "handle", "context_handle", "offset", "addr", "argv",
                 "filename", "exe", "path", "args", "detail", "symbol", "gpuctx_version",

@@ -8,7 +8,7 @@
 # errors, and that a 1,000,000-record trace exports in flat memory.
 # Needs root (for the recording) and protoc. Usage:
 #   tests/export/run.sh [--update-golden] [TEST...]
-#   TEST: demo api launches attach synthetic torture errors memory
+#   TEST: demo api launches attach fork_storm synthetic torture errors memory
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -167,6 +167,15 @@ t_launches() {
 	export_check launches $rc
 }
 
+# 500 forked children and 50 grandchildren without exec: each one linked to its parent in the
+# .pftrace (ProcessTree ppid) and named by its comm, in both formats (issue 13).
+t_fork_storm() {
+	local rc=0
+	start_fakegpu fork_storm || { result fork_storm 1; return; }
+	record fork_storm -- "$top/build/workloads/wl_fork_storm" "$MNT" 500 || rc=1
+	export_check fork_storm $rc
+}
+
 # -p attach: the attached process's parent is outside the trace; it gets a placeholder name
 # (no nameless process), and the attached process is linked to it.
 t_attach() {
@@ -269,7 +278,7 @@ t_memory() {
 	result $name $rc
 }
 
-all_tests=(demo api launches attach synthetic torture errors memory)
+all_tests=(demo api launches attach fork_storm synthetic torture errors memory)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

@@ -303,6 +303,8 @@ static int ch_end(struct gctx_tl_sink *s, const struct gctx_tl_arg *args, __u32 
 	fputs("\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{", c->out);
 	fprintf(c->out, "\"start_wall_ns\":%llu,\"start_mono_ns\":%llu,",
 		(unsigned long long)m->start_wall_ns, (unsigned long long)m->start_mono_ns);
+	if (m->start_boot_ns) /* CLOCK_BOOTTIME at the start: Perfetto's trace clock */
+		fprintf(c->out, "\"start_boot_ns\":%llu,", (unsigned long long)m->start_boot_ns);
 	fputs("\"clock\":\"CLOCK_MONOTONIC\",\"hostname\":", c->out);
 	jstr(c, m->hostname, sizeof(m->hostname));
 	fputs(",\"kernel\":", c->out);

@@ -174,7 +174,7 @@ void tl_trk_proc(struct exporter *x, __u32 pi, struct gctx_tl_track *t)
 	t->tid = p->pid;
 	t->ppid = p->ppid;
 	t->ppid_untraced = p->ppid && p->parent_idx < 0;
-	t->start_ns = p->present_at_attach ? 0 : p->start_ns;
+	t->start_ns = p->start_ns; /* fork time, or the start read at attach */
 }
 
 void tl_trk_thread(struct exporter *x, __u32 pi, __u32 ti, struct gctx_tl_track *t)
@@ -505,6 +505,8 @@ static void export_begin(struct exporter *x)
 		tl_arg_str(&a, "start_wall", wall);
 	}
 	tl_arg_u64(&a, "start_mono_ns", x->meta.start_mono_ns);
+	if (x->meta.start_boot_ns)
+		tl_arg_u64(&a, "start_boot_ns", x->meta.start_boot_ns);
 	tl_arg_str(&a, "clock", "CLOCK_MONOTONIC");
 	tl_arg_strn(&a, "hostname", x->meta.hostname, sizeof(x->meta.hostname));
 	tl_arg_strn(&a, "kernel", x->meta.kernel, sizeof(x->meta.kernel));
