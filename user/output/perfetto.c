@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Perfetto timeline sink: one packet sequence (trusted_packet_sequence_id 1) whose first packet
- * clears the incremental state, holds the ClockSnapshot and sets TracePacketDefaults; every
- * later packet needs that state (sequence_flags 2).
+ * clears the incremental state, holds the ClockSnapshot and sets TracePacketDefaults; packets
+ * that use interned strings say they need that state (sequence_flags 2).
  *
- * Clocks: timestamps are CLOCK_MONOTONIC (the default clock of the sequence, so no packet
- * names it); the snapshot pins MONOTONIC, BOOTTIME and REALTIME to the recording's start, and
- * BOOTTIME is the trace clock, so the trace lines up with other Perfetto traces of the machine
- * (traces written before BOOTTIME was recorded take it equal to MONOTONIC).
+ * Clocks: timestamps are CLOCK_MONOTONIC. The snapshot pins MONOTONIC, BOOTTIME and REALTIME to
+ * the recording's start, and BOOTTIME is the trace clock, so the trace lines up with other
+ * Perfetto traces of the machine (traces written before BOOTTIME was recorded take it equal to
+ * MONOTONIC). Packets in time order carry deltas on a sequence-scoped incremental clock (the
+ * sequence default, as Perfetto's SDK does); an earlier one names MONOTONIC with its time.
  *
  * Size: event names, categories, debug-annotation names and short string values are interned
  * (bounded tables, lib/strtab.h: past their bounds a string is written inline); track uuids
@@ -17,7 +18,8 @@
  * {pid, ppid, cmdline [name], cmdline_is_comm} sent when it is described and on each rename
  * (the entry is what links it to its parent); a thread by its ThreadDescriptor, re-sent on each
  * rename (it outranks ProcessTree names in the trace processor). A parent outside the trace
- * gets a placeholder entry. Flow ids are fixed64.
+ * gets a placeholder entry. argv is a debug annotation of the life slice, not a ProcessTree
+ * cmdline (that would rename the process after argv[0]). Flow ids are fixed64.
  */
 #include <errno.h>
 #include <stdlib.h>
