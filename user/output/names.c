@@ -5,19 +5,19 @@
 #include "lib/str.h"
 #include "output/names.h"
 
-void gctx_name_comm(char *buf, size_t len, const char *comm, __u32 pid)
+static void name_comm(char *buf, size_t len, const char *comm, const char *what, __u32 id)
 {
 	gctx_copy_str(buf, len, comm, GCTX_COMM_LEN);
 	if (!buf[0])
-		snprintf(buf, len, "pid %u", pid);
+		snprintf(buf, len, "%s %u", what, id);
 }
 
 void gctx_name_proc(char *buf, size_t len, const struct gctx_proc *p)
 {
-	gctx_name_comm(buf, len, p->comm, p->pid);
+	name_comm(buf, len, p->comm, "pid", p->pid);
 }
 
 void gctx_name_thread(char *buf, size_t len, const struct gctx_thread *t)
 {
-	gctx_name_comm(buf, len, t->comm, t->tid);
+	name_comm(buf, len, t->comm, "tid", t->tid);
 }

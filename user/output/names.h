@@ -22,9 +22,8 @@
 /* Bytes a name buffer needs: a comm, or a placeholder "pid 4194304". */
 #define GCTX_NAME_LEN 24
 
-/* The name of comm (GCTX_COMM_LEN bytes, maybe unterminated) of pid: the comm, or
- * "pid N" when it is empty. */
-void gctx_name_comm(char *buf, size_t len, const char *comm, __u32 pid);
+/* The name of a process or thread: its comm (GCTX_COMM_LEN bytes, maybe unterminated), or
+ * "pid N" / "tid N" when none was seen. */
 void gctx_name_proc(char *buf, size_t len, const struct gctx_proc *p);
 void gctx_name_thread(char *buf, size_t len, const struct gctx_thread *t);
 
