@@ -209,6 +209,7 @@ def load_perfetto(path, proto):
     tl.ppids = {}       # pid -> ppid from ProcessTree
     tl.tree_names = {}  # pid -> ProcessTree name (cmdline[0])
     tl.start_ts = {}    # pid -> ProcessDescriptor.start_timestamp_ns
+    tl.placeholders = []  # process descriptors of parents outside the trace
     for i, p in enumerate(packets):
         if one(p, "sequence_flags", 0) & 1:
             interned = tl_load.Interned()
@@ -219,6 +220,9 @@ def load_perfetto(path, proto):
             uuid = one(td, "uuid")
             t = {"parent": one(td, "parent_uuid", 0), "name": one(td, "name", "")}
             proc, thr, ctr = one(td, "process"), one(td, "thread"), one(td, "counter")
+            if proc is not None and one(proc, "process_name") == "(not traced)":
+                tl.placeholders.append(dict(pid=one(proc, "pid"), name="(not traced)"))
+                continue
             if proc is not None:
                 t.update(kind="process", pid=one(proc, "pid"), tid=one(proc, "pid"),
                          name=one(proc, "process_name", ""), parent=0)
@@ -524,13 +528,14 @@ def check_names(tl):
     if tl.fmt != "perfetto":
         return
     procs = tl.process_tracks()
+    placeholders = {t["pid"] for t in tl.placeholders}
     for pid, ppid in tl.ppids.items():
         check(pid in tl.tree_names, "ProcessTree entry of %d without a name" % pid)
         if pid in procs:
             check(tl.tree_names[pid] == tl.tracks[procs[pid]]["name"],
                   "pid %d: ProcessTree name %r, descriptor %r" %
                   (pid, tl.tree_names[pid], tl.tracks[procs[pid]]["name"]))
-        check(ppid in procs or ppid in tl.tree_names,
+        check(ppid in procs or ppid in placeholders,
               "parent %d of %d is a nameless process" % (ppid, pid))
 
 
@@ -574,7 +579,7 @@ def check_report(tl, rep, flows, findings, lives):
     # carry their latest names, and its start time is set
     if tl.fmt == "perfetto":
         for p in rep["processes"]:
-            if p["ppid"]:
+            if p["ppid"]:  # (without one, the descriptor alone names it)
                 check(tl.ppids.get(p["pid"]) == p["ppid"],
                       "pid %d has no ProcessTree entry with ppid %d" % (p["pid"], p["ppid"]))
             if p["start_ns"]:
@@ -708,8 +713,9 @@ def expect_scenario(tl, name, flows, findings):
             outside = {pp for p, pp in tl.ppids.items() if pp not in procs}
             check(outside, "no parent outside the trace")
             for pp in outside:
-                check(tl.tree_names.get(pp) == "(not traced)",
-                      "parent %d outside the trace named %r" % (pp, tl.tree_names.get(pp)))
+                named = [t["name"] for t in tl.placeholders if t["pid"] == pp]
+                check(named == ["(not traced)"],
+                      "parent %d outside the trace named %r" % (pp, named))
     elif name in ("synthetic", "torture"):
         check(len(kinds.get("inherited-gpu-use", [])) == 4, "expected 4 inherited uses")
         check("crash-after-inheritance" in kinds, "no crash finding")

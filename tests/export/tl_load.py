@@ -17,6 +17,9 @@ as shared/reference/perfetto.md and issue 13 describe them:
     track_descriptor_missing_uuid, track_descriptor_process_missing_pid,
     track_descriptor_thread_missing_pid_tid
     track_event_counter_invalid_track_uuid a COUNTER on a non-counter track
+    process_tree_entry_ignored             a ProcessTree process without cmdline (skipped)
+    process_tree_parent_pid0               a ProcessTree process without ppid (parented to a
+                                           nameless pid 0)
     event_on_undescribed_track             (no stat: becomes a stray global track)
     misplaced_end_event                    a SLICE_END with no slice open on its track
     unterminated_slice                     a SLICE_BEGIN never ended (dur -1)
@@ -170,6 +173,13 @@ def perfetto_import_errors(packets):
         ts = p.get("_ts")
         if one(p, "timestamp") is not None:
             used_clocks.add(one(p, "timestamp_clock_id") or st["clock"] or 6)
+        pt = one(p, "process_tree")
+        if pt is not None:
+            for pr in pt.get("processes", []):
+                if not pr.get("cmdline"):
+                    _inc(stats, "process_tree_entry_ignored")  # no cmdline: skipped
+                elif not one(pr, "ppid"):
+                    _inc(stats, "process_tree_parent_pid0")  # a nameless pid 0 parent
         td = one(p, "track_descriptor")
         if td is not None:
             uuid = one(td, "uuid")

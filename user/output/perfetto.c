@@ -18,7 +18,8 @@
  * {pid, ppid, cmdline [name], cmdline_is_comm} sent when it is described and on each rename
  * (the entry is what links it to its parent); a thread by its ThreadDescriptor, re-sent on each
  * rename (it outranks ProcessTree names in the trace processor). A parent outside the trace
- * gets a placeholder entry. argv is a debug annotation of the life slice, not a ProcessTree
+ * gets a placeholder descriptor; a process whose parent is unknown gets no ProcessTree entry
+ * (the trace processor would link it to pid 0). argv is a debug annotation of the life slice, not a ProcessTree
  * cmdline (that would rename the process after argv[0]). Flow ids are fixed64.
  */
 #include <errno.h>
@@ -305,8 +306,7 @@ static void process_tree(struct gctx_perfetto *pf, __u64 ts, __u32 pid, __u32 pp
 	gctx_pb__begin(pf->b, PKT_PROCESS_TREE);
 	gctx_pb__begin(pf->b, PT_PROCESSES);
 	gctx_pb__int64(pf->b, PTP_PID, pid);
-	if (ppid)
-		gctx_pb__int64(pf->b, PTP_PPID, ppid);
+	gctx_pb__int64(pf->b, PTP_PPID, ppid);
 	gctx_pb__cstr(pf->b, PTP_CMDLINE, name);
 	gctx_pb__varint(pf->b, PTP_CMDLINE_IS_COMM, 1);
 	gctx_pb__end(pf->b);
@@ -328,6 +328,26 @@ static void descriptor_end(struct gctx_perfetto *pf)
 	packet_end(pf);
 }
 
+/* A parent outside the trace, named by a process descriptor of its own (once). */
+static void untraced_parent(struct gctx_perfetto *pf, __u32 ppid, __u64 ts)
+{
+	__u32 seen;
+
+	if (gctx_hmap__get(&pf->untraced, ppid, 0, &seen))
+		return;
+	if (gctx_hmap__put(&pf->untraced, ppid, 0, 1) && !pf->err)
+		pf->err = -ENOMEM;
+	packet_begin(pf, ts, true);
+	gctx_pb__begin(pf->b, PKT_TRACK_DESCRIPTOR);
+	gctx_pb__varint(pf->b, TD_UUID, ++pf->ntracks); /* no event uses it */
+	gctx_pb__begin(pf->b, TD_PROCESS);
+	gctx_pb__int64(pf->b, PD_PID, ppid);
+	gctx_pb__cstr(pf->b, PD_NAME, GCTX_NAME_UNTRACED);
+	gctx_pb__end(pf->b);
+	gctx_pb__end(pf->b);
+	packet_end(pf);
+}
+
 static void process_track(struct gctx_perfetto *pf, const struct gctx_tl_track *t, __u64 ts)
 {
 	descriptor_begin(pf, t, ts);
@@ -338,16 +358,12 @@ static void process_track(struct gctx_perfetto *pf, const struct gctx_tl_track *
 		gctx_pb__int64(pf->b, PD_START, (__s64)t->start_ns + pf->boot_minus_mono);
 	gctx_pb__end(pf->b);
 	descriptor_end(pf);
-	if (t->ppid && t->ppid_untraced) {
-		__u32 seen;
-
-		if (!gctx_hmap__get(&pf->untraced, t->ppid, 0, &seen)) {
-			if (gctx_hmap__put(&pf->untraced, t->ppid, 0, 1) && !pf->err)
-				pf->err = -ENOMEM;
-			process_tree(pf, ts, t->ppid, 0, GCTX_NAME_UNTRACED);
-		}
-	}
-	process_tree(pf, ts, t->pid, t->ppid, t->name);
+	if (t->ppid && t->ppid_untraced)
+		untraced_parent(pf, t->ppid, ts);
+	/* without a ppid the trace processor would make pid 0 its parent: the descriptor alone
+	 * names it */
+	if (t->ppid)
+		process_tree(pf, ts, t->pid, t->ppid, t->name);
 }
 
 static void thread_track(struct gctx_perfetto *pf, const struct gctx_tl_track *t, __u64 ts)
