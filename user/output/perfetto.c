@@ -19,8 +19,8 @@
  * (the entry is what links it to its parent); a thread by its ThreadDescriptor, re-sent on each
  * rename (it outranks ProcessTree names in the trace processor). A parent outside the trace
  * gets a placeholder descriptor; a process whose parent is unknown gets no ProcessTree entry
- * (the trace processor would link it to pid 0). argv is a debug annotation of the life slice, not a ProcessTree
- * cmdline (that would rename the process after argv[0]). Flow ids are fixed64.
+ * (the trace processor would link it to pid 0). argv is a debug annotation of the life slice, not a
+ * ProcessTree cmdline (that would rename the process after argv[0]). Flow ids are fixed64.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -117,11 +117,11 @@ enum { MERGE_NONE = 2 };
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 
 /* Interning bounds: the tables stay small whatever the trace holds. */
-#define NAMES_MAX	4096
-#define NAME_LEN_MAX	128
-#define VALUES_MAX	16384
-#define VALUE_LEN_MAX	128
-#define PENDING_MAX	(2 + 2 * 32) /* name, category, a key and a value per arg */
+#define NAMES_MAX     4096
+#define NAME_LEN_MAX  128
+#define VALUES_MAX    16384
+#define VALUE_LEN_MAX 128
+#define PENDING_MAX   (2 + 2 * 32) /* name, category, a key and a value per arg */
 
 /* ---- the sink ---- */
 
@@ -150,13 +150,13 @@ struct gctx_perfetto {
 	struct gctx_strtab *tab[T_MAX];
 	struct pending pend[PENDING_MAX];
 	__u32 npend;
-	struct gctx_hmap uuids;	     /* exporter uuid -> our track number */
+	struct gctx_hmap uuids; /* exporter uuid -> our track number */
 	__u32 ntracks;
-	struct gctx_hmap untraced;    /* placeholder parents already sent */
-	bool iids;		     /* the packet being built uses interned strings */
-	__u64 last_inc;		     /* value of the incremental clock */
-	__s64 boot_minus_mono;	     /* BOOTTIME - MONOTONIC */
-	int err;		     /* first error (-errno) */
+	struct gctx_hmap untraced; /* placeholder parents already sent */
+	bool iids;		   /* the packet being built uses interned strings */
+	__u64 last_inc;		   /* value of the incremental clock */
+	__s64 boot_minus_mono;	   /* BOOTTIME - MONOTONIC */
+	int err;		   /* first error (-errno) */
 };
 
 static struct gctx_perfetto *PF(struct gctx_tl_sink *s)

@@ -86,9 +86,9 @@ static void test_many(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ids),
-		cmocka_unit_test(test_bounds),
-		cmocka_unit_test(test_many),
+	    cmocka_unit_test(test_ids),
+	    cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,8 +46,8 @@ static void test_placeholder(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_comm),
-		cmocka_unit_test(test_placeholder),
+	    cmocka_unit_test(test_comm),
+	    cmocka_unit_test(test_placeholder),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
