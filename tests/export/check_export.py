@@ -527,6 +527,12 @@ def check_names(tl):
     to a parent with a name, and its threads end with their latest names."""
     if tl.fmt != "perfetto":
         return
+    for t in tl.tracks.values():
+        if t["kind"] == "counter":  # a unit enum hides the free-form unit name
+            check(not (t.get("unit") and t.get("unit_name")),
+                  "counter %r has both a unit and a unit name" % t["name"])
+            if t["name"] == "ioctl rate":
+                check(t.get("unit_name") == "ioctls/s", "ioctl rate unit %r" % t.get("unit_name"))
     procs = tl.process_tracks()
     placeholders = {t["pid"] for t in tl.placeholders}
     for pid, ppid in tl.ppids.items():
