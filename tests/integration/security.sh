@@ -177,7 +177,7 @@ t_export_output() {
 	mknod "$T/node" c 1 3 # a scratch /dev/null
 	# a good header then garbage: the export fails after its output was opened
 	"$G" record -q -o "$T/ok.gctx" -- true >/dev/null 2>&1
-	{ head -c 704 "$T/ok.gctx"; head -c 200 /dev/zero | tr '\0' '\132'; } >"$T/bad.gctx"
+	{ head -c "$(od -An -tu2 -j10 -N2 "$T/ok.gctx")" "$T/ok.gctx"; head -c 200 /dev/zero | tr '\0' '\132'; } >"$T/bad.gctx"
 	"$G" export -o "$T/node" "$T/bad.gctx" >/dev/null 2>"$T/export_output.err"
 	[ -c "$T/node" ] || { result export_output 1 "export removed a device node"; return; }
 	echo keep >"$T/keep.json"
