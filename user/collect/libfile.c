@@ -32,7 +32,8 @@ static int check_regular(int fd, const char *path, struct stat *st, char *err, s
 
 int gctx_libfile_open(const char *path, bool follow, struct stat *st, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
+	int fd =
+	    open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
 	int ret;
 
 	if (fd < 0) {
@@ -55,8 +56,8 @@ int gctx_libfile_open_mapping(__u32 pid, __u64 start, __u64 end, __u32 kdev, __u
 	int fd, ret;
 
 	/* a magic link to the mapped file: no path walk the process could redirect */
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
-		 (unsigned long long)start, (unsigned long long)end);
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)start,
+		 (unsigned long long)end);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		ret = -errno;
@@ -107,8 +108,9 @@ bool gctx_libfile_trusted(int fd, const char *root, const char *path)
 		slash = strchr(p, '/');
 		if (!slash) {
 			/* the last component: still the very file we opened, not a symlink */
-			next = *p && strlen(p) < sizeof(comp) ?
-				       openat(dfd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
+			next = *p && strlen(p) < sizeof(comp)
+				   ? openat(dfd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC)
+				   : -1;
 			ok = next >= 0 && !fstat(next, &b) && S_ISREG(b.st_mode) &&
 			     a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 			if (next >= 0)

@@ -26,7 +26,7 @@
 
 static void strip_variant(const char *name, char *out, size_t len)
 {
-	static const char *const sfx[] = { "_v2", "_v3", "_v4", "_ptsz" };
+	static const char *const sfx[] = {"_v2", "_v3", "_v4", "_ptsz"};
 	size_t n;
 
 	snprintf(out, len, "%s", name);
@@ -50,8 +50,8 @@ static int self_offset(__u64 addr, dev_t dev, ino_t ino, __u64 *off)
 	if (!f)
 		return -1;
 	while (ret && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff, &maj,
-			   &min, &fino, path) != 8)
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff,
+			   &maj, &min, &fino, path) != 8)
 			continue;
 		if (addr >= s && addr < e && makedev(maj, min) == dev && fino == ino) {
 			*off = addr - s + pgoff;
@@ -65,8 +65,8 @@ static int self_offset(__u64 addr, dev_t dev, ino_t ino, __u64 *off)
 /* In the child, before any of the library's code runs: give up everything. */
 static void drop_privileges(uid_t uid, gid_t gid, int pipe_fd, int lib_fd)
 {
-	static const struct rlimit cpu = { 5, 5 }, none = { 0, 0 }, files = { 64, 64 },
-				   as = { 8ull << 30, 8ull << 30 };
+	static const struct rlimit cpu = {5, 5}, none = {0, 0}, files = {64, 64},
+				   as = {8ull << 30, 8ull << 30};
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -98,7 +98,7 @@ typedef int (*getproc_v2_fn)(const char *, void **, int, unsigned long long, int
 
 static void resolver_child(dev_t dev, ino_t ino)
 {
-	static const int versions[] = { 3020, 4000, 11040, 12000, 12050, 13000 };
+	static const int versions[] = {3020, 4000, 11040, 12000, 12050, 13000};
 	const struct gctx_api_sym *syms;
 	char path[64];
 	getproc_v2_fn gpa;
@@ -148,8 +148,7 @@ static __u64 now_ms(void)
 	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
 }
 
-int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr **recs,
-			   __u32 *n)
+int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr **recs, __u32 *n)
 {
 	struct passwd *pw = getpwnam("nobody");
 	uid_t uid = pw ? pw->pw_uid : 65534;
@@ -178,7 +177,7 @@ int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr
 	}
 	close(p[1]);
 	/* a bounded wait in all: the child's output is never waited on past the deadline */
-	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	pfd = (struct pollfd){.fd = p[0], .events = POLLIN};
 	for (__u64 now = now_ms(); now < deadline; now = now_ms()) {
 		struct gctx_procaddr *nr;
 

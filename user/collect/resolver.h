@@ -17,15 +17,14 @@
 
 /* What one cuGetProcAddress call in the child returned. */
 struct gctx_procaddr {
-	__u32 fn;	/* enum gctx_api_fn */
+	__u32 fn; /* enum gctx_api_fn */
 	__u32 pad;
-	__u64 off;	/* file offset in the library */
-	char name[48];	/* the name asked for */
+	__u64 off;     /* file offset in the library */
+	char name[48]; /* the name asked for */
 };
 
 /* Ask the library open at libfd (dev/ino as fstat gives them). 0 with *recs (free()) and *n
  * set, or -errno. */
-int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr **recs,
-			   __u32 *n);
+int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr **recs, __u32 *n);
 
 #endif /* __GPUCTX_RESOLVER_H */

@@ -11,11 +11,11 @@
 #include "lib/elfsyms.h"
 
 /* Bounds far above any real library (libcuda: ~100 sections, ~2k dynamic symbols). */
-#define MAX_PHDRS    256
-#define MAX_SHDRS    4096
-#define MAX_SYMS     (1u << 20)
-#define MAX_STRTAB   (64u << 20)
-#define SYM_CHUNK    512
+#define MAX_PHDRS  256
+#define MAX_SHDRS  4096
+#define MAX_SYMS   (1u << 20)
+#define MAX_STRTAB (64u << 20)
+#define SYM_CHUNK  512
 
 /* [off, off + len) lies inside a file of size bytes, without overflow. */
 static bool in_file(__u64 off, __u64 len, __u64 size)
@@ -124,8 +124,7 @@ int gctx_elf_dynsyms(const struct gctx_elf_src *src, gctx_elf_sym_fn fn, void *c
 	for (__u64 base = 0; base < nsyms; base += SYM_CHUNK) {
 		__u64 k = nsyms - base < SYM_CHUNK ? nsyms - base : SYM_CHUNK;
 
-		if (src_read(src, syms, k * sizeof(*syms),
-			     dyn->sh_offset + base * sizeof(*syms))) {
+		if (src_read(src, syms, k * sizeof(*syms), dyn->sh_offset + base * sizeof(*syms))) {
 			why = "cannot read .dynsym";
 			goto out;
 		}
@@ -169,10 +168,9 @@ static int fd_read(void *ctx, void *dst, size_t len, __u64 off)
 	return 0;
 }
 
-int gctx_elf_dynsyms_fd(int fd, __u64 size, gctx_elf_sym_fn fn, void *ctx, char *err,
-			size_t errlen)
+int gctx_elf_dynsyms_fd(int fd, __u64 size, gctx_elf_sym_fn fn, void *ctx, char *err, size_t errlen)
 {
-	struct gctx_elf_src src = { .read = fd_read, .ctx = &fd, .size = size };
+	struct gctx_elf_src src = {.read = fd_read, .ctx = &fd, .size = size};
 
 	return gctx_elf_dynsyms(&src, fn, ctx, err, errlen);
 }
@@ -186,7 +184,7 @@ static int mem_read(void *ctx, void *dst, size_t len, __u64 off)
 int gctx_elf_dynsyms_mem(const void *buf, size_t len, gctx_elf_sym_fn fn, void *ctx, char *err,
 			 size_t errlen)
 {
-	struct gctx_elf_src src = { .read = mem_read, .ctx = (void *)buf, .size = len };
+	struct gctx_elf_src src = {.read = mem_read, .ctx = (void *)buf, .size = len};
 
 	return gctx_elf_dynsyms(&src, fn, ctx, err, errlen);
 }

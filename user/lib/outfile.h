@@ -16,7 +16,7 @@ struct gctx_outfile;
 /* Check path (refused: "-", a symlink, a directory, a device, a FIFO, a socket) and create
  * the temporary file beside it. NULL with a one-line reason in err. */
 struct gctx_outfile *gctx_outfile__new(const char *path, char *err, size_t errlen);
-int gctx_outfile__fd(const struct gctx_outfile *o);	       /* the temporary file */
+int gctx_outfile__fd(const struct gctx_outfile *o); /* the temporary file */
 const char *gctx_outfile__tmp_path(const struct gctx_outfile *o);
 /* fsync and rename the temporary file to the path. 0, or -errno with the reason in err
  * (the temporary file is then kept, and named in err: the data is not lost). */

@@ -22,7 +22,7 @@ struct tiny {
 	unsigned char code[64];
 };
 
-#define OFF(f) offsetof(struct tiny, f)
+#define OFF(f)	offsetof(struct tiny, f)
 #define LOAD_VA 0x400000
 
 static void make_tiny(struct tiny *t)
@@ -44,17 +44,25 @@ static void make_tiny(struct tiny *t)
 	t->ph.p_filesz = t->ph.p_memsz = sizeof(*t);
 	memcpy(t->str, "\0cuInit\0cuCtxCreate\0data\0", 26);
 	/* [0] null, [1] cuInit (func), [2] cuCtxCreate (func), [3] data (object) */
-	t->sym[1] = (Elf64_Sym){ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-				 .st_shndx = 1, .st_value = LOAD_VA + OFF(code) };
-	t->sym[2] = (Elf64_Sym){ .st_name = 8, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-				 .st_shndx = 1, .st_value = LOAD_VA + OFF(code) + 16 };
-	t->sym[3] = (Elf64_Sym){ .st_name = 20, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT),
-				 .st_shndx = 1, .st_value = LOAD_VA + OFF(code) + 32 };
-	t->sh[1] = (Elf64_Shdr){ .sh_type = SHT_DYNSYM, .sh_offset = OFF(sym),
-				 .sh_size = sizeof(t->sym), .sh_entsize = sizeof(Elf64_Sym),
-				 .sh_link = 2 };
-	t->sh[2] = (Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_offset = OFF(str),
-				 .sh_size = sizeof(t->str) };
+	t->sym[1] = (Elf64_Sym){.st_name = 1,
+				.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				.st_shndx = 1,
+				.st_value = LOAD_VA + OFF(code)};
+	t->sym[2] = (Elf64_Sym){.st_name = 8,
+				.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				.st_shndx = 1,
+				.st_value = LOAD_VA + OFF(code) + 16};
+	t->sym[3] = (Elf64_Sym){.st_name = 20,
+				.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT),
+				.st_shndx = 1,
+				.st_value = LOAD_VA + OFF(code) + 32};
+	t->sh[1] = (Elf64_Shdr){.sh_type = SHT_DYNSYM,
+				.sh_offset = OFF(sym),
+				.sh_size = sizeof(t->sym),
+				.sh_entsize = sizeof(Elf64_Sym),
+				.sh_link = 2};
+	t->sh[2] =
+	    (Elf64_Shdr){.sh_type = SHT_STRTAB, .sh_offset = OFF(str), .sh_size = sizeof(t->str)};
 }
 
 struct seen {
@@ -168,9 +176,9 @@ static void test_truncated_everywhere(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sound),
-		cmocka_unit_test(test_crafted),
-		cmocka_unit_test(test_truncated_everywhere),
+	    cmocka_unit_test(test_sound),
+	    cmocka_unit_test(test_crafted),
+	    cmocka_unit_test(test_truncated_everywhere),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

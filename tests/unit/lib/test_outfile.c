@@ -139,10 +139,10 @@ static void test_planted_before_commit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_replace_on_commit),
-		cmocka_unit_test(test_abandon),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_planted_before_commit),
+	    cmocka_unit_test(test_replace_on_commit),
+	    cmocka_unit_test(test_abandon),
+	    cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_planted_before_commit),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
