@@ -395,6 +395,7 @@ int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_t
 	rep_text_procs(&c);
 	rep_text_files(&c);
 	rep_text_probes(&c);
+	rep_text_coverage(&c);
 	rep_text_findings(&c);
 	rep_text_counts(&c);
 	rep_api_index__free(&c.ax);

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * First calls of a CUDA/HIP library found late. When a followed process maps a file named like
+ * one (libcuda.so*, libamdhip64.so*) executable and that file is not probed yet, stop the
+ * process (SIGSTOP, sent here, taken on the way back from mmap) and tell the collector at once;
+ * the collector probes the file and resumes the process. Holding needs no kprobe: a syscall
+ * tracepoint and bpf_send_signal().
+ *
+ * Never a stop that nothing ends: a hold is made only while the releaser (collect/hold.c, a
+ * process of its own that outlives a SIGKILLed collector) has armed hold_ctl, and the releaser
+ * resumes every hold past its timeout and all of them when the collector is gone.
+ * Include after common.bpf.h.
+ */
+#ifndef __GPUCTX_HOLD_BPF_H
+#define __GPUCTX_HOLD_BPF_H
+
+#include "gpuctx_hold.h"
+
+#define SIG_STOP 19
+
+const volatile bool hold_on = false; /* holding wanted (record without --no-hold) */
+
+__u64 apimap_lost = 0; /* API-library mappings not reported: ring buffer full */
+
+/* Library files whose probes are live, or that are not CUDA/HIP libraries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GCTX_MAX_KNOWN_LIBS);
+	__type(key, struct gctx_lib_key);
+	__type(value, __u8);
+} known_libs SEC(".maps");
+
+/* tgid -> hold: processes stopped until their library is probed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GCTX_MAX_HOLDS);
+	__type(key, __u32);
+	__type(value, struct gctx_hold_val);
+} holds SEC(".maps");
+
+/* [0] = 1 while a releaser runs: no hold is made without one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} hold_ctl SEC(".maps");
+
+static __always_inline bool has_prefix(const char *s, const char *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (s[i] != p[i])
+			return false;
+	return true;
+}
+
+static __always_inline bool is_api_name(const char *name)
+{
+	return has_prefix(name, "libcuda.so", 10) || has_prefix(name, "libamdhip64.so", 14);
+}
+
+/* An executable mapping of f by the current (followed) process. */
+static __noinline void watch_apimap(struct file *f)
+{
+	struct gctx_lib_key key = {};
+	struct gctx_ev_apimap *e;
+	struct inode *inode;
+	__u32 zero = 0, *armed, tgid;
+	__u64 id;
+
+	if (!f)
+		return;
+	inode = BPF_CORE_READ(f, f_inode);
+	if (!inode)
+		return;
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	if (bpf_map_lookup_elem(&known_libs, &key))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&apimap_lost, 1);
+		return;
+	}
+	if (bpf_probe_read_kernel_str(e->name, sizeof(e->name),
+				      BPF_CORE_READ(f, f_path.dentry, d_name.name)) < 0 ||
+	    !is_api_name(e->name)) {
+		bpf_ringbuf_discard(e, 0);
+		return;
+	}
+	id = bpf_get_current_pid_tgid();
+	tgid = id >> 32;
+	e->hdr.type = GCTX_EV_APIMAP;
+	e->hdr.tid = (__u32)id;
+	e->hdr.tgid = tgid;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(e->hdr.comm, sizeof(e->hdr.comm));
+	e->dev = key.dev;
+	e->ino = key.ino;
+	armed = bpf_map_lookup_elem(&hold_ctl, &zero);
+	if (!hold_on || !armed || !*armed) {
+		e->flags = GCTX_APIMAP_NO_HOLD;
+	} else {
+		struct gctx_hold_val v = {
+			.since_ns = e->hdr.ts_ns, .tid = (__u32)id, .dev = key.dev, .ino = key.ino,
+		};
+
+		/* one hold per process: a second mapping racing the stop is reported unheld */
+		e->flags = GCTX_APIMAP_FAILED;
+		if (!bpf_map_update_elem(&holds, &tgid, &v, BPF_NOEXIST)) {
+			if (!bpf_send_signal(SIG_STOP))
+				e->flags = GCTX_APIMAP_HELD;
+			else
+				bpf_map_delete_elem(&holds, &tgid);
+		}
+	}
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* The process is gone: nothing to resume. */
+static __always_inline void hold_forget(__u32 tgid)
+{
+	bpf_map_delete_elem(&holds, &tgid);
+}
+
+#endif /* __GPUCTX_HOLD_BPF_H */
