@@ -164,9 +164,10 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 	char path[PATH_MAX], ns[PATH_MAX], err[256], name[GCTX_APIMAP_NAME_LEN + 1];
 	bool held = m->flags & GCTX_APIMAP_HELD, found = false;
 	int ret = -ENOENT, rel = 0;
-	__u64 now;
+	__u64 now, t0;
 
 	gctx_copy_str(name, sizeof(name), m->name, sizeof(m->name));
+	t0 = gctx_now_mono();
 	for (int i = 0; i < (held ? FIND_TRIES : 1) && !found; i++) {
 		found = find_mapped(m->hdr.tgid, m->dev, m->ino, path, sizeof(path), ns);
 		if (!found && held)
@@ -175,6 +176,9 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 	if (found && w->u)
 		ret = gctx_uprobes__add_lib(w->u, path, err, sizeof(err));
 	now = gctx_now_mono();
+	if (w->o.verbose)
+		fprintf(stderr, "gpuctx: %s of pid %u: seen after %.2f ms, probed after %.2f ms\n",
+			name, m->hdr.tgid, (t0 - m->hdr.ts_ns) / 1e6, (now - m->hdr.ts_ns) / 1e6);
 	if (held) {
 		rel = gctx_hold__release(w->hold, m->hdr.tgid, m->hdr.ts_ns);
 		emit_hold(w, m, rel == 1 ? 0 : 1, now, found ? path : name);

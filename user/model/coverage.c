@@ -87,12 +87,37 @@ const struct gctx_rec_hold *gctx_model__hold(const struct gctx_model *m, __u32 i
 	return idx < gctx_model__nholds(m) ? &m->cov->holds[idx] : NULL;
 }
 
-__u32 gctx_model__api_unseen(const struct gctx_model *m, __u32 proc_idx)
+/* Gaps of process idx that began before 'before' (0: any). */
+static __u32 gaps_of(const struct gctx_model *m, __u32 idx, __u64 before)
 {
 	__u32 n = 0;
 
-	for (__u32 i = 0; i < gctx_model__ngaps(m); i++)
-		n += m->cov->gaps[i].has_proc && m->cov->gaps[i].proc_idx == proc_idx;
+	for (__u32 i = 0; i < gctx_model__ngaps(m); i++) {
+		const struct gctx_api_gap *g = &m->cov->gaps[i];
+
+		n += g->has_proc && g->proc_idx == idx && (!before || g->r.from_ns < before);
+	}
+	return n;
+}
+
+/* A process's own gaps, and those its ancestors had open when they forked its line: what
+ * they did unseen (cuInit, a context) decides whether its own calls are inherited ones. */
+__u32 gctx_model__api_unseen(const struct gctx_model *m, __u32 proc_idx)
+{
+	const struct gctx_proc *p = gctx_model__proc(m, proc_idx);
+	__u32 n;
+
+	if (!p || !gctx_model__ngaps(m))
+		return 0;
+	n = gaps_of(m, proc_idx, 0);
+	for (int hops = 0; hops < 64 && p->parent_idx >= 0; hops++) {
+		__u64 fork_ns = p->start_ns;
+
+		p = gctx_model__proc(m, p->parent_idx);
+		if (!p || !fork_ns)
+			break;
+		n += gaps_of(m, p->idx, fork_ns);
+	}
 	return n;
 }
 

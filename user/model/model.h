@@ -280,7 +280,8 @@ __u32 gctx_model__ngaps(const struct gctx_model *m);
 const struct gctx_api_gap *gctx_model__gap(const struct gctx_model *m, __u32 idx);
 __u32 gctx_model__nholds(const struct gctx_model *m);
 const struct gctx_rec_hold *gctx_model__hold(const struct gctx_model *m, __u32 idx);
-/* Gaps of a process: 0 when its API trace is complete as far as the recording knows. */
+/* Gaps of a process, and of its ancestors before they forked it: 0 when its API trace is
+ * complete as far as the recording knows. */
 __u32 gctx_model__api_unseen(const struct gctx_model *m, __u32 proc_idx);
 const char *gctx_gap_reason_name(__u32 reason); /* "no-hold", "hold-timeout", ... */
 

@@ -65,8 +65,8 @@ void rep_text_coverage(struct rep_ctx *c)
 		fputc('\n', c->out);
 	}
 	if (nholds)
-		fprintf(c->out, "  %u other mapping%s held until probed, longest %.1f ms\n", nholds,
-			rep_plural(nholds), longest / 1e6);
+		fprintf(c->out, "  %u mapping%s held until probed or timed out, longest %.1f ms\n",
+			nholds, rep_plural(nholds), longest / 1e6);
 	fputc('\n', c->out);
 }
 
