@@ -162,8 +162,9 @@ static void emit_hold(struct gctx_libwatch *w, const struct gctx_ev_apimap *m, _
 static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 {
 	char path[PATH_MAX], ns[PATH_MAX], err[256], name[GCTX_APIMAP_NAME_LEN + 1];
-	bool held = m->flags & GCTX_APIMAP_HELD, found = false;
+	bool held = m->flags & GCTX_APIMAP_HELD, found = false, probed;
 	int ret = -ENOENT, rel = 0;
+	__u32 reason;
 	__u64 now, t0;
 
 	gctx_copy_str(name, sizeof(name), m->name, sizeof(m->name));
@@ -185,14 +186,19 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 	}
 	if (found && ret == -ENOENT)
 		return; /* named like one, but exports none of the functions: nothing to miss */
-	if (!found || ret)
-		emit_gap(w, &m->hdr, GCTX_GAP_PROBE_FAILED, m->dev, m->ino, 0, found ? path : name);
-	else if (held && rel != 1)
-		emit_gap(w, &m->hdr, GCTX_GAP_HOLD_TIMEOUT, m->dev, m->ino, now, path);
+	probed = found && !ret;
+	if (held && rel == 1)
+		reason = probed ? 0 : GCTX_GAP_PROBE_FAILED;
+	else if (held)
+		reason = GCTX_GAP_HOLD_TIMEOUT;
 	else if (m->flags & GCTX_APIMAP_NO_HOLD)
-		emit_gap(w, &m->hdr, GCTX_GAP_NO_HOLD, m->dev, m->ino, now, path);
-	else if (m->flags & GCTX_APIMAP_FAILED)
-		emit_gap(w, &m->hdr, GCTX_GAP_HOLD_FAILED, m->dev, m->ino, now, path);
+		reason = GCTX_GAP_NO_HOLD;
+	else
+		reason = GCTX_GAP_HOLD_FAILED;
+	/* not found: the process is gone or unmapped it, and its calls went unseen throughout */
+	if (reason)
+		emit_gap(w, &m->hdr, reason, m->dev, m->ino, probed ? now : 0,
+			 found ? path : name);
 }
 
 /* Any other executable mapping: its RUNPATH names where its own dependencies come from, and
