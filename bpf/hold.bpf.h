@@ -17,6 +17,7 @@
 #include "gpuctx_hold.h"
 
 #define SIG_STOP 19
+#define SIG_CONT 18
 
 const volatile bool hold_on = false; /* holding wanted (record without --no-hold) */
 
@@ -116,6 +117,26 @@ static __noinline void watch_apimap(struct file *f)
 		}
 	}
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * A SIGCONT to a held process: the releaser and the collector delete the hold before they
+ * send theirs, so one that finds the hold still there comes from elsewhere (the job's own
+ * shell, another tracer) and ended the hold early: say so, the collector reports the gap.
+ */
+SEC("tp/signal/signal_generate")
+int hold_sigcont(struct trace_event_raw_signal_generate *ctx)
+{
+	struct gctx_hold_val *v;
+	__u32 pid;
+
+	if (ctx->sig != SIG_CONT)
+		return 0;
+	pid = ctx->pid;
+	v = bpf_map_lookup_elem(&holds, &pid);
+	if (v)
+		v->resumed = 1;
+	return 0;
 }
 
 /* The process is gone: nothing to resume. */

@@ -342,7 +342,8 @@ struct gctx_rec_api_gap {
 struct gctx_rec_hold {
 	__u32 pid;
 	__u32 tid;
-	__u32 released_by;	  /* 0 the collector (probes live), 1 the timeout, 2 never held */
+	__u32 released_by;	  /* 0 the collector (probes live), 1 the timeout, 2 a SIGCONT
+				   * from elsewhere, before the probes */
 	__u32 dev;
 	__u64 ino;
 	__u64 from_ns;

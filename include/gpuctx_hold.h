@@ -23,6 +23,8 @@ struct gctx_hold_val {
 	__u32 tid;		/* the thread that mapped the library */
 	__u32 dev;
 	__u64 ino;
+	__u32 resumed;		/* a SIGCONT from elsewhere resumed it before the probes */
+	__u32 pad;
 };
 
 #endif /* __GPUCTX_HOLD_H */

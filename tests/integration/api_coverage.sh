@@ -84,6 +84,22 @@ t_cov_ctypes_fork() {
 	cov_check $name $? --lib "$T/py/libcuda.so.1" --held
 }
 
+# Under a shell, the hold (a stop and a continue) must not change the job: the shell waits on,
+# and its command's status comes through.
+t_cov_shell_parent() {
+	local name=cov_shell_parent rc
+	need_cuda_double $name || return
+	mkdir -p "$T/sh" && cp "$D/libcuda.so.1" "$T/sh/"
+	python_cuda "$T/$name.py" "$T/sh/libcuda.so.1"
+	record $name -- sh -c "/usr/bin/python3 $T/$name.py; echo python-exited-\$?"
+	rc=$?
+	if [ $rc = 0 ] && ! grep -q "^python-exited-0$" "$T/$name.out"; then
+		echo "the shell did not see its command end normally" >>"$T/$name.err"
+		rc=1
+	fi
+	cov_check $name $rc --lib "$T/sh/libcuda.so.1" --held
+}
+
 # --no-hold: the same run must say that the first calls could not be seen.
 t_cov_no_hold() {
 	local name=cov_no_hold rc
@@ -185,5 +201,6 @@ EOS
 	result $name $rc
 }
 
-all_tests+=(cov_ld_library_path cov_runpath cov_ctypes_fork cov_no_hold cov_attach_env
+all_tests+=(cov_ld_library_path cov_runpath cov_ctypes_fork cov_shell_parent cov_no_hold
+	cov_attach_env
 	cov_hip_ctypes cov_hold_sigkill)

@@ -25,6 +25,10 @@ def workload(r, a):
     """The process that loaded the library (the one the holds/gaps/probes are about)."""
     if a.pid:
         return one(r.by_pid.get(a.pid, []), "process %d" % a.pid)
+    loaders = {h["pid"] for h in r.doc["api_coverage"]["holds"]} | \
+        {g["pid"] for g in r.doc["api_coverage"]["gaps"]}
+    if loaders:
+        return one([p for p in r.procs if p["pid"] in loaders], "process that loaded it")
     roots = [p for p in r.procs if p["comm"] != "gpuctx" and
              all(q["pid"] != p["ppid"] or q["comm"] == "gpuctx" for q in r.procs)]
     return one(roots, "workload process")

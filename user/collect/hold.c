@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include "gpuctx_hold.h"
@@ -23,6 +24,13 @@
 
 #define SWEEP_MS	   5
 #define ORPHAN_SWEEP_MS	   1000 /* after a collector died: programs may still be detaching */
+
+static volatile sig_atomic_t releaser_stop;
+
+static void on_releaser_stop(int sig)
+{
+	releaser_stop = sig;
+}
 
 struct gctx_hold {
 	int holds_fd;
@@ -106,10 +114,14 @@ static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns)
 			close(null);
 	}
 	close_others(holds_fd, ctl_fd, rd);
+	/* the collector's handlers came along with fork: a SIGTERM here ends the releaser the
+	 * way the collector's death does, resuming everyone */
+	signal(SIGTERM, on_releaser_stop);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	for (;;) {
+	prctl(PR_SET_NAME, "gpuctx-release");
+	while (!releaser_stop) {
 		struct pollfd p = { .fd = rd, .events = POLLIN };
 		char c;
 
@@ -187,7 +199,7 @@ int gctx_hold__release(struct gctx_hold *h, __u32 tgid, __u64 since_ns)
 		return 0; /* the releaser got there first */
 	if (kill((pid_t)tgid, SIGCONT))
 		return -errno;
-	return 1;
+	return v.resumed ? 2 : 1;
 }
 
 void gctx_hold__free(struct gctx_hold *h)

@@ -18,7 +18,8 @@ struct gctx_hold;
 struct gctx_hold *gctx_hold__new(int holds_fd, int ctl_fd, __u32 timeout_ms, char *err,
 				 size_t errlen);
 /* The library that held tgid since since_ns is probed: resume it. 1 resumed here, 0 it was
- * no longer held (the timeout resumed it first), -errno. */
+ * no longer held (the timeout resumed it first), 2 a SIGCONT from elsewhere had resumed it
+ * before, -errno. */
 int gctx_hold__release(struct gctx_hold *h, __u32 tgid, __u64 since_ns);
 /* Call after the BPF programs are detached: disarm, resume whatever is left, stop the
  * releaser. NULL is fine. */

@@ -182,7 +182,7 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 			name, m->hdr.tgid, (t0 - m->hdr.ts_ns) / 1e6, (now - m->hdr.ts_ns) / 1e6);
 	if (held) {
 		rel = gctx_hold__release(w->hold, m->hdr.tgid, m->hdr.ts_ns);
-		emit_hold(w, m, rel == 1 ? 0 : 1, now, found ? path : name);
+		emit_hold(w, m, rel == 1 ? 0 : rel == 2 ? 2 : 1, now, found ? path : name);
 	}
 	if (found && ret == -ENOENT)
 		return; /* named like one, but exports none of the functions: nothing to miss */
@@ -190,7 +190,7 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 	if (held && rel == 1)
 		reason = probed ? 0 : GCTX_GAP_PROBE_FAILED;
 	else if (held)
-		reason = GCTX_GAP_HOLD_TIMEOUT;
+		reason = rel == 2 ? GCTX_GAP_HOLD_FAILED : GCTX_GAP_HOLD_TIMEOUT;
 	else if (m->flags & GCTX_APIMAP_NO_HOLD)
 		reason = GCTX_GAP_NO_HOLD;
 	else

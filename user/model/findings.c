@@ -483,7 +483,8 @@ static const char *gap_why(__u32 reason)
 	case GCTX_GAP_HOLD_TIMEOUT:
 		return "probing took longer than --hold-timeout, and the process was resumed first";
 	case GCTX_GAP_HOLD_FAILED:
-		return "the process could not be held until it was probed";
+		return "the process could not be held until it was probed (another thread's mapping "
+		       "raced the stop, or a SIGCONT from elsewhere resumed it)";
 	case GCTX_GAP_NOT_CANDIDATE:
 		return "the file is not named like a CUDA/HIP library and was recognised by its "
 		       "exports only after it was mapped";

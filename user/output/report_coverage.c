@@ -13,7 +13,7 @@
 
 static const char *released_by(__u32 by)
 {
-	return by == 0 ? "collector" : by == 1 ? "timeout" : "none";
+	return by == 0 ? "collector" : by == 1 ? "timeout" : by == 2 ? "foreign-sigcont" : "?";
 }
 
 static __u64 hold_ns(const struct gctx_rec_hold *h)
