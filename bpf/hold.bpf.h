@@ -55,9 +55,11 @@ static __always_inline bool has_prefix(const char *s, const char *p, int n)
 	return true;
 }
 
+/* As gctx_ldso_is_api_name(): libcuda.so[.*], libamdhip64.so[.*] */
 static __always_inline bool is_api_name(const char *name)
 {
-	return has_prefix(name, "libcuda.so", 10) || has_prefix(name, "libamdhip64.so", 14);
+	return (has_prefix(name, "libcuda.so", 10) && (name[10] == 0 || name[10] == '.')) ||
+	       (has_prefix(name, "libamdhip64.so", 14) && (name[14] == 0 || name[14] == '.'));
 }
 
 /* An executable mapping of f by the current (followed) process. */

@@ -15,9 +15,15 @@
 #define CACHE_OLD_ENT	12 /* flags, key, value */
 #define DIR_MAX		4096
 
+/* name is prefix, or prefix and a version (".1", ".550.54.15") */
+static bool is_so(const char *name, const char *prefix, size_t n)
+{
+	return !strncmp(name, prefix, n) && (name[n] == 0 || name[n] == '.');
+}
+
 bool gctx_ldso_is_api_name(const char *name)
 {
-	return name && (!strncmp(name, "libcuda.so", 10) || !strncmp(name, "libamdhip64.so", 14));
+	return name && (is_so(name, "libcuda.so", 10) || is_so(name, "libamdhip64.so", 14));
 }
 
 bool gctx_ldso_env_get(const char *env, size_t len, const char *name, char *out, size_t outlen)
