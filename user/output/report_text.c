@@ -315,6 +315,11 @@ static void rep_text_findings(struct rep_ctx *c)
 		else if (f && f->severity == GCTX_SEV_WARNING)
 			nwarn++;
 	}
+	if (!n && gctx_model__ngaps(c->m)) {
+		fputs("No findings in what was seen, but API calls may be missing (see API coverage): "
+		      "this does not show the run is free of inherited contexts.\n\n", c->out);
+		return;
+	}
 	if (!n) {
 		fputs("No findings.\n\n", c->out);
 		return;

@@ -107,11 +107,24 @@ static void test_gap_finding(void **state)
 	gctx_model__free(m);
 }
 
+static char *report(const struct gctx_model *m, bool json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(json ? gctx_report__json(f, m, NULL) : gctx_report__text(f, m, NULL), 0);
+	fclose(f);
+	return buf;
+}
+
 /* A gap to the end of the trace, a gap of a process not in the trace, a short record. */
 static void test_gap_edges(void **state)
 {
 	struct gctx_model *m = family();
 	struct gctx_rec_api_gap g = gap(100, GCTX_GAP_PROBE_FAILED, T0 + 10 * MS, 0);
+	char *txt;
 
 	(void)state;
 	feed(m, GCTX_REC_API_GAP, &g, sizeof(g));
@@ -125,18 +138,17 @@ static void test_gap_edges(void **state)
 	assert_int_equal(gctx_model__ngaps(m), 2);
 	assert_null(gctx_model__gap(m, 2));
 	gctx_model__free(m);
-}
-
-static char *report(const struct gctx_model *m, bool json)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(json ? gctx_report__json(f, m, NULL) : gctx_report__text(f, m, NULL), 0);
-	fclose(f);
-	return buf;
+	/* lost mappings name no process: no finding, and no "No findings" verdict either */
+	m = family();
+	g = gap(0, GCTX_GAP_LOST, 0, 0);
+	feed(m, GCTX_REC_API_GAP, &g, sizeof(g));
+	assert_int_equal(gctx_model__nfindings(m), 0);
+	txt = report(m, false);
+	assert_null(strstr(txt, "No findings."));
+	assert_non_null(strstr(txt, "API calls may be missing"));
+	assert_non_null(strstr(txt, "which processes is unknown"));
+	free(txt);
+	gctx_model__free(m);
 }
 
 static void test_report_complete(void **state)
