@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "lib/hmap.h"
 #include "lib/ldso.h"
 #include "collect/ldpath.h"
 
@@ -23,6 +24,9 @@
 #define MAX_CACHE_BYTES	 (16u << 20)	/* ld.so.cache larger than this is not read */
 #define MAX_ENV_BYTES	 (1u << 20)
 #define ROOT_LEN	 64
+#define MAX_DONE	 65536		/* objects and search paths remembered as predicted */
+#define KIND_OBJECT	 1
+#define KIND_LLP	 2
 
 struct root_id {
 	dev_t dev;
@@ -34,6 +38,8 @@ struct gctx_ldpath {
 	bool verbose;
 	struct root_id roots[MAX_ROOTS]; /* roots whose cache and default dirs were probed */
 	__u32 nroots;
+	/* (object dev/ino or search-path hash, root) done: an exec storm reads each once */
+	struct gctx_hmap done;
 };
 
 /* Where the loader looks when nothing else names the library (x86-64 Debian/Fedora/Ubuntu). */
@@ -55,7 +61,31 @@ struct gctx_ldpath *gctx_ldpath__new(struct gctx_uprobes *u, bool verbose)
 
 void gctx_ldpath__free(struct gctx_ldpath *p)
 {
+	if (!p)
+		return;
+	gctx_hmap__free(&p->done);
 	free(p);
+}
+
+/* First time this (kind, key) is seen: remember it. */
+static bool first_time(struct gctx_ldpath *p, __u32 kind, __u64 k1, __u64 k2)
+{
+	__u32 v;
+
+	if (gctx_hmap__get(&p->done, k1, k2 ^ ((__u64)kind << 56), &v))
+		return false;
+	if (p->done.n < MAX_DONE)
+		gctx_hmap__put(&p->done, k1, k2 ^ ((__u64)kind << 56), 1);
+	return true;
+}
+
+static __u64 hash_str(const char *s)
+{
+	__u64 h = 1469598103934665603ull; /* FNV-1a */
+
+	while (s && *s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
 }
 
 void gctx_ldpath__root(__u32 pid, char *out, size_t len)
@@ -73,8 +103,12 @@ void gctx_ldpath__root(__u32 pid, char *out, size_t len)
 
 static void probe_file(struct gctx_ldpath *p, const char *path)
 {
+	struct stat st;
 	char err[256];
 
+	/* a name in someone else's directory: only a regular file is opened (a FIFO blocks) */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
 	if (gctx_uprobes__add_lib(p->u, path, err, sizeof(err)) && p->verbose)
 		fprintf(stderr, "gpuctx: predicted %s: %s\n", path, err);
 }
@@ -187,10 +221,16 @@ static void predict_elf(struct gctx_ldpath *p, const char *root, const char *obj
 	struct scan_ctx s = { p, root };
 	char path[PATH_MAX], origin[PATH_MAX], *slash;
 	Elf_Scn *scn = NULL;
+	struct stat st;
 	Elf *e;
 	int fd;
 
 	if (snprintf(path, sizeof(path), "%s%s", root, obj) >= (int)sizeof(path))
+		return;
+	/* $ORIGIN is the object's own directory: the same file under another path is another
+	 * prediction, so remember the path's hash with the file */
+	if (stat(path, &st) || !S_ISREG(st.st_mode) ||
+	    !first_time(p, KIND_OBJECT, ((__u64)st.st_dev << 32) ^ st.st_ino, hash_str(path)))
 		return;
 	snprintf(origin, sizeof(origin), "%s", obj);
 	slash = strrchr(origin, '/');
@@ -241,7 +281,8 @@ static void predict_env(struct gctx_ldpath *p, const char *root, const char *llp
 {
 	struct scan_ctx s = { p, root };
 
-	gctx_ldso_split(llp, NULL, scan_dir, &s);
+	if (llp && first_time(p, KIND_LLP, hash_str(llp), hash_str(root)))
+		gctx_ldso_split(llp, NULL, scan_dir, &s);
 }
 
 void gctx_ldpath__predict_pid(struct gctx_ldpath *p, __u32 pid)
