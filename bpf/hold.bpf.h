@@ -39,13 +39,23 @@ struct {
 	__type(value, struct gctx_hold_val);
 } holds SEC(".maps");
 
-/* [0] = 1 while a releaser runs: no hold is made without one. */
+/* [0]: armed while a releaser runs (no hold is made without one), gpuctx's executable. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct gctx_hold_ctl);
 } hold_ctl SEC(".maps");
+
+/* A process of gpuctx's own executable (it forked and did not exec): never report or hold. */
+static __always_inline bool is_self_exe(const struct gctx_hold_ctl *ctl)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct inode *inode = BPF_CORE_READ(t, mm, exe_file, f_inode);
+
+	return ctl && ctl->self_ino && inode && BPF_CORE_READ(inode, i_ino) == ctl->self_ino &&
+	       BPF_CORE_READ(inode, i_sb, s_dev) == ctl->self_dev;
+}
 
 static __always_inline bool has_prefix(const char *s, const char *p, int n)
 {
@@ -67,8 +77,9 @@ static __noinline void watch_apimap(struct file *f)
 {
 	struct gctx_lib_key key = {};
 	struct gctx_ev_apimap *e;
+	struct gctx_hold_ctl *ctl;
 	struct inode *inode;
-	__u32 zero = 0, *armed, tgid;
+	__u32 zero = 0, tgid;
 	__u64 id;
 
 	if (!f)
@@ -79,6 +90,9 @@ static __noinline void watch_apimap(struct file *f)
 	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	key.ino = BPF_CORE_READ(inode, i_ino);
 	if (bpf_map_lookup_elem(&known_libs, &key))
+		return;
+	ctl = bpf_map_lookup_elem(&hold_ctl, &zero);
+	if (is_self_exe(ctl))
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -101,8 +115,7 @@ static __noinline void watch_apimap(struct file *f)
 	bpf_get_current_comm(e->hdr.comm, sizeof(e->hdr.comm));
 	e->dev = key.dev;
 	e->ino = key.ino;
-	armed = bpf_map_lookup_elem(&hold_ctl, &zero);
-	if (!hold_on || !armed || !*armed) {
+	if (!hold_on || !ctl || !ctl->armed) {
 		e->flags = GCTX_APIMAP_NO_HOLD;
 	} else {
 		struct gctx_hold_val v = {

@@ -27,4 +27,12 @@ struct gctx_hold_val {
 	__u32 pad;
 };
 
+/* hold_ctl[0]: whether holds may be made, and gpuctx's own executable, whose processes (the
+ * cuGetProcAddress resolver child, which maps a library being probed) are never held. */
+struct gctx_hold_ctl {
+	__u32 armed;		/* 1 while a releaser runs */
+	__u32 self_dev;		/* kernel dev_t and inode of gpuctx's executable */
+	__u64 self_ino;
+};
+
 #endif /* __GPUCTX_HOLD_H */

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include "gpuctx_hold.h"
@@ -49,9 +51,26 @@ static __u64 now_ns(void)
 
 static void set_armed(int ctl_fd, __u32 armed)
 {
+	struct gctx_hold_ctl ctl = {};
 	__u32 zero = 0;
 
-	bpf_map_update_elem(ctl_fd, &zero, &armed, BPF_ANY);
+	bpf_map_lookup_elem(ctl_fd, &zero, &ctl);
+	ctl.armed = armed;
+	bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
+}
+
+int gctx_hold__set_self(int ctl_fd)
+{
+	struct gctx_hold_ctl ctl = {};
+	struct stat st;
+	__u32 zero = 0;
+
+	if (stat("/proc/self/exe", &st))
+		return -errno;
+	bpf_map_lookup_elem(ctl_fd, &zero, &ctl);
+	ctl.self_dev = (major(st.st_dev) << 20) | minor(st.st_dev);
+	ctl.self_ino = st.st_ino;
+	return bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY) ? -errno : 0;
 }
 
 /* Resume every hold older than limit_ns (0: all). Deleting first makes each hold resumed once,

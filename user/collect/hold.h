@@ -17,6 +17,8 @@ struct gctx_hold;
  * failure (holding then stays disarmed: mappings are reported, nobody is stopped). */
 struct gctx_hold *gctx_hold__new(int holds_fd, int ctl_fd, __u32 timeout_ms, char *err,
 				 size_t errlen);
+/* Tell the BPF side which executable is gpuctx's: its own children are never held. */
+int gctx_hold__set_self(int ctl_fd);
 /* The library that held tgid since since_ns is probed: resume it. 1 resumed here, 0 it was
  * no longer held (the timeout resumed it first), 2 a SIGCONT from elsewhere had resumed it
  * before, -errno. */

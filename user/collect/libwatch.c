@@ -37,6 +37,8 @@ struct gctx_libwatch *gctx_libwatch__new(const struct gctx_libwatch_opts *o, cha
 		return NULL;
 	}
 	w->o = *o;
+	if (o->ctl_fd >= 0 && gctx_hold__set_self(o->ctl_fd) && o->verbose)
+		fprintf(stderr, "gpuctx: cannot exempt gpuctx's own processes from holds\n");
 	if (o->hold) {
 		w->hold = gctx_hold__new(o->holds_fd, o->ctl_fd, o->hold_timeout_ms, err, errlen);
 		if (!w->hold) {
