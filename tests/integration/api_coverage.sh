@@ -100,6 +100,57 @@ t_cov_shell_parent() {
 	cov_check $name $rc --lib "$T/sh/libcuda.so.1" --held
 }
 
+# NVIDIA's stub libcuda made visible through the command's LD_LIBRARY_PATH: probed, and every
+# call's CUDA_ERROR_STUB_LIBRARY seen (run.sh's api_cuda_stub does the same with --libcuda).
+t_cov_stub_llp() {
+	local name=cov_stub_llp stub=/usr/local/cuda/lib64/stubs/libcuda.so rc
+	need_cuda_double $name || return
+	[ -e "$stub" ] || { echo "SKIP $name: no $stub"; return; }
+	mkdir -p "$T/stubllp" && ln -sf "$stub" "$T/stubllp/libcuda.so.1"
+	LD_LIBRARY_PATH=$T/stubllp record $name -- "$W/api_cuda_fork" "$MNT" --stub
+	rc=$?
+	[ $rc = 0 ] && { $CHECK api_cuda_stub "$T/$name.json" >>"$T/$name.err" 2>&1; rc=$?; }
+	result $name $rc
+}
+
+# A PyTorch trainer that initialises CUDA from a private copy of libcuda, then a fork-context
+# DataLoader whose two workers touch CUDA: both inherited-context-calls must be there.
+t_cov_dataloader() {
+	local name=cov_dataloader
+	need_cuda_double $name || return
+	if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
+		echo "SKIP $name: no torch for /usr/bin/python3"
+		return
+	fi
+	mkdir -p "$T/dl" && cp "$D/libcuda.so.1" "$T/dl/"
+	cat >"$T/$name.py" <<EOS
+import ctypes, os
+os.environ["GPUCTX_FAKEGPU_DIR"] = "$MNT"
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+lib = ctypes.CDLL("$T/dl/libcuda.so.1")
+assert lib.cuInit(0) == 0
+ctx = ctypes.c_void_p()
+assert lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+
+
+class Touch(Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return torch.tensor([lib.cuInit(0)])
+
+
+loader = DataLoader(Touch(), batch_size=1, num_workers=2, multiprocessing_context="fork")
+codes = [int(b) for batch in loader for b in batch]
+exit(0 if codes == [3, 3] else 1)
+EOS
+	record $name -- /usr/bin/python3 "$T/$name.py"
+	cov_check $name $? --lib "$T/dl/libcuda.so.1" --held --icc 2
+}
+
 # --no-hold: the same run must say that the first calls could not be seen.
 t_cov_no_hold() {
 	local name=cov_no_hold rc
@@ -201,6 +252,6 @@ EOS
 	result $name $rc
 }
 
-all_tests+=(cov_ld_library_path cov_runpath cov_ctypes_fork cov_shell_parent cov_no_hold
+all_tests+=(cov_ld_library_path cov_stub_llp cov_runpath cov_ctypes_fork cov_shell_parent cov_dataloader cov_no_hold
 	cov_attach_env
 	cov_hip_ctypes cov_hold_sigkill)
