@@ -204,6 +204,21 @@ exit(0 if ctypes.CDLL('$T/torch/lib/libamdhip64.so.5').hipInit(0) in (0, 3) else
 	cov_check $name $? --lib "$T/torch/lib/libamdhip64.so.5" --held --calls 1
 }
 
+# A CUDA library under another name is only recognised by its exports once mapped: it is
+# probed then, and the window before is reported.
+t_cov_renamed() {
+	local name=cov_renamed
+	need_cuda_double $name || return
+	mkdir -p "$T/rn" && cp "$D/libcuda.so.1" "$T/rn/libgpuwrap.so"
+	GPUCTX_FAKEGPU_DIR=$MNT record $name -- /usr/bin/python3 -c "
+import ctypes, time
+lib = ctypes.CDLL('$T/rn/libgpuwrap.so')
+time.sleep(0.5)
+exit(lib.cuInit(0))"
+	cov_check $name $? --lib "$T/rn/libgpuwrap.so" --gap not-named-like-an-api-library \
+		--calls 1
+}
+
 # gpuctx SIGKILLed while a process loads a library from a fresh path every few ms: that
 # process must not be left stopped (state T), and must run to its end.
 t_cov_hold_sigkill() {
@@ -254,4 +269,4 @@ EOS
 
 all_tests+=(cov_ld_library_path cov_stub_llp cov_runpath cov_ctypes_fork cov_shell_parent cov_dataloader cov_no_hold
 	cov_attach_env
-	cov_hip_ctypes cov_hold_sigkill)
+	cov_hip_ctypes cov_renamed cov_hold_sigkill)

@@ -61,6 +61,8 @@ def main():
     if not a.gap:  # unheld, the process may be gone before the library could be probed
         check(probes and not any(p["error"] for p in probes), "%s probed" % a.lib,
               r.doc["probes"][:4])
+    calls = sum(p["api_calls"] for p in r.procs)
+    check(calls >= a.calls, "at least %d API calls seen" % a.calls, calls)
     holds = [h for h in cov["holds"] if h["pid"] in mine]
     gaps = [g for g in cov["gaps"] if g["pid"] in mine]
     if a.predicted:
@@ -84,8 +86,6 @@ def main():
     check(not gaps and cov["complete"], "no gap: the API trace is complete", cov)
     check(not r.find("api-calls-unseen"), "no api-calls-unseen finding", r.findings)
     check(all(p["api_trace_complete"] for p in r.procs), "every process complete", r.procs)
-    calls = sum(p["api_calls"] for p in r.procs)
-    check(calls >= a.calls, "at least %d API calls seen" % a.calls, calls)
     if "cuda" in a.lib and not a.pid:
         kids = [p for p in r.procs if p["ppid"] == wl["pid"] or
                 any(q["pid"] == p["ppid"] and q["ppid"] == wl["pid"] for q in r.procs)]

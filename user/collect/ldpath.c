@@ -215,38 +215,63 @@ static void predict_system(struct gctx_ldpath *p, const char *root)
 		scan_dir(&s, default_dirs[i]);
 }
 
-/* DT_RUNPATH and DT_RPATH of an ELF object (both: either may apply to what it loads). */
-static void predict_elf(struct gctx_ldpath *p, const char *root, const char *obj)
+/* A defined dynamic symbol of this name in section scn (SHT_DYNSYM)? */
+static bool defines(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+
+	for (size_t i = 0; d && sh->sh_entsize && i < sh->sh_size / sh->sh_entsize; i++) {
+		const char *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(d, i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		name = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (name && (!strcmp(name, "cuInit") || !strcmp(name, "hipInit")))
+			return true;
+	}
+	return false;
+}
+
+/* DT_RUNPATH and DT_RPATH of an ELF object (both: either may apply to what it loads). True
+ * when the object itself defines cuInit or hipInit (only the first time it is seen). */
+static bool predict_elf(struct gctx_ldpath *p, const char *root, const char *obj)
 {
 	struct scan_ctx s = { p, root };
 	char path[PATH_MAX], origin[PATH_MAX], *slash;
 	Elf_Scn *scn = NULL;
+	bool api = false;
 	struct stat st;
 	Elf *e;
 	int fd;
 
 	if (snprintf(path, sizeof(path), "%s%s", root, obj) >= (int)sizeof(path))
-		return;
+		return false;
 	/* $ORIGIN is the object's own directory: the same file under another path is another
 	 * prediction, so remember the path's hash with the file */
 	if (stat(path, &st) || !S_ISREG(st.st_mode) ||
 	    !first_time(p, KIND_OBJECT, ((__u64)st.st_dev << 32) ^ st.st_ino, hash_str(path)))
-		return;
+		return false;
 	snprintf(origin, sizeof(origin), "%s", obj);
 	slash = strrchr(origin, '/');
 	if (!slash)
-		return;
+		return false;
 	*(slash == origin ? slash + 1 : slash) = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return;
+		return false;
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	while (e && elf_kind(e) == ELF_K_ELF && (scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNSYM)
+			api |= defines(e, scn, &sh);
+		if (sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
 			continue;
 		d = elf_getdata(scn, NULL);
 		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -265,16 +290,17 @@ static void predict_elf(struct gctx_ldpath *p, const char *root, const char *obj
 	if (e)
 		elf_end(e);
 	close(fd);
+	return api;
 }
 
-void gctx_ldpath__predict_object(struct gctx_ldpath *p, __u32 pid, const char *path)
+bool gctx_ldpath__predict_object(struct gctx_ldpath *p, __u32 pid, const char *path)
 {
 	char root[ROOT_LEN];
 
 	if (!p || !path || path[0] != '/')
-		return;
+		return false;
 	gctx_ldpath__root(pid, root, sizeof(root));
-	predict_elf(p, root, path);
+	return predict_elf(p, root, path);
 }
 
 static void predict_env(struct gctx_ldpath *p, const char *root, const char *llp)

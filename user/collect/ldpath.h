@@ -18,8 +18,9 @@ struct gctx_ldpath *gctx_ldpath__new(struct gctx_uprobes *u, bool verbose);
 void gctx_ldpath__predict_cmd(struct gctx_ldpath *p, char *const *cmd);
 /* A running process (attach, or after its exec): /proc/PID/environ, exe and root. */
 void gctx_ldpath__predict_pid(struct gctx_ldpath *p, __u32 pid);
-/* An object the process just mapped (path as the process sees it): its DT_RUNPATH/DT_RPATH. */
-void gctx_ldpath__predict_object(struct gctx_ldpath *p, __u32 pid, const char *path);
+/* An object the process just mapped (path as the process sees it): its DT_RUNPATH/DT_RPATH.
+ * True, the first time an object is seen, when it defines cuInit or hipInit itself. */
+bool gctx_ldpath__predict_object(struct gctx_ldpath *p, __u32 pid, const char *path);
 /* The prefix to reach pid's files from here: "" when it shares our root, else
  * /proc/PID/root. */
 void gctx_ldpath__root(__u32 pid, char *out, size_t len);

@@ -220,7 +220,9 @@ static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 	base = base ? base + 1 : path;
 	if (gctx_ldso_is_api_name(base))
 		return; /* GCTX_EV_APIMAP covers it */
-	gctx_ldpath__predict_object(w->p, m->hdr.tgid, ns);
+	if (!gctx_ldpath__predict_object(w->p, m->hdr.tgid, ns))
+		return;
+	/* a CUDA/HIP library under another name (a renamed or statically wrapped driver) */
 	w->last_new = false;
 	if (!gctx_uprobes__add_lib(w->u, path, err, sizeof(err)) && w->last_new && !w->last_ret)
 		emit_gap(w, &m->hdr, GCTX_GAP_NOT_CANDIDATE, m->dev, m->ino, gctx_now_mono(), path);
