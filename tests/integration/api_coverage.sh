@@ -267,6 +267,13 @@ EOS
 	result $name $rc
 }
 
+t_cov_errors() {
+	expect_error err_hold_timeout "bad --hold-timeout" "$G" record -o "$T/e.gctx" \
+		--hold-timeout 0 -- true
+	expect_error err_hold_timeout_text "bad --hold-timeout" "$G" record -o "$T/e.gctx" \
+		--hold-timeout 5ms -- true
+}
+
 all_tests+=(cov_ld_library_path cov_stub_llp cov_runpath cov_ctypes_fork cov_shell_parent cov_dataloader cov_no_hold
 	cov_attach_env
-	cov_hip_ctypes cov_renamed cov_hold_sigkill)
+	cov_hip_ctypes cov_renamed cov_hold_sigkill cov_errors)
