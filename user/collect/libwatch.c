@@ -11,18 +11,21 @@
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include "gpuctx_hold.h"
+#include "lib/hmap.h"
 #include "lib/ldso.h"
 #include "lib/str.h"
 #include "collect/discover.h"
 #include "collect/libwatch.h"
 
-#define FIND_TRIES 20 /* a held mapping may still be completing: retry the maps this often */
+#define FIND_TRIES 20    /* a held mapping may still be completing: retry the maps this often */
+#define MAX_SEEN   65536 /* executable files looked at, remembered */
 
 struct gctx_libwatch {
 	struct gctx_libwatch_opts o;
 	struct gctx_uprobes *u;
 	struct gctx_ldpath *p;
 	struct gctx_hold *hold;
+	struct gctx_hmap seen; /* (dev, ino) of executable mappings already looked at */
 	bool last_new;	/* on_lib ran during the last add_lib: the file was new */
 	int last_ret;
 };
@@ -210,9 +213,13 @@ static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 	struct gctx_lib_key k = { .dev = m->dev, .ino = m->ino };
 	char path[PATH_MAX], ns[PATH_MAX], err[256];
 	const char *base;
-	__u8 v;
+	__u32 v;
 
-	if (!w->u || (w->o.known_fd >= 0 && !bpf_map_lookup_elem(w->o.known_fd, &k, &v)))
+	if (!w->u || gctx_hmap__get(&w->seen, m->dev, m->ino, &v))
+		return;
+	if (w->seen.n < MAX_SEEN)
+		gctx_hmap__put(&w->seen, m->dev, m->ino, 1);
+	if (w->o.known_fd >= 0 && !bpf_map_lookup_elem(w->o.known_fd, &k, &v))
 		return;
 	if (!find_mapped(m->hdr.tgid, m->dev, m->ino, path, sizeof(path), ns))
 		return;
@@ -257,5 +264,6 @@ void gctx_libwatch__free(struct gctx_libwatch *w)
 		return;
 	gctx_hold__free(w->hold);
 	gctx_ldpath__free(w->p);
+	gctx_hmap__free(&w->seen);
 	free(w);
 }
