@@ -72,6 +72,20 @@ static __always_inline bool is_api_name(const char *name)
 	       (has_prefix(name, "libamdhip64.so", 14) && (name[14] == 0 || name[14] == '.'));
 }
 
+/*
+ * A stop is seen by the parent (SIGCHLD, wait with WUNTRACED: an interactive shell shows the
+ * job as stopped and takes the terminal back). Within the traced job the parent is gpuctx or
+ * a followed process (Python, a launcher) that does not ask; a process attached to with -p
+ * or --cgroup has a parent outside it, so it is not held (under -a everyone is followed).
+ */
+static __always_inline bool parent_in_job(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 ptgid = BPF_CORE_READ(t, real_parent, tgid);
+
+	return follow_all || ptgid == self_tgid || bpf_map_lookup_elem(&followed, &ptgid);
+}
+
 /* An executable mapping of f by the current (followed) process. */
 static __noinline void watch_apimap(struct file *f)
 {
@@ -117,6 +131,8 @@ static __noinline void watch_apimap(struct file *f)
 	e->ino = key.ino;
 	if (!hold_on || !ctl || !ctl->armed) {
 		e->flags = GCTX_APIMAP_NO_HOLD;
+	} else if (!parent_in_job()) {
+		e->flags = GCTX_APIMAP_OUTSIDE;
 	} else {
 		struct gctx_hold_val v = {
 			.since_ns = e->hdr.ts_ns, .tid = (__u32)id, .dev = key.dev, .ino = key.ino,

@@ -226,6 +226,8 @@ struct gctx_ev_libmap {
 #define GCTX_APIMAP_HELD     0x1 /* the process was stopped until the collector probed it */
 #define GCTX_APIMAP_NO_HOLD  0x2 /* holding is off (--no-hold) or not armed yet */
 #define GCTX_APIMAP_FAILED   0x4 /* a hold was wanted but could not be made */
+#define GCTX_APIMAP_OUTSIDE  0x8 /* not held: its parent is outside the traced job (-p, --cgroup)
+				  * and would see the stop */
 
 /* An executable mapping of a file named like a CUDA/HIP library (libcuda.so*, libamdhip64.so*)
  * whose probes were not attached yet. Sent at once (wakeup), before the mapping returns. */
@@ -325,6 +327,7 @@ enum gctx_gap_reason {
 	GCTX_GAP_NOT_CANDIDATE = 4, /* not named like a CUDA/HIP library: found by its exports */
 	GCTX_GAP_PROBE_FAILED = 5, /* the library could not be probed at all */
 	GCTX_GAP_LOST = 6,	   /* the mapping record was lost (ring buffer full) */
+	GCTX_GAP_OUTSIDE = 7,	   /* not held: its parent is outside the job (-p, --cgroup) */
 };
 
 struct gctx_rec_api_gap {

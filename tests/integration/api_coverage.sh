@@ -190,6 +190,36 @@ exit(ctypes.CDLL("libcuda.so.1").cuInit(0))' "$T/$name.go" >"$T/$name.wl" 2>&1 &
 	cov_check $name $rc --lib "$T/att/libcuda.so.1" --predicted --pid "$wl" --calls 1
 }
 
+# -p: the attached process itself is not held (its parent, outside the job, would see the
+# stop): its late library is a reported gap. Its forked child is held as usual.
+t_cov_attach_outside() {
+	local name=cov_attach_outside rc=0
+	need_cuda_double $name || return
+	mkdir -p "$T/ao1" "$T/ao2" && cp "$D/libcuda.so.1" "$T/ao1/" && cp "$D/libcuda.so.1" "$T/ao2/"
+	GPUCTX_FAKEGPU_DIR=$MNT /usr/bin/python3 -c '
+import ctypes, os, sys, time
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+ctypes.CDLL(sys.argv[2])
+time.sleep(0.3)
+pid = os.fork()
+if pid == 0:
+    os._exit(ctypes.CDLL(sys.argv[3]).cuInit(0))
+os.waitpid(pid, 0)' "$T/$name.go" "$T/ao1/libcuda.so.1" "$T/ao2/libcuda.so.1" >"$T/$name.wl" 2>&1 &
+	local wl=$!
+	for _ in $(seq 100); do grep -q ready "$T/$name.wl" && break; sleep 0.05; done
+	"$G" record -q -o "$T/$name.gctx" -p "$wl" >"$T/$name.out" 2>"$T/$name.err" &
+	local rec=$!
+	for _ in $(seq 200); do grep -q attached "$T/$name.err" && break; sleep 0.05; done
+	touch "$T/$name.go"
+	wait "$wl" || rc=1
+	wait "$rec" || rc=1
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	cov_check $name $rc --lib "$T/ao1/libcuda.so.1" --pid "$wl" --gap not-held-attached \
+		--held-child "$T/ao2/libcuda.so.1"
+}
+
 # HIP: a wheel-style bundled libamdhip64 loaded by absolute path, hipInit at once.
 t_cov_hip_ctypes() {
 	local name=cov_hip_ctypes
@@ -275,5 +305,5 @@ t_cov_errors() {
 }
 
 all_tests+=(cov_ld_library_path cov_stub_llp cov_runpath cov_ctypes_fork cov_shell_parent cov_dataloader cov_no_hold
-	cov_attach_env
+	cov_attach_env cov_attach_outside
 	cov_hip_ctypes cov_renamed cov_hold_sigkill cov_errors)

@@ -48,6 +48,8 @@ def main():
     ap.add_argument("--held", action="store_true")
     ap.add_argument("--gap")
     ap.add_argument("--pid", type=int)
+    ap.add_argument("--held-child", metavar="LIB",
+                    help="a child of the workload was held at its mapping of LIB")
     ap.add_argument("--calls", type=int, default=0)
     ap.add_argument("--icc", type=int, default=1,
                     help="inherited-context-call findings expected in the children")
@@ -71,7 +73,13 @@ def main():
         h = one([h for h in holds if same_lib(h["lib"], a.lib)], "hold of " + a.lib)
         check(h["pid"] == wl["pid"], "the loading process was held", h)
         check(h["released_by"] == "collector", "resumed once probed, not by the timeout", h)
+    if a.held_child:
+        kids = {p["pid"] for p in r.procs if p["ppid"] == wl["pid"]}
+        h = one([h for h in holds if h["pid"] in kids], "hold of a child")
+        check(same_lib(h["lib"], a.held_child) and h["released_by"] == "collector",
+              "the child was held at its library until probed", h)
     if a.gap:
+        gaps = [g for g in gaps if g["pid"] == wl["pid"]]
         g = one(gaps, "gap")
         check(g["reason"] == a.gap and g["pid"] == wl["pid"] and
               (same_lib(g["lib"], a.lib) or g["lib"] == os.path.basename(a.lib)),

@@ -198,6 +198,8 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 		reason = rel == 2 ? GCTX_GAP_HOLD_FAILED : GCTX_GAP_HOLD_TIMEOUT;
 	else if (m->flags & GCTX_APIMAP_NO_HOLD)
 		reason = GCTX_GAP_NO_HOLD;
+	else if (m->flags & GCTX_APIMAP_OUTSIDE)
+		reason = GCTX_GAP_OUTSIDE;
 	else
 		reason = GCTX_GAP_HOLD_FAILED;
 	/* not found: the process is gone or unmapped it, and its calls went unseen throughout */

@@ -136,6 +136,8 @@ const char *gctx_gap_reason_name(__u32 reason)
 		return "probe-failed";
 	case GCTX_GAP_LOST:
 		return "mapping-lost";
+	case GCTX_GAP_OUTSIDE:
+		return "not-held-attached";
 	default:
 		return "?";
 	}

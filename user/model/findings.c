@@ -490,6 +490,9 @@ static const char *gap_why(__u32 reason)
 		       "exports only after it was mapped";
 	case GCTX_GAP_PROBE_FAILED:
 		return "the library could not be probed";
+	case GCTX_GAP_OUTSIDE:
+		return "it was attached to (-p, --cgroup) and is not held, because its parent, "
+		       "outside the traced job, would see it stopped";
 	default:
 		return "of an unknown cause";
 	}
