@@ -273,6 +273,8 @@ EOS
 		2>"$T/$name.err" &
 	local rec=$!
 	sleep 1.5
+	local releaser
+	releaser=$(pgrep -P $rec -x gpuctx-release)
 	kill -KILL $rec
 	wait $rec 2>/dev/null
 	pid=$(cat "$T/$name.pid" 2>/dev/null)
@@ -288,6 +290,12 @@ EOS
 			>>"$T/$name.err"
 		kill -CONT "$pid" 2>/dev/null
 		kill -KILL "$pid" 2>/dev/null
+		rc=1
+	elif [ -z "$releaser" ]; then
+		echo "no releaser ran beside gpuctx" >>"$T/$name.err"
+		rc=1
+	elif [ -n "$(awk '$3 != "Z"' "/proc/$releaser/stat" 2>/dev/null)" ]; then
+		echo "the releaser ($releaser) is still running" >>"$T/$name.err"
 		rc=1
 	elif [ "$(cat "$T/$name.done")" -lt 20 ]; then
 		echo "only $(cat "$T/$name.done") libraries loaded: the workload was held back" \
