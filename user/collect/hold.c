@@ -118,9 +118,10 @@ static void close_others(int a, int b, int c)
 	close_range(lo, ~0u, 0);
 }
 
-static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns)
+static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns, pid_t collector)
 {
 	bool quit = false;
+	__u64 until;
 	int null;
 
 	setsid();
@@ -152,13 +153,17 @@ static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns)
 				break;
 			}
 		}
+		/* a child the collector forked may hold the pipe open after the collector died */
+		if (getppid() != collector)
+			break;
 		sweep(holds_fd, timeout_ns);
 	}
 	set_armed(ctl_fd, 0);
 	sweep(holds_fd, 0);
 	/* a collector that died may still have programs attached for a moment: a hold made
 	 * between the disarm and their detach is resumed by the sweeps that follow */
-	for (int i = 0; !quit && i < ORPHAN_SWEEP_MS / SWEEP_MS; i++) {
+	until = now_ns() + ORPHAN_SWEEP_MS * 1000000ull;
+	while (!quit && now_ns() < until) {
 		usleep(SWEEP_MS * 1000);
 		sweep(holds_fd, 0);
 	}
@@ -192,7 +197,7 @@ struct gctx_hold *gctx_hold__new(int holds_fd, int ctl_fd, __u32 timeout_ms, cha
 	}
 	if (h->releaser == 0) {
 		close(p[1]);
-		releaser(holds_fd, ctl_fd, p[0], (__u64)timeout_ms * 1000000ull);
+		releaser(holds_fd, ctl_fd, p[0], (__u64)timeout_ms * 1000000ull, getppid());
 	}
 	close(p[0]);
 	h->holds_fd = holds_fd;
