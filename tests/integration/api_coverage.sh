@@ -166,6 +166,21 @@ t_cov_no_hold() {
 	cov_check $name $rc --lib "$T/nh/libcuda.so.1" --gap no-hold
 }
 
+# attach_run NAME WLPID: record -p WLPID once it said "ready", let it go ($T/NAME.go), wait for
+# both, write $T/NAME.json. Returns non-zero when any of it failed.
+attach_run() {
+	local name=$1 wl=$2 rc=0 rec
+	for _ in $(seq 100); do grep -q ready "$T/$name.wl" && break; sleep 0.05; done
+	"$G" record -q -o "$T/$name.gctx" -p "$wl" >"$T/$name.out" 2>"$T/$name.err" &
+	rec=$!
+	for _ in $(seq 200); do grep -q attached "$T/$name.err" && break; sleep 0.05; done
+	touch "$T/$name.go"
+	wait "$wl" || rc=1
+	wait "$rec" || rc=1
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	return $rc
+}
+
 # -p: a running process whose environment points LD_LIBRARY_PATH at a private directory
 # loads libcuda.so.1 by name after gpuctx attached: probed from /proc/PID/environ beforehand.
 t_cov_attach_env() {
@@ -179,14 +194,7 @@ while not os.path.exists(sys.argv[1]):
     time.sleep(0.01)
 exit(ctypes.CDLL("libcuda.so.1").cuInit(0))' "$T/$name.go" >"$T/$name.wl" 2>&1 &
 	local wl=$!
-	for _ in $(seq 100); do grep -q ready "$T/$name.wl" && break; sleep 0.05; done
-	"$G" record -q -o "$T/$name.gctx" -p "$wl" >"$T/$name.out" 2>"$T/$name.err" &
-	local rec=$!
-	for _ in $(seq 200); do grep -q attached "$T/$name.err" && break; sleep 0.05; done
-	touch "$T/$name.go"
-	wait "$wl" || rc=1
-	wait "$rec" || rc=1
-	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	attach_run $name $wl || rc=1
 	cov_check $name $rc --lib "$T/att/libcuda.so.1" --predicted --pid "$wl" --calls 1
 }
 
@@ -208,14 +216,7 @@ if pid == 0:
     os._exit(ctypes.CDLL(sys.argv[3]).cuInit(0))
 os.waitpid(pid, 0)' "$T/$name.go" "$T/ao1/libcuda.so.1" "$T/ao2/libcuda.so.1" >"$T/$name.wl" 2>&1 &
 	local wl=$!
-	for _ in $(seq 100); do grep -q ready "$T/$name.wl" && break; sleep 0.05; done
-	"$G" record -q -o "$T/$name.gctx" -p "$wl" >"$T/$name.out" 2>"$T/$name.err" &
-	local rec=$!
-	for _ in $(seq 200); do grep -q attached "$T/$name.err" && break; sleep 0.05; done
-	touch "$T/$name.go"
-	wait "$wl" || rc=1
-	wait "$rec" || rc=1
-	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	attach_run $name $wl || rc=1
 	cov_check $name $rc --lib "$T/ao1/libcuda.so.1" --pid "$wl" --gap not-held-attached \
 		--held-child "$T/ao2/libcuda.so.1"
 }
