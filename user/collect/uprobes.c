@@ -484,9 +484,12 @@ static int add_lib_fd(struct gctx_uprobes *u, int fd, const struct stat *st, con
 	if (ret == 0) {
 		snprintf(err, errlen, "%s exports none of the CUDA/HIP functions gpuctx probes",
 			 shown);
-		return -ENOENT;
+		ret = -ENOENT;
 	}
-	return ret < 0 ? ret : 0;
+	ret = ret < 0 ? ret : 0;
+	if (u->o.on_lib)
+		u->o.on_lib(u->o.on_lib_ctx, shown, st->st_dev, st->st_ino, ret);
+	return ret;
 }
 
 int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, size_t errlen)

@@ -31,6 +31,9 @@ union gctx_record {
 	struct gctx_rec_probe probe;
 	struct gctx_rec_thread thread;
 	struct gctx_rec_write_loss wloss;
+	struct gctx_ev_apimap apimap;
+	struct gctx_rec_api_gap gap;
+	struct gctx_rec_hold hold;
 };
 
 /* Size of the struct of a record type: a shorter record is malformed. 0 when the type is
