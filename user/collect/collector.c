@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collector.h"
+#include "trace/ring.h"
 #include "gpuctx.skel.h"
 
 struct gctx_collector {
@@ -35,10 +36,15 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct gctx_collector *c = ctx;
+	union gctx_record buf;
+	const void *rec;
+	__u32 type, len;
 
-	if (size < sizeof(__u32))
+	if (size < sizeof(__u32) || !c->cb)
 		return 0;
-	return c->cb ? c->cb(c->cb_ctx, *(__u32 *)data, data, size) : 0;
+	type = *(__u32 *)data;
+	rec = gctx_ring__expand(type, data, size, &buf, &len);
+	return c->cb(c->cb_ctx, type, rec, len);
 }
 
 /* Program variants: tp_btf is preferred for lineage, raw_tp is the fallback. */
@@ -100,14 +106,10 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 	bpf_program__set_autoload(s->progs.gpu_file_iter, iter);
 	bpf_program__set_autoattach(s->progs.gpu_file_iter, false);
 	/* open(2) and openat2(2) are optional: not every kernel has both tracepoints. */
-	if (!tracepoint_exists("syscalls", "sys_enter_open")) {
-		bpf_program__set_autoload(s->progs.open_enter_prog, false);
+	if (!tracepoint_exists("syscalls", "sys_exit_open"))
 		bpf_program__set_autoload(s->progs.open_exit_prog, false);
-	}
-	if (!tracepoint_exists("syscalls", "sys_enter_openat2")) {
-		bpf_program__set_autoload(s->progs.openat2_enter, false);
+	if (!tracepoint_exists("syscalls", "sys_exit_openat2"))
 		bpf_program__set_autoload(s->progs.openat2_exit, false);
-	}
 	return s;
 }
 
