@@ -288,7 +288,7 @@ IOCTL_ROWS = [
     ("a", "non-GPU fd, followed process"),
     ("b", "non-GPU fd, process not followed"),
     ("c1", "GPU fd, emulated driver (FUSE)"),
-    ("c2", "GPU fd, registered tmpfs file, FIONREAD"),
+    ("c2", "GPU fd, registered tmpfs file, `_IO('F', 0)` (no parameters, ENOTTY)"),
     ("c2x", "GPU fd, registered tmpfs file, RM_CONTROL cmd (ENOTTY)"),
 ]
 
@@ -351,7 +351,7 @@ def ioctl_once(env, tracer, tag, secs):
     if os.path.exists(res):
         os.unlink(res)
     specs = [f"a={env.plain},fionread", f"c1={env.fakectl},nv-version",
-             f"c2={env.gpu},fionread", f"c2x={env.gpu},nv-control"]
+             f"c2={env.gpu},nv-none", f"c2x={env.gpu},nv-control"]
     suite = [LOOPS, "ioctl", "--secs", str(secs), "--out", res, "--hold", env.fifo] + specs
     name = tracer.name if tracer else "untraced"
     logp = env.path(f"{name}.{tag}.log")

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Background release of the BPF links (see detach.h). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+
+#include "collect/detach.h"
+
+#define MAX_CLOSERS 64
+
+static void *close_one(void *arg)
+{
+	close((int)(long)arg);
+	return NULL;
+}
+
+/* In the child: every fd above stderr, each on its own thread where possible, so that the
+ * grace periods that can overlap do (uprobe and raw tracepoint links). */
+static void close_all(void)
+{
+	pthread_t th[MAX_CLOSERS];
+	int fds[MAX_CLOSERS * 4], n = 0, nth = 0;
+	struct dirent *d;
+	DIR *dir;
+
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return; /* exit closes them, one after the other */
+	while ((d = readdir(dir)) && n < (int)(sizeof(fds) / sizeof(fds[0]))) {
+		int fd = atoi(d->d_name);
+
+		if (fd > 2 && fd != dirfd(dir))
+			fds[n++] = fd;
+	}
+	closedir(dir);
+	for (int i = 0; i < n; i++) {
+		if (nth < MAX_CLOSERS &&
+		    !pthread_create(&th[nth], NULL, close_one, (void *)(long)fds[i]))
+			nth++;
+		else
+			close(fds[i]);
+	}
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+}
+
+void gctx_detach_after_exit(void)
+{
+	pid_t pid = fork();
+	int null;
+
+	if (pid != 0)
+		return; /* parent (or fork failed): free as usual */
+	setsid();
+	prctl(PR_SET_NAME, "gpuctx-release");
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3; fd++) {
+		if (null >= 0)
+			dup2(null, fd);
+		else
+			close(fd);
+	}
+	if (null > 2)
+		close(null);
+	close_all();
+	_exit(0);
+}
