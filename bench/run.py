@@ -10,7 +10,7 @@ bench/loops.c; the reference BPF programs in bench/empty.bpf.c and bench/diag.bp
 
 Usage: python3 bench/run.py [--rounds N] [--secs S] [--only ROW,...] [--quick] [--out FILE]
        python3 bench/run.py --render bench/out/raw.json   (rewrite RESULTS.md only)
-Rows: ioctl, churn, api, throughput, collector. Needs root, build/gpuctx, build/fakegpu,
+Rows: ioctl, churn, api, throughput, collector, startstop. Needs root, build/gpuctx, build/fakegpu,
 build/bench/{loops,empty_loader}, bpftrace and strace (make bench builds and installs them).
 """
 import argparse
@@ -415,6 +415,7 @@ def interleaved(kind, rounds, tracers, once, require_clean=True, extra_until=Non
             except (RuntimeError, subprocess.SubprocessError, OSError, KeyError) as e:
                 log(f"  {t.name}: {e}")
                 vals[t.name], meta[t.name] = {"error": str(e)}, None
+            wait_released()
         b2, _ = once(None, f"{kind}-r{i}u2")
         vals["untraced"] = {k: (b1[k] + b2[k]) / 2 for k in b1 if k in b2}
         after = foreign_progs()
@@ -619,6 +620,89 @@ def bench_throughput(env, secs, repeats):
     return result
 
 
+# ---- 6. start and stop ----
+
+STARTSTOP_CFGS = [
+    ("untraced", "untraced"),
+    ("gpuctx", "gpuctx record"),
+    ("gpuctx-noapi", "gpuctx record --no-api"),
+    ("bpftrace", "bpftrace, one tracepoint"),
+    ("strace", "strace -f"),
+]
+
+
+BPFTRACE_ONE = "tracepoint:syscalls:sys_enter_ioctl { @n = count(); }"
+
+
+def release_pids():
+    """gpuctx's background link releasers (collect/detach.c) alive now."""
+    out = set()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/comm") as f:
+                    if f.read().strip() == "gpuctx-release":
+                        out.add(int(d))
+            except OSError:
+                pass
+    return out
+
+
+def wait_released(limit=10):
+    """Let gpuctx's background link release (collect/detach.c) finish before the next
+    configuration runs: its programs are still attached meanwhile."""
+    t0 = time.time()
+    while release_pids() and time.time() - t0 < limit:
+        time.sleep(0.01)
+
+
+def startstop_once(env, name):
+    """One short command (loops stamp) under a tracer: seconds from launching the tracer to
+    the command's first instruction (start), from the command's end to the tracer's return
+    (stop), and in all (wall); for gpuctx also how long its background release still ran."""
+    stamp = [LOOPS, "stamp"]
+    argv = {
+        "untraced": stamp,
+        "gpuctx": [G, "record", "-q", "-o", env.path("ss.gctx"), "--"] + stamp,
+        "gpuctx-noapi": [G, "record", "-q", "--no-api", "-o", env.path("ss.gctx"), "--"] + stamp,
+        "bpftrace": ["bpftrace", "-e", BPFTRACE_ONE, "-c", " ".join(stamp)],
+        "strace": ["strace", "-f", "-qq", "-o", env.path("ss.strace"), "--"] + stamp,
+    }[name]
+    before = release_pids()
+    t0 = time.monotonic_ns()
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=60)
+    t1 = time.monotonic_ns()
+    if p.returncode:
+        raise RuntimeError(f"{name} exited {p.returncode}: {p.stderr.strip()[-200:]}")
+    m = re.search(r"^(\d{6,})$", p.stdout, re.M)
+    if not m:
+        raise RuntimeError(f"{name}: no stamp in {p.stdout[-200:]!r}")
+    ts = int(m.group(1))
+    out = {"start": (ts - t0) / 1e9, "stop": (t1 - ts) / 1e9, "wall": (t1 - t0) / 1e9}
+    if name.startswith("gpuctx"):
+        while release_pids() - before and time.monotonic_ns() - t1 < 10e9:
+            time.sleep(0.002)
+        out["released"] = (time.monotonic_ns() - t1) / 1e9
+    return out
+
+
+def bench_startstop(env, rounds):
+    """Every configuration in every round, order rotated; medians and spreads over rounds."""
+    runs = {c: [] for c, _ in STARTSTOP_CFGS}
+    for i in range(rounds):
+        log(f"start/stop round {i + 1}/{rounds}")
+        QUIET.wait(f"start/stop {i + 1}")
+        order = STARTSTOP_CFGS[i % len(STARTSTOP_CFGS):] + STARTSTOP_CFGS[:i % len(STARTSTOP_CFGS)]
+        for c, _ in order:
+            try:
+                runs[c].append(startstop_once(env, c))
+            except (RuntimeError, subprocess.SubprocessError, OSError) as e:
+                log(f"  {c}: {e}")
+                runs[c].append({"error": str(e)})
+    return {"raw": runs, "rounds": rounds}
+
+
 # ---- 5. collector ----
 
 def parse_kv(text):
@@ -768,7 +852,7 @@ def verdict(ok):
     return "**met**" if ok else "**MISSED**"
 
 
-def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
+def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None):
     L = []
     w = L.append
     w("# gpuctx overhead benchmarks")
@@ -811,7 +895,7 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
     w("## Targets")
     w("")
     w("Ratios to untraced measured in the same run (gpuctx ÷ empty programs are per-round "
-      "ratios of the two configurations). Sections 1–5 hold the measurements.")
+      "ratios of the two configurations). Sections 1–6 hold the measurements.")
     w("")
     w("TARGETS_PLACEHOLDER")
     w("")
@@ -1230,6 +1314,55 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
                   "`gpuctx --help` lists it.")
                 w("")
 
+    # ---- start and stop ----
+    if ss:
+        raw = ss["raw"]
+        names = dict(STARTSTOP_CFGS)
+        w("## 6. Start and stop: a short command under each tracer")
+        w("")
+        w("`loops stamp` prints CLOCK_MONOTONIC and exits. start = from launching the tracer to "
+          "the command's first instruction (load, verify, attach, spawn); stop = from there to "
+          "the tracer's return (the command's own run is well under a millisecond); wall = "
+          "both. gpuctx: `record -q -o FILE -- loops stamp`; bpftrace: "
+          f"`-e '{BPFTRACE_ONE}' -c 'loops stamp'`. "
+          f"Median (min–max) over {ss['rounds']} rounds, every configuration in every round in "
+          "rotated order.")
+        w("")
+        w("| configuration | start | stop | wall | wall ÷ bpftrace (same round) |")
+        w("|---|---:|---:|---:|---:|")
+
+        def col(c, k):
+            xs = [r[k] for r in raw[c] if k in r]
+            if not xs:
+                return "failed"
+            lo, hi = spread(xs)
+            return f"{1000 * med(xs):.0f} ms ({1000 * lo:.0f}–{1000 * hi:.0f})"
+
+        def vs_bpftrace(c):
+            xs = [a["wall"] / b["wall"] for a, b in zip(raw[c], raw["bpftrace"])
+                  if "wall" in a and "wall" in b]
+            return med(xs), spread(xs)
+        for c, desc in STARTSTOP_CFGS:
+            r, (lo, hi) = vs_bpftrace(c)
+            cell = "—" if r is None else f"{r:.2f}× ({lo:.2f}–{hi:.2f})"
+            w(f"| {desc} | {col(c, 'start')} | {col(c, 'stop')} | {col(c, 'wall')} | {cell} |")
+        w("")
+        rel = [r["released"] for r in raw["gpuctx"] if "released" in r]
+        if rel:
+            w(f"gpuctx returns once the trace is complete; a detached child (`gpuctx-release`, "
+              f"user/collect/detach.c) then closes the BPF links, each close waiting for an RCU "
+              f"grace period. It was gone {1000 * med(rel):.0f} ms (median; "
+              f"{1000 * spread(rel)[0]:.0f}–{1000 * spread(rel)[1]:.0f}) after gpuctx returned; "
+              "until then the programs stay attached, recording nothing.")
+            w("")
+        r, _ = vs_bpftrace("gpuctx")
+        targets.append(("`gpuctx record -- CMD` wall ≤ 1.0× `bpftrace -e '<one tracepoint>' -c "
+                        "CMD` (same round)",
+                        "—" if r is None else f"{r:.2f}×; start {col('gpuctx', 'start')} vs "
+                        f"{col('bpftrace', 'start')}; stop {col('gpuctx', 'stop')} vs "
+                        f"{col('bpftrace', 'stop')}",
+                        verdict(r is not None and r <= 1.0), ""))
+
     text = "\n".join(L) + "\n"
     tl = ["| target | measured | verdict | why (when missed or close) |", "|---|---|---|---|"]
     for t, meas, v, why in targets:
@@ -1244,7 +1377,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--secs", type=float, default=0.25, help="seconds per timed loop")
-    ap.add_argument("--only", default="ioctl,churn,api,throughput,collector")
+    ap.add_argument("--only", default="ioctl,churn,api,throughput,collector,startstop")
     ap.add_argument("--quick", action="store_true", help="2 rounds, smaller workloads")
     ap.add_argument("--out", default=os.path.join(TOP, "bench/RESULTS.md"))
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -1259,7 +1392,8 @@ def main():
         args.rounds, args.secs = r["args"]["rounds"], r["args"]["secs"]
         QUIET.rounds = r["quiet"]
         targets = write_results(args.out, r["machine"], args, r["ioctl"], r["churn"], r["api"],
-                                r["throughput"], r["collector"], r["elapsed"])
+                                r["throughput"], r["collector"], r["elapsed"],
+                                r.get("startstop"))
         log(f"results written to {os.path.relpath(args.out)}")
         return
     if args.quick:
@@ -1277,7 +1411,7 @@ def main():
     t0 = time.time()
     m = machine()
     env = Env(args)
-    ioc = churn = api = thr = col = None
+    ioc = churn = api = thr = col = ss = None
     try:
         if "ioctl" in rows:
             ioc = bench_ioctl(env, args.rounds, args.secs, extra_until=t0 + 200)
@@ -1290,6 +1424,8 @@ def main():
         if "collector" in rows:
             col = bench_collector(env, 1000 if args.quick else 10000,
                                   1000 if args.quick else 12500, 1 if args.quick else 3)
+        if "startstop" in rows:
+            ss = bench_startstop(env, 3 if args.quick else 9)
     finally:
         env.close()
     elapsed = time.time() - t0
@@ -1297,8 +1433,9 @@ def main():
     with open(os.path.join(TOP, "bench/out/raw.json"), "w") as f:
         json.dump({"machine": m, "args": {"rounds": args.rounds, "secs": args.secs},
                    "quiet": QUIET.rounds, "elapsed": elapsed, "ioctl": ioc, "churn": churn,
-                   "api": api, "throughput": thr, "collector": col}, f, indent=1, default=str)
-    targets = write_results(args.out, m, args, ioc, churn, api, thr, col, elapsed)
+                   "api": api, "throughput": thr, "collector": col, "startstop": ss}, f,
+                  indent=1, default=str)
+    targets = write_results(args.out, m, args, ioc, churn, api, thr, col, elapsed, ss)
     log(f"results written to {os.path.relpath(args.out)} in {(time.time() - t0) / 60:.1f} min")
     for t, meas, v, _ in targets:
         log(f"  {v.strip('*')}: {t}: {meas}")

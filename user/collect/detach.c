@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Background release of the BPF links (see detach.h). */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -49,11 +50,22 @@ static void close_all(void)
 
 void gctx_detach_after_exit(void)
 {
-	pid_t pid = fork();
-	int null;
+	int null, gone[2];
+	pid_t pid;
+	char c;
 
-	if (pid != 0)
-		return; /* parent (or fork failed): free as usual */
+	/* The last close of a link pays its grace period: the child closes only once the parent
+	 * has exited (EOF on this pipe), so the parent's own closes stay cheap. */
+	if (pipe2(gone, O_CLOEXEC))
+		return;
+	pid = fork();
+	if (pid != 0) {
+		close(gone[0]);
+		if (pid < 0)
+			close(gone[1]);
+		return; /* parent (or fork failed): free as usual, keep gone[1] until exit */
+	}
+	close(gone[1]);
 	setsid();
 	prctl(PR_SET_NAME, "gpuctx-release");
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -65,6 +77,9 @@ void gctx_detach_after_exit(void)
 	}
 	if (null > 2)
 		close(null);
+	while (read(gone[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(gone[0]);
 	close_all();
 	_exit(0);
 }

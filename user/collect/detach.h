@@ -8,11 +8,12 @@
 #define __GPUCTX_DETACH_H
 
 /* Call once the trace is complete. Forks a child that inherits every open fd (the BPF links,
- * programs, maps) and releases them in the background, closing them concurrently, detached
- * from the terminal and from stdin/stdout/stderr (a pipe reader sees EOF when gpuctx exits).
- * The caller then frees as usual: its closes only drop references, and it returns at once.
- * Nothing is recorded any more: the programs still run until the child has closed them, with
- * no reader. Falls back to doing nothing (the caller's frees then wait) if fork fails. */
+ * programs, maps), waits for the caller to exit, then closes them all concurrently in the
+ * background. It is detached from the terminal and from stdin/stdout/stderr (a pipe reader
+ * sees EOF when gpuctx exits). The caller then frees as usual: its closes only drop
+ * references, and it returns at once. Nothing is recorded any more: programs not yet disabled
+ * run until the child has closed them, with no reader. If fork fails, nothing happens and the
+ * caller's frees wait as before. */
 void gctx_detach_after_exit(void);
 
 #endif /* __GPUCTX_DETACH_H */
