@@ -274,6 +274,38 @@ t_exit_status() {
 	result exit_status 0
 }
 
+# gpuctx returns once the trace is complete and releases its BPF links afterwards, in a
+# detached child (collect/detach.c): the status and the output come back at once (a pipe reader
+# is not held open), the trace is whole, and the child then exits (its last close frees the
+# programs).
+t_release() {
+	local name=release rc=0 out p
+	out=$("$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -- sh -c 'echo hello; exit 7' \
+		2>"$T/$name.err")
+	rc=$?
+	if [ $rc != 7 ] || [ "$out" != hello ]; then
+		echo "expected exit 7 and 'hello', got $rc and '$out'" >>"$T/$name.err"
+		result "$name" 1
+		return
+	fi
+	rc=0
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); m=r["meta"]; sys.exit(0 if m["clean_end"] and m["exit_status"] == 7 << 8 else 1)' \
+		"$T/$name.json" 2>>"$T/$name.err" || { echo "trace not complete" >>"$T/$name.err"; rc=1; }
+	for _ in $(seq 300); do
+		for p in $(pgrep -x gpuctx-release); do
+			[ "$(readlink "/proc/$p/exe")" = "$G" ] && { sleep 0.1; continue 2; }
+		done
+		break
+	done
+	for p in $(pgrep -x gpuctx-release); do
+		[ "$(readlink "/proc/$p/exe")" = "$G" ] || continue
+		echo "release child $p still alive after 30 s" >>"$T/$name.err"
+		rc=1
+	done
+	result "$name" $rc
+}
+
 # Bad input: one line on stderr, non-zero exit, no crash.
 expect_error() {
 	local name=$1 pattern=$2
@@ -327,7 +359,7 @@ t_sigkill() {
 }
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
