@@ -10,7 +10,7 @@ bench/loops.c; the reference BPF programs in bench/empty.bpf.c and bench/diag.bp
 
 Usage: python3 bench/run.py [--rounds N] [--secs S] [--only ROW,...] [--quick] [--out FILE]
        python3 bench/run.py --render bench/out/raw.json   (rewrite RESULTS.md only)
-Rows: ioctl, churn, api, throughput, collector, startstop. Needs root, build/gpuctx, build/fakegpu,
+Rows: ioctl, progcost, churn, api, throughput, collector, startstop. Needs root, build/gpuctx, build/fakegpu,
 build/bench/{loops,empty_loader}, bpftrace and strace (make bench builds and installs them).
 """
 import argparse
@@ -620,6 +620,105 @@ def bench_throughput(env, secs, repeats):
     return result
 
 
+# ---- 1b. per-program run time (kernel BPF statistics) ----
+
+PROGCOST_ROWS = [("a", "fionread", "plain"), ("c2", "nv-none", "gpu"), ("c2x", "nv-control", "gpu")]
+
+
+def enable_bpf_stats():
+    """BPF_ENABLE_STATS(BPF_STATS_RUN_TIME): the kernel times every BPF program run while the
+    returned fd is open (a few tens of ns per run, for every program on the machine)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = ctypes.create_string_buffer(16)  # enable_stats.type = BPF_STATS_RUN_TIME (0)
+    fd = libc.syscall(321, 32, attr, 16)    # __NR_bpf, BPF_ENABLE_STATS (x86-64)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "BPF_ENABLE_STATS")
+    return fd
+
+
+def held_progs(pid):
+    """{prog id} referenced by the fds of process pid (its programs and links)."""
+    ids = set()
+    d = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(d):
+        try:
+            with open(os.path.join(d, fd)) as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
+def prog_stats(ids):
+    out = {}
+    for i in ids:
+        try:
+            j = json.loads(sh(f"bpftool prog show id {i} -j"))
+        except ValueError:
+            continue
+        if j.get("run_cnt"):
+            out[j["name"]] = {"ns": j["run_time_ns"] / j["run_cnt"], "cnt": j["run_cnt"]}
+    return out
+
+
+def progcost_once(env, name, row, cmd, path, secs):
+    res = env.path("pc.res")
+    if os.path.exists(res):
+        os.unlink(res)
+    loop = [LOOPS, "ioctl", "--secs", str(secs), "--out", res, "--hold", env.fifo,
+            f"{row}={path},{cmd}"]
+    argv = {"empty": [LOADER, "ioctl", "--"] + loop,
+            "diag-typed": [LOADER, "filter-typed"] + env.loader_devs + ["--"] + loop,
+            "gpuctx": [G, "record", "-q", "-o", env.path("pc.gctx")] + env.devs + ["--"] + loop,
+            }[name]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        t0 = time.time()
+        while not os.path.exists(res):
+            if p.poll() is not None or time.time() - t0 > 120:
+                raise RuntimeError(f"{name}: no result")
+            time.sleep(0.01)
+        stats = prog_stats(held_progs(p.pid))
+        release_hold(env, p)
+        p.wait(120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    wait_released()
+    return {k: v for k, v in stats.items() if "ioctl" in k or "filter" in k}
+
+
+def bench_progcost(env, rounds, secs):
+    """ns per run of the ioctl programs, as the kernel times them: independent of how busy the
+    machine is, unlike the loops' wall clock."""
+    try:
+        fd = enable_bpf_stats()
+    except OSError as e:
+        log(f"progcost: {e}")
+        return None
+    out = {}
+    try:
+        for i in range(rounds):
+            log(f"progcost round {i + 1}/{rounds}")
+            for name in ("empty", "diag-typed", "gpuctx"):
+                for row, cmd, which in PROGCOST_ROWS:
+                    path = env.plain if which == "plain" else env.gpu
+                    try:
+                        st = progcost_once(env, name, row, cmd, path, secs)
+                    except (RuntimeError, subprocess.SubprocessError, OSError) as e:
+                        log(f"  {name} {row}: {e}")
+                        continue
+                    for prog, v in st.items():
+                        out.setdefault(f"{name}|{row}|{prog}", []).append(v["ns"])
+    finally:
+        os.close(fd)
+    return {"rounds": rounds, "ns": out}
+
+
 # ---- 6. start and stop ----
 
 STARTSTOP_CFGS = [
@@ -852,7 +951,7 @@ def verdict(ok):
     return "**met**" if ok else "**MISSED**"
 
 
-def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None):
+def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc=None):
     L = []
     w = L.append
     w("# gpuctx overhead benchmarks")
@@ -1097,6 +1196,29 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None):
         targets.append(("≥ 20× less added cost than strace on every ioctl row "
                         "(strace added ÷ gpuctx added)", "; ".join(cells), verdict(ok4),
                         "; ".join(why4)))
+
+    # ---- per-program run time ----
+    if pc:
+        w("### ns per program run, as the kernel times them (BPF run-time statistics)")
+        w("")
+        w("Each row runs alone under each configuration while `BPF_ENABLE_STATS` is on; the "
+          "kernel adds the run time of each program (run_time_ns / run_cnt). This does not "
+          "depend on how busy the machine is, unlike the loops' wall clock (the timing itself "
+          "adds the same few tens of ns to every configuration). Median over "
+          f"{pc['rounds']} rounds.")
+        w("")
+        w("| row | program | empty programs | typed filter, no event (diag) | gpuctx |")
+        w("|---|---|---:|---:|---:|")
+        for row, _, _ in PROGCOST_ROWS:
+            for side in ("enter", "exit"):
+                cells = []
+                for name in ("empty", "diag-typed", "gpuctx"):
+                    xs = [v for k, v in pc["ns"].items()
+                          if k.startswith(f"{name}|{row}|") and side in k]
+                    xs = [x for l in xs for x in l]
+                    cells.append(f"{med(xs):.0f} ns" if xs else "—")
+                w(f"| ({row}) | sys_{side}_ioctl | " + " | ".join(cells) + " |")
+        w("")
 
     # ---- churn ----
     if churn:
@@ -1377,7 +1499,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--secs", type=float, default=0.25, help="seconds per timed loop")
-    ap.add_argument("--only", default="ioctl,churn,api,throughput,collector,startstop")
+    ap.add_argument("--only",
+                    default="ioctl,progcost,churn,api,throughput,collector,startstop")
     ap.add_argument("--quick", action="store_true", help="2 rounds, smaller workloads")
     ap.add_argument("--out", default=os.path.join(TOP, "bench/RESULTS.md"))
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -1393,7 +1516,7 @@ def main():
         QUIET.rounds = r["quiet"]
         targets = write_results(args.out, r["machine"], args, r["ioctl"], r["churn"], r["api"],
                                 r["throughput"], r["collector"], r["elapsed"],
-                                r.get("startstop"))
+                                r.get("startstop"), r.get("progcost"))
         log(f"results written to {os.path.relpath(args.out)}")
         return
     if args.quick:
@@ -1411,10 +1534,12 @@ def main():
     t0 = time.time()
     m = machine()
     env = Env(args)
-    ioc = churn = api = thr = col = ss = None
+    ioc = churn = api = thr = col = ss = pc = None
     try:
         if "ioctl" in rows:
             ioc = bench_ioctl(env, args.rounds, args.secs, extra_until=t0 + 200)
+        if "progcost" in rows:
+            pc = bench_progcost(env, 2 if args.quick else 3, args.secs)
         if "churn" in rows:
             churn = bench_churn(env, args.rounds, 2 * args.secs, extra_until=t0 + 300)
         if "api" in rows:
@@ -1433,9 +1558,9 @@ def main():
     with open(os.path.join(TOP, "bench/out/raw.json"), "w") as f:
         json.dump({"machine": m, "args": {"rounds": args.rounds, "secs": args.secs},
                    "quiet": QUIET.rounds, "elapsed": elapsed, "ioctl": ioc, "churn": churn,
-                   "api": api, "throughput": thr, "collector": col, "startstop": ss}, f,
+                   "api": api, "throughput": thr, "collector": col, "startstop": ss, "progcost": pc}, f,
                   indent=1, default=str)
-    targets = write_results(args.out, m, args, ioc, churn, api, thr, col, elapsed, ss)
+    targets = write_results(args.out, m, args, ioc, churn, api, thr, col, elapsed, ss, pc)
     log(f"results written to {os.path.relpath(args.out)} in {(time.time() - t0) / 60:.1f} min")
     for t, meas, v, _ in targets:
         log(f"  {v.strip('*')}: {t}: {meas}")

@@ -40,7 +40,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool follow_cgroup = false;  /* --cgroup: also adopt processes that exec inside */
 const volatile __u32 uvm_major = 0;	    /* dynamic majors from /proc/devices, 0 = absent */
 const volatile __u32 kfd_major = 0;
-const volatile __u32 nr_regdevs = 0;	    /* entries in regdevs */
+const volatile __u32 nr_regdevs = 0;	    /* entries in regdev_* */
 const volatile bool track_libs = false;	    /* report executable mappings (API probes on) */
 
 /* Counters, read by the collector through the skeleton's .bss. */
@@ -51,19 +51,11 @@ __u64 missed_stash = 0;	 /* a traced syscall not stashed: task storage could not
 __u64 inflight = 0;
 __u64 follow_full = 0;	 /* children that could not be followed: followed map full */
 
-struct regdev_key {
-	__u32 dev; /* kernel dev_t of the filesystem */
-	__u32 pad;
-	__u64 ino;
-};
-
-/* Files registered with --device PATH:KIND, matched by (s_dev, i_ino). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GCTX_MAX_REGDEVS);
-	__type(key, struct regdev_key);
-	__type(value, __u32);
-} regdevs SEC(".maps");
+/* Files registered with --device PATH:KIND, matched by (s_dev, i_ino). There are a few at most:
+ * scanning read-only data costs less than a hash lookup on every call that reaches it. */
+const volatile __u64 regdev_ino[GCTX_MAX_REGDEVS] = {};
+const volatile __u32 regdev_dev[GCTX_MAX_REGDEVS] = {}; /* kernel dev_t of the filesystem */
+const volatile __u32 regdev_kind[GCTX_MAX_REGDEVS] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -76,7 +68,8 @@ struct {
 struct ioctl_slot {
 	struct gctx_ev_ioctl ev;
 	__u64 params; /* user pointer of the (inner) parameters */
-	__u64 active;
+	__u32 active;
+	__u32 sent;   /* records this task sent: the ring's fill level is checked every 32 */
 };
 
 /* In-flight syscalls, per task: task-local storage costs no insert/delete per call. */
@@ -154,15 +147,14 @@ static __always_inline __u32 classify_inode(struct inode *inode, __u32 *rdev_out
 			return GCTX_DEV_DRM_RENDER;
 	}
 	if (nr_regdevs) {
-		struct regdev_key key = {};
-		__u32 *kind;
+		__u32 dev = inode->i_sb->s_dev;
+		__u64 ino = inode->i_ino;
 
-		key.dev = inode->i_sb->s_dev;
-		key.ino = inode->i_ino;
-		kind = bpf_map_lookup_elem(&regdevs, &key);
-		if (kind) {
-			*ino_out = key.ino;
-			return *kind;
+		for (__u32 i = 0; i < GCTX_MAX_REGDEVS && i < nr_regdevs; i++) {
+			if (regdev_ino[i] == ino && regdev_dev[i] == dev) {
+				*ino_out = ino;
+				return regdev_kind[i];
+			}
 		}
 	}
 	return GCTX_DEV_NONE;
@@ -615,7 +607,9 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	barrier_var(got);
 	if (got > GCTX_IOCTL_BYTES)
 		return 0;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes)
+	/* Reading the ring's positions costs a cache miss on the consumer's line: a task that
+	 * sends many records checks now and then, and the collector polls every 10 ms anyway. */
+	if (!(s->sent++ & 31) && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, &s->ev, GCTX_IOCTL_FIXED + in_len + got, flags))
 		count_drop(GCTX_EV_IOCTL);

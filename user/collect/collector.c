@@ -101,6 +101,11 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 	s->rodata->uvm_major = o->uvm_major;
 	s->rodata->kfd_major = o->kfd_major;
 	s->rodata->nr_regdevs = o->ndevs;
+	for (__u32 i = 0; i < o->ndevs && i < GCTX_MAX_REGDEVS; i++) {
+		s->rodata->regdev_dev[i] = o->devs[i].dev;
+		s->rodata->regdev_ino[i] = o->devs[i].ino;
+		s->rodata->regdev_kind[i] = o->devs[i].kind;
+	}
 	s->rodata->track_libs = o->track_libs;
 	choose_lineage(s, btf);
 	bpf_program__set_autoload(s->progs.gpu_file_iter, iter);
@@ -111,24 +116,6 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 	if (!tracepoint_exists("syscalls", "sys_exit_openat2"))
 		bpf_program__set_autoload(s->progs.openat2_exit, false);
 	return s;
-}
-
-static int fill_regdevs(struct gctx_collector *c, const struct gctx_collector_opts *o)
-{
-	int fd = bpf_map__fd(c->skel->maps.regdevs);
-
-	for (__u32 i = 0; i < o->ndevs; i++) {
-		struct {
-			__u32 dev;
-			__u32 pad;
-			__u64 ino;
-		} key = { .dev = o->devs[i].dev, .ino = o->devs[i].ino };
-		__u32 kind = o->devs[i].kind;
-
-		if (bpf_map_update_elem(fd, &key, &kind, BPF_ANY))
-			return -errno;
-	}
-	return 0;
 }
 
 static int set_cgroup(struct gctx_collector *c, const char *dir, char *err, size_t errlen)
@@ -202,11 +189,6 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 		snprintf(err, errlen, "cannot load BPF programs: %s (rerun with -v for the "
 			 "verifier log)", strerror(-ret));
 		goto err_free;
-	}
-	ret = fill_regdevs(c, o);
-	if (ret) {
-		snprintf(err, errlen, "cannot register devices: %s", strerror(-ret));
-		goto err_destroy;
 	}
 	if (o->cgroup && set_cgroup(c, o->cgroup, err, errlen))
 		goto err_destroy;
