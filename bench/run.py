@@ -947,6 +947,20 @@ def rounds_note(res):
     return txt + "."
 
 
+def pc_ns(pc, name, row):
+    """Median ns per run of a configuration's ioctl programs on a row, entry + exit."""
+    if not pc:
+        return None
+    tot = 0
+    for side in ("enter", "exit"):
+        xs = [x for k, l in pc["ns"].items() if k.startswith(f"{name}|{row}|") and side in k
+              for x in l]
+        if not xs:
+            return None
+        tot += med(xs)
+    return tot
+
+
 def verdict(ok):
     return "**met**" if ok else "**MISSED**"
 
@@ -1062,18 +1076,19 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
             w("")
         w("What each row measures:")
         w("- (a) FIONREAD on a tmpfs file that is not a GPU device, in the process gpuctx "
-          "follows (the traced command): gpuctx's programs walk fd → file → inode and reject "
-          "it.")
+          "follows (the traced command): its command type ('T') is not one a GPU driver "
+          "handles, so gpuctx's entry program rejects it before anything else "
+          "(docs/not-recorded.md).")
         w("- (b) the same ioctl in a process gpuctx does not follow, while (a)'s process is "
           "traced: the syscall tracepoint programs still run for it.")
         w("- (c1) NV_ESC_CHECK_VERSION_STR on `nvidiactl` of the emulated driver (build/fakegpu). "
           "That driver is a FUSE file system, so every ioctl is a round trip to a userspace "
           "server (tens of µs) that hides the tracer's cost; the row shows a real RM escape is "
           "decoded and recorded, not the tracer's price.")
-        w("- (c2) FIONREAD on a tmpfs file registered with `--device FILE:nvidiactl`: a cheap "
-          "ioctl (as cheap as (a)) that gpuctx classifies as GPU and records (classification + "
-          "stash + ring-buffer event). FIONREAD carries no size in its command, so no parameter "
-          "bytes are captured.")
+        w("- (c2) `_IO('F', 0)` on a tmpfs file registered with `--device FILE:nvidiactl`: an "
+          "NVIDIA-type command that tmpfs rejects at once (ENOTTY), so the ioctl is as cheap as "
+          "(a), and that gpuctx classifies as GPU and records (classification + stash + "
+          "ring-buffer event). It carries no size, so no parameter bytes are captured.")
         w("- (c2x) supplementary: an `_IOWR('F', NV_ESC_RM_CONTROL, nvos54)` command on the same "
           "registered file. tmpfs rejects it (ENOTTY) right away, but gpuctx captures the 32 "
           "parameter bytes at entry and exit as it would for a real RM control: the traced GPU "
@@ -1090,7 +1105,7 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
         if d:
             dn = {"empty": "empty programs",
                   "diag-core": "filter with probe reads (gpuctx's first version)",
-                  "diag-typed": "filter with typed BTF loads (as gpuctx now)",
+                  "diag-typed": "filter with typed BTF loads",
                   "diag-cmd": "command-type test, then the typed filter",
                   "diag-fast": "command-type test + typed filter + exit gated by an in-flight "
                                "counter"}
@@ -1098,13 +1113,13 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
             w("")
             w("Each line is the ioctl filter alone, without any event: followed-map lookup, "
               "fd → file → inode, registered-device lookup, and an exit program that looks up "
-              "the per-task stash (task storage, as gpuctx). Ratio vs untraced (+ added ns). "
+              "the per-task stash (task storage). Ratio vs untraced (+ added ns). "
               "The command-type test rejects any ioctl whose `_IOC_TYPE` is not 'F' (NVIDIA "
-              "RM), 'K' (KFD), 'd' (DRM) or 0 (UVM's raw numbers) before anything else, so it "
-              "also drops the FIONREAD of row (c2): with it, (c2) is no longer a GPU ioctl and "
-              "(c2x) is the row to read.")
+              "RM), 'K' (KFD), 'd' (DRM) or 0 (UVM's raw numbers) before anything else, as "
+              "gpuctx now does. These programs look registered devices up in a hash map; "
+              "gpuctx now scans them in read-only data.")
             w("")
-            w("| program | (a) non-GPU, followed | (b) not followed | (c2) GPU, FIONREAD | "
+            w("| program | (a) non-GPU, followed | (b) not followed | (c2) GPU, no params | "
               "(c2x) GPU, RM cmd |")
             w("|---|---:|---:|---:|---:|")
             for c in ["empty"] + d:
@@ -1128,7 +1143,7 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
         if empty_a and g_a:
             parts = []
             for c, label in (("diag-core", "with probe reads"),
-                             ("diag-typed", "with typed loads (gpuctx's way now)"),
+                             ("diag-typed", "with typed loads"),
                              ("diag-cmd", "behind the command-type test"),
                              ("diag-fast", "behind the command-type test with the exit "
                                            "program gated by an in-flight counter")):
@@ -1138,14 +1153,19 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
                     parts.append(f"{fmt_ns(st['added'] - empty_a['added'])} ({fmt_ratio(r)}) "
                                  f"{label}")
             why1 = (f"On (a) gpuctx adds {fmt_ns(g_a['added'] - empty_a['added'])} to what "
-                    f"empty programs cost. The same filter in bench/diag.bpf.c adds "
-                    + "; ".join(parts) + ". gpuctx's exit programs are already gated by an "
-                    "in-flight counter; the fd → file → inode walk and the registered-device "
-                    "lookup still run for every ioctl of a followed process, and (b) pays the "
-                    "followed-map lookup. The command-type test is not used: it would drop "
-                    "ioctls of other types on GPU files, which gpuctx must keep.")
+                    f"empty programs cost. The filters of bench/diag.bpf.c add "
+                    + "; ".join(parts) + ". gpuctx tests the command type first and gates its "
+                    "exit program by an in-flight counter, as the last of these does; on this "
+                    "machine a system call costs about 2 µs (PVM guest) and the other sessions "
+                    "keep both CPUs busy, so a few ns of program cost are well inside the "
+                    "round-to-round spread (section 1)")
+            ga, ea = pc_ns(pc, "gpuctx", "a"), pc_ns(pc, "empty", "a")
+            if ga and ea:
+                why1 += (f". The kernel's own timing (section 1b) is steadier: on (a) gpuctx's "
+                         f"entry + exit programs run {ga:.0f} ns against {ea:.0f} ns for empty "
+                         f"programs ({ga - ea:+.0f} ns)")
         targets.append(("ioctl on a non-GPU fd within 10% of empty programs (gpuctx ÷ empty, "
-                        "same round)",
+                        "same round; followed, not followed, and under -a)",
                         f"(a) followed {fmt_ratio(r_a)}; (b) not followed {fmt_ratio(r_b)}; "
                         f"(a) under -a {fmt_ratio(r_aa)}",
                         verdict(all(x is not None and x <= 1.10 for x in (r_a, r_b, r_aa))),
@@ -1156,22 +1176,37 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
         why2 = ""
         if g2 and e2 and f2:
             why2 = (f"over empty programs gpuctx adds {fmt_ns(g2['added'] - e2['added'])} on "
-                    f"(c2): the typed filter alone accounts for "
-                    f"{fmt_ns(f2['added'] - e2['added'])} (diagnostic row), the rest is the "
-                    f"event (per-task stash, header with comm and timestamps, a 296-byte record "
-                    f"copied into the ring)")
+                    f"(c2): the typed filter alone (with a hash lookup of the registered device) "
+                    f"accounts for {fmt_ns(f2['added'] - e2['added'])} (diagnostic row), the rest "
+                    f"is the event (per-task stash, header with comm and timestamps, a 104-byte "
+                    f"record written into the ring); section 1b has the kernel's own timing of "
+                    f"each program")
+            g, e = pc_ns(pc, "gpuctx", "c2"), pc_ns(pc, "empty", "c2")
+            if g and e:
+                why2 += (f". Kernel timing (section 1b): gpuctx's programs run {g:.0f} ns per "
+                         f"ioctl against {e:.0f} ns for empty programs; on a guest where a system "
+                         f"call costs ~200 ns rather than ~3 µs (shared/reference/perf-notes.md: "
+                         f"untraced 207 ns, empty programs +245 ns) those {g - e:.0f} ns would "
+                         f"make about {(452 + g - e) / 452:.2f}×, so this target is met here "
+                         f"because system calls are slow on this machine")
         why2x = ""
         if g2x and g2:
             why2x = (f"gpuctx adds {fmt_ns(g2x['added'] - g2['added'])} more on (c2x) than on "
-                     "(c2): the 32 parameter bytes are read from user memory at entry and again "
-                     "at exit (two bpf_probe_read_user), and the untraced ioctl is cheaper "
-                     f"({fmt_ns(ratio_stats(raw, 'untraced', 'c2x')['med'])}: tmpfs rejects the "
-                     "command at once), so the same absolute cost is a larger ratio")
-        targets.append(("GPU ioctl traced with its event ≤ 2× the same ioctl with empty "
-                        "programs: (c2), the requested row",
+                     "(c2): the 32 parameter bytes are read from user memory at entry (the first "
+                     "touch of that page in the system call: a TLB miss) and again at exit "
+                     "(NVIDIA writes them back), and the ring record is 64 bytes longer; "
+                     "section 1b times each program")
+            g, e = pc_ns(pc, "gpuctx", "c2x"), pc_ns(pc, "empty", "c2x")
+            if g and e:
+                why2x += (f". Kernel timing: {g:.0f} ns against {e:.0f} ns for empty programs "
+                          f"(about {(433 + g - e) / 433:.2f}× on the reference guest of "
+                          f"perf-notes.md, where this ioctl costs 188 ns untraced and 433 ns "
+                          f"with empty programs)")
+        targets.append(("GPU ioctl recorded with its event ≤ 1.6× the same ioctl with empty "
+                        "programs: (c2)",
                         f"(c2) {fmt_ratio(r_c2)}; (c1, FUSE) {fmt_ratio(r_c1)}",
-                        verdict(all(x is not None and x <= 2.0 for x in (r_c2, r_c1))), why2))
-        targets.append(("the same, with parameter capture: (c2x), supplementary",
+                        verdict(all(x is not None and x <= 1.6 for x in (r_c2, r_c1))), why2))
+        targets.append(("the same with parameter capture ≤ 2.0×: (c2x)",
                         f"(c2x) {fmt_ratio(r_c2x)}",
                         verdict(r_c2x is not None and r_c2x <= 2.0), why2x))
         cells, ok4, why4 = [], True, []
@@ -1271,11 +1306,13 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
                     "bytes, argv and filename read from memory, and a bpf_loop over the fd table "
                     "looking for GPU fds that survived exec) and exit records; each new process's "
                     "dynamic loader opens, maps and closes its libraries, and gpuctx's open, mmap "
-                    "and close programs stash and classify every one of those files (a per-task "
-                    "storage allocation for the first open); the collector (section 5) needs a few "
-                    "µs of CPU per process on a machine with 2 CPUs. Not decomposed further")
-        targets.append(("process churn ≥ 0.97× of untraced", cells,
-                        verdict(worst is not None and worst[1] >= 0.97), why3))
+                    "(at syscall exit, nothing stashed) and close programs classify every one of "
+                    "those files; the collector (section 5) needs a few µs of CPU per process on a "
+                    "machine with 2 CPUs, here shared with other sessions. Not decomposed further")
+        sp = ratio_stats(raw, "gpuctx", "spawn")
+        targets.append(("posix_spawn churn ≥ 0.98× of untraced (and every churn loop ≥ 0.97×)",
+                        cells, verdict(worst is not None and worst[1] >= 0.97 and sp is not None
+                                       and sp["ratio"] >= 0.98), why3))
 
     # ---- api ----
     if api:
@@ -1333,9 +1370,10 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
     if thr:
         w("## 4. Event throughput (default ring size, 8 MiB)")
         w("")
-        w(f"Producer threads issue FIONREAD on a registered tmpfs `nvidiactl` file at a paced "
-          f"total rate for {thr['secs']} s under `gpuctx record -q`; every call is one 296-byte "
-          "ioctl event (304 bytes in the ring). The rate doubles until events are lost; one "
+        w(f"Producer threads issue `_IO('F', 0)` on a registered tmpfs `nvidiactl` file at a "
+          f"paced total rate for {thr['secs']} s under `gpuctx record -q`; every call is one "
+          "ioctl event (104 bytes + 8 of header in the ring, shortened to the bytes used; 296 in "
+          "the trace). The rate doubles until events are lost; one "
           "thread first, two once one cannot keep the pace (with two producers on this 2-CPU "
           "machine the collector competes with them for CPU). Lost = gpuctx's own count "
           "(ring-buffer reservations that failed); drop rate = lost ÷ (recorded + lost).")
@@ -1366,10 +1404,17 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
                   "of what the ring and collector absorb.")
             w("")
             ok = all(r["lost"] == 0 and not short(r, 200000) for r in c["target"])
+            lost_any = any(r["lost"] for r in thr["steps"]) or any(
+                r["lost"] for runs in c.values() for r in runs)
+            why_t = ("" if ok else "no event was lost at any rate tried"
+                     + (", but the producers could not reach 200k/s here: a traced ioctl "
+                        "costs several µs of system call on this busy PVM guest"
+                        if not lost_any else ""))
             targets.append(("zero lost events up to 200,000 events/s sustained",
                             f"highest rate with zero drops {fmt_rate(thr['best'])}; at 200k/s lost "
-                            + ", ".join(str(r['lost']) for r in c["target"]),
-                            verdict(ok), ""))
+                            + ", ".join(str(r['lost']) for r in c["target"]) + " (achieved "
+                            + ", ".join(fmt_rate(r["achieved"]) for r in c["target"]) + ")",
+                            verdict(ok), why_t))
         else:
             w("No clean rate was found (events were lost at the lowest rate tried).")
             w("")
