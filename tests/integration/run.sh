@@ -280,8 +280,9 @@ t_exit_status() {
 # programs).
 t_release() {
 	local name=release rc=0 out p
+	# fd 3 too: a pipe the caller hands down must not wait for the release either
 	out=$("$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -- sh -c 'echo hello; exit 7' \
-		2>"$T/$name.err")
+		2>"$T/$name.err" 3>&1)
 	rc=$?
 	if [ $rc != 7 ] || [ "$out" != hello ]; then
 		echo "expected exit 7 and 'hello', got $rc and '$out'" >>"$T/$name.err"

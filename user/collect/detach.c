@@ -4,13 +4,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 
 #include "collect/detach.h"
 
-#define MAX_CLOSERS 64
+#define MAX_CLOSERS 256
 
 static void *close_one(void *arg)
 {
@@ -18,9 +21,25 @@ static void *close_one(void *arg)
 	return NULL;
 }
 
-/* In the child: every fd above stderr, each on its own thread where possible, so that the
- * grace periods that can overlap do (uprobe and raw tracepoint links). */
-static void close_all(void)
+/* A BPF object or perf event: its last close may wait for a grace period. */
+static bool slow_to_close(int fd)
+{
+	char path[32], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return true;
+	target[n] = 0;
+	return !strncmp(target, "anon_inode:bpf", 14) || !strncmp(target, "anon_inode:[perf", 16);
+}
+
+/* The fds above stderr (but keep): with @slow, those that hold BPF objects, each closed on its
+ * own thread where possible so that the grace periods that can overlap do (uprobe and raw
+ * tracepoint links); else every other one, closed at once (files and pipes the caller handed
+ * us must not wait for the release). */
+static void close_fds(bool slow, int keep)
 {
 	pthread_t th[MAX_CLOSERS];
 	int fds[MAX_CLOSERS * 4], n = 0, nth = 0;
@@ -33,12 +52,14 @@ static void close_all(void)
 	while ((d = readdir(dir)) && n < (int)(sizeof(fds) / sizeof(fds[0]))) {
 		int fd = atoi(d->d_name);
 
-		if (fd > 2 && fd != dirfd(dir))
+		if (fd > 2 && fd != dirfd(dir) && fd != keep)
 			fds[n++] = fd;
 	}
 	closedir(dir);
 	for (int i = 0; i < n; i++) {
-		if (nth < MAX_CLOSERS &&
+		if (slow_to_close(fds[i]) != slow)
+			continue;
+		if (slow && nth < MAX_CLOSERS &&
 		    !pthread_create(&th[nth], NULL, close_one, (void *)(long)fds[i]))
 			nth++;
 		else
@@ -77,9 +98,10 @@ void gctx_detach_after_exit(void)
 	}
 	if (null > 2)
 		close(null);
+	close_fds(false, gone[0]);
 	while (read(gone[0], &c, 1) < 0 && errno == EINTR)
 		;
 	close(gone[0]);
-	close_all();
+	close_fds(true, -1);
 	_exit(0);
 }
