@@ -307,6 +307,38 @@ t_release() {
 	result "$name" $rc
 }
 
+# open, mmap and ioctl on a registered file, as decided at syscall exit from the saved
+# registers: the open flags, the mapping and the ioctl of an NVIDIA type are recorded; an ioctl
+# of another type on the same GPU fd is not (docs/not-recorded.md).
+t_syscall_args() {
+	local name=syscall_args rc=0 f="$T/regfile"
+	head -c 8192 /dev/zero >"$f"
+	"$G" record -q -o "$T/$name.gctx" --device "$f:nvidiactl" -- /usr/bin/python3 -c '
+import fcntl, mmap, os, sys, termios
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CLOEXEC)
+m = mmap.mmap(fd, 4096, offset=4096)
+m.close()
+for cmd in (0x4600, termios.TCGETS):  # _IO("F", 0), then a terminal ioctl
+    try:
+        fcntl.ioctl(fd, cmd, bytes(64))
+    except OSError:
+        pass
+os.close(fd)' "$f" >"$T/$name.out" 2>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && { python3 - "$T/$name.json" "$f" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, os, sys
+r = json.load(open(sys.argv[1]))
+files = [g for g in r["gpu_files"] if g["device"] == sys.argv[2]]
+assert len(files) == 1, files
+g = files[0]
+assert g["open_flags"] & 3 == os.O_RDWR and g["cloexec"], g
+assert g["mmaps"] == 1, g
+assert g["ioctls"] == 1, ("the 'F' ioctl only", g)
+PY
+	}
+	result "$name" $rc
+}
+
 # Bad input: one line on stderr, non-zero exit, no crash.
 expect_error() {
 	local name=$1 pattern=$2
@@ -360,7 +392,7 @@ t_sigkill() {
 }
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
