@@ -15,6 +15,7 @@
 #include <bpf/bpf_core_read.h>
 #include "gpuctx_events.h"
 #include "common.bpf.h"
+#include "hold.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -350,6 +351,8 @@ static __always_inline void on_exit(struct task_struct *task)
 	}
 	if (group_dead && !follow_all)
 		bpf_map_delete_elem(&followed, &tgid);
+	if (group_dead)
+		hold_forget(tgid);
 }
 
 SEC("tp_btf/sched_process_exit")
@@ -656,8 +659,10 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0;
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind) {
-		if (track_libs && (regs->dx & PROT_EXEC) && ctx->ret >= 0)
+		if (track_libs && (regs->dx & PROT_EXEC) && ctx->ret >= 0) {
 			emit_libmap(f);
+			watch_apimap(f);
+		}
 		return 0;
 	}
 	e = reserve(sizeof(*e), GCTX_EV_MMAP);
