@@ -7,7 +7,8 @@
  *	(written whole, then renamed into place) or stdout. With --hold, the process then blocks
  *	until FIFO is opened for writing and closed, so a tracer following it stays attached
  *	while the driver measures another, unfollowed process. CMD is fionread (FIONREAD),
- *	nv-version (NV_ESC_CHECK_VERSION_STR) or nv-control (NV_ESC_RM_CONTROL, nvos54 params).
+ *	nv-version (NV_ESC_CHECK_VERSION_STR), nv-control (NV_ESC_RM_CONTROL, nvos54 params) or
+ *	nv-none (_IO('F', 0): an NVIDIA-type command without parameters).
  *   loops procs [--secs S] [--exe PATH] fork-exit|fork-exec|spawn...
  *	processes per second of each loop, one after the other: fork + _exit + wait, fork +
  *	exec PATH + wait, posix_spawn PATH + wait (PATH defaults to /bin/true).
@@ -19,8 +20,10 @@
  *   loops call-lib [--secs S] LIB SYMBOL...
  *	ns per call of each SYMBOL in the shared library LIB (pointer arguments to zeroed memory).
  *   loops rate [--secs S] [--threads T] --rate N PATH
- *	FIONREAD on PATH paced at N calls per second in all, split over T threads; prints the
- *	achieved rate.
+ *	_IO('F', 0) on PATH paced at N calls per second in all, split over T threads; prints the
+ *	achieved rate (a file that is not a driver answers ENOTTY at once).
+ *   loops stamp
+ *	prints CLOCK_MONOTONIC in ns and exits: when a command started under a tracer.
  *   loops gpu-mix [--iters N] DIR
  *	RM traffic on DIR/nvidiactl (the emulated driver): per iteration, allocate a client, a
  *	device and a subdevice, four controls, free the client (8 ioctls).
@@ -93,7 +96,10 @@ static __u64 secs_ns(double secs)
 
 /* ---- ioctl ---- */
 
-enum ioctl_kind { IOC_FIONREAD, IOC_NV_VERSION, IOC_NV_CONTROL };
+enum ioctl_kind { IOC_FIONREAD, IOC_NV_VERSION, IOC_NV_CONTROL, IOC_NV_NONE };
+
+/* An NVIDIA-type command without parameters: recorded on a registered file, ENOTTY there. */
+#define NV_IOCTL_NONE _IO('F', 0)
 
 struct spec {
 	const char *label;
@@ -125,6 +131,8 @@ static int parse_spec(char *arg, struct spec *s)
 		s->kind = IOC_NV_VERSION;
 	else if (!strcmp(comma + 1, "nv-control"))
 		s->kind = IOC_NV_CONTROL;
+	else if (!strcmp(comma + 1, "nv-none"))
+		s->kind = IOC_NV_NONE;
 	else
 		return -1;
 	return 0;
@@ -138,6 +146,8 @@ static inline long do_ioctl(int fd, enum ioctl_kind kind, union ioctl_buf *b)
 		return ioctl(fd, NV_IOCTL_CHECK_VERSION_STR, &b->ver);
 	case IOC_NV_CONTROL:
 		return ioctl(fd, NV_IOCTL_RM_CONTROL, &b->ctl);
+	case IOC_NV_NONE:
+		return ioctl(fd, NV_IOCTL_NONE, 0);
 	default:
 		return ioctl(fd, FIONREAD, &b->nread);
 	}
@@ -154,9 +164,9 @@ static void time_ioctl(struct spec *s, double secs)
 	memset(&b, 0, sizeof(b));
 	strcpy(b.ver.versionString, "595.45.04");
 	first = do_ioctl(s->fd, s->kind, &b);
-	/* The fionread and nv-version rows must succeed; nv-control is expected to fail
+	/* The fionread and nv-version rows must succeed; nv-control and nv-none are expected to fail
 	 * with ENOTTY on a file that is not a driver (only its parameters matter). */
-	if (first < 0 && s->kind != IOC_NV_CONTROL)
+	if (first < 0 && s->kind != IOC_NV_CONTROL && s->kind != IOC_NV_NONE)
 		die("%s: ioctl on %s: %s", s->label, s->path, strerror(errno));
 	end = now_ns() + secs_ns(0.02);
 	while (now_ns() < end)
@@ -219,7 +229,7 @@ static int cmd_ioctl(struct opts *o, int argc, char **argv)
 		die("ioctl: want 1 to %d LABEL=PATH,CMD arguments", MAX_SPECS);
 	for (int i = 0; i < n; i++) {
 		if (parse_spec(argv[i], &specs[i]))
-			die("ioctl: bad spec '%s': want LABEL=PATH,fionread|nv-version|nv-control",
+			die("ioctl: bad spec '%s': want LABEL=PATH,fionread|nv-version|nv-control|nv-none",
 			    argv[i]);
 		specs[i].fd = open(specs[i].path, O_RDWR | O_CLOEXEC);
 		if (specs[i].fd < 0)
@@ -462,12 +472,12 @@ struct pacer {
 	__u64 done;
 };
 
-/* FIONREAD at a steady pace: sleep when more than 200 us ahead, spin when less. */
+/* _IO('F', 0) at a steady pace: sleep when more than 200 us ahead, spin when less. */
 static void *pace(void *arg)
 {
 	struct pacer *p = arg;
 	double per_ns = p->rate / 1e9;
-	int fd = open(p->path, O_RDWR | O_CLOEXEC), nread;
+	int fd = open(p->path, O_RDWR | O_CLOEXEC);
 	__u64 n = 0;
 
 	if (fd < 0)
@@ -492,8 +502,8 @@ static void *pace(void *arg)
 		if (due > n + 256)
 			due = n + 256; /* look at the clock now and then when behind */
 		for (; n < due; n++)
-			if (ioctl(fd, FIONREAD, &nread))
-				die("FIONREAD on %s: %s", p->path, strerror(errno));
+			if (ioctl(fd, NV_IOCTL_NONE, 0) && errno != ENOTTY)
+				die("_IO('F', 0) on %s: %s", p->path, strerror(errno));
 	}
 	close(fd);
 	p->done = n;
@@ -586,7 +596,8 @@ static void usage(FILE *out)
 		"       loops call [--secs S] nop5|push|endbr64\n"
 		"       loops call-lib [--secs S] LIB SYMBOL...\n"
 		"       loops rate [--secs S] [--threads T] --rate N PATH\n"
-		"       loops gpu-mix [--iters N] DIR\n");
+		"       loops gpu-mix [--iters N] DIR\n"
+		"       loops stamp\n");
 }
 
 static long parse_long(const char *what, const char *s)
@@ -682,6 +693,10 @@ int main(int argc, char **argv)
 		return cmd_call_lib(&o, argc, argv);
 	if (!strcmp(cmd, "rate") && argc == 1)
 		return cmd_rate(&o, argv[0]);
+	if (!strcmp(cmd, "stamp")) {
+		printf("%llu\n", (unsigned long long)now_ns());
+		return 0;
+	}
 	if (!strcmp(cmd, "gpu-mix") && argc == 1)
 		return cmd_gpu_mix(&o, argv[0]);
 	usage(stderr);

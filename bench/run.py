@@ -10,7 +10,7 @@ bench/loops.c; the reference BPF programs in bench/empty.bpf.c and bench/diag.bp
 
 Usage: python3 bench/run.py [--rounds N] [--secs S] [--only ROW,...] [--quick] [--out FILE]
        python3 bench/run.py --render bench/out/raw.json   (rewrite RESULTS.md only)
-Rows: ioctl, churn, api, throughput, collector. Needs root, build/gpuctx, build/fakegpu,
+Rows: ioctl, progcost, churn, api, throughput, collector, startstop. Needs root, build/gpuctx, build/fakegpu,
 build/bench/{loops,empty_loader}, bpftrace and strace (make bench builds and installs them).
 """
 import argparse
@@ -288,7 +288,7 @@ IOCTL_ROWS = [
     ("a", "non-GPU fd, followed process"),
     ("b", "non-GPU fd, process not followed"),
     ("c1", "GPU fd, emulated driver (FUSE)"),
-    ("c2", "GPU fd, registered tmpfs file, FIONREAD"),
+    ("c2", "GPU fd, registered tmpfs file, `_IO('F', 0)` (no parameters, ENOTTY)"),
     ("c2x", "GPU fd, registered tmpfs file, RM_CONTROL cmd (ENOTTY)"),
 ]
 
@@ -351,7 +351,7 @@ def ioctl_once(env, tracer, tag, secs):
     if os.path.exists(res):
         os.unlink(res)
     specs = [f"a={env.plain},fionread", f"c1={env.fakectl},nv-version",
-             f"c2={env.gpu},fionread", f"c2x={env.gpu},nv-control"]
+             f"c2={env.gpu},nv-none", f"c2x={env.gpu},nv-control"]
     suite = [LOOPS, "ioctl", "--secs", str(secs), "--out", res, "--hold", env.fifo] + specs
     name = tracer.name if tracer else "untraced"
     logp = env.path(f"{name}.{tag}.log")
@@ -415,6 +415,7 @@ def interleaved(kind, rounds, tracers, once, require_clean=True, extra_until=Non
             except (RuntimeError, subprocess.SubprocessError, OSError, KeyError) as e:
                 log(f"  {t.name}: {e}")
                 vals[t.name], meta[t.name] = {"error": str(e)}, None
+            wait_released()
         b2, _ = once(None, f"{kind}-r{i}u2")
         vals["untraced"] = {k: (b1[k] + b2[k]) / 2 for k in b1 if k in b2}
         after = foreign_progs()
@@ -619,6 +620,202 @@ def bench_throughput(env, secs, repeats):
     return result
 
 
+# ---- 1b. per-program run time (kernel BPF statistics) ----
+
+PROGCOST_ROWS = [("a", "fionread", "plain"), ("c2", "nv-none", "gpu"), ("c2x", "nv-control", "gpu")]
+
+
+def enable_bpf_stats():
+    """BPF_ENABLE_STATS(BPF_STATS_RUN_TIME): the kernel times every BPF program run while the
+    returned fd is open (a few tens of ns per run, for every program on the machine)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = ctypes.create_string_buffer(16)  # enable_stats.type = BPF_STATS_RUN_TIME (0)
+    fd = libc.syscall(321, 32, attr, 16)    # __NR_bpf, BPF_ENABLE_STATS (x86-64)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "BPF_ENABLE_STATS")
+    return fd
+
+
+def held_progs(pid):
+    """{prog id} referenced by the fds of process pid (its programs and links)."""
+    ids = set()
+    d = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(d):
+        try:
+            with open(os.path.join(d, fd)) as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
+def prog_stats(ids):
+    out = {}
+    for i in ids:
+        try:
+            j = json.loads(sh(f"bpftool prog show id {i} -j"))
+        except ValueError:
+            continue
+        if j.get("run_cnt"):
+            out[j["name"]] = {"ns": j["run_time_ns"] / j["run_cnt"], "cnt": j["run_cnt"]}
+    return out
+
+
+def progcost_once(env, name, row, cmd, path, secs):
+    res = env.path("pc.res")
+    if os.path.exists(res):
+        os.unlink(res)
+    loop = [LOOPS, "ioctl", "--secs", str(secs), "--out", res, "--hold", env.fifo,
+            f"{row}={path},{cmd}"]
+    argv = {"empty": [LOADER, "ioctl", "--"] + loop,
+            "diag-typed": [LOADER, "filter-typed"] + env.loader_devs + ["--"] + loop,
+            "gpuctx": [G, "record", "-q", "-o", env.path("pc.gctx")] + env.devs + ["--"] + loop,
+            }[name]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        t0 = time.time()
+        while not os.path.exists(res):
+            if p.poll() is not None or time.time() - t0 > 120:
+                raise RuntimeError(f"{name}: no result")
+            time.sleep(0.01)
+        stats = prog_stats(held_progs(p.pid))
+        release_hold(env, p)
+        p.wait(120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    wait_released()
+    return {k: v for k, v in stats.items() if "ioctl" in k or "filter" in k}
+
+
+def bench_progcost(env, rounds, secs):
+    """ns per run of the ioctl programs, as the kernel times them: independent of how busy the
+    machine is, unlike the loops' wall clock."""
+    try:
+        fd = enable_bpf_stats()
+    except OSError as e:
+        log(f"progcost: {e}")
+        return None
+    out = {}
+    try:
+        for i in range(rounds):
+            log(f"progcost round {i + 1}/{rounds}")
+            for name in ("empty", "diag-typed", "gpuctx"):
+                for row, cmd, which in PROGCOST_ROWS:
+                    path = env.plain if which == "plain" else env.gpu
+                    try:
+                        st = progcost_once(env, name, row, cmd, path, secs)
+                    except (RuntimeError, subprocess.SubprocessError, OSError) as e:
+                        log(f"  {name} {row}: {e}")
+                        continue
+                    for prog, v in st.items():
+                        out.setdefault(f"{name}|{row}|{prog}", []).append(v["ns"])
+    finally:
+        os.close(fd)
+    return {"rounds": rounds, "ns": out}
+
+
+# ---- 6. start and stop ----
+
+STARTSTOP_CFGS = [
+    ("untraced", "untraced"),
+    ("gpuctx", "gpuctx record"),
+    ("gpuctx-noapi", "gpuctx record --no-api"),
+    ("bpftrace", "bpftrace, one tracepoint"),
+    ("strace", "strace -f"),
+    ("gpuctx-true", "gpuctx record -- true"),
+    ("bpftrace-true", "bpftrace -c true"),
+]
+
+
+TRUE = shutil.which("true") or "/bin/true"
+BPFTRACE_ONE = "tracepoint:syscalls:sys_enter_ioctl { @n = count(); }"
+
+
+def release_pids():
+    """gpuctx's background link releasers (collect/detach.c) alive now."""
+    out = set()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/comm") as f:
+                    if f.read().strip() == "gpuctx-release":
+                        out.add(int(d))
+            except OSError:
+                pass
+    return out
+
+
+def wait_released(limit=10):
+    """Let gpuctx's background link release (collect/detach.c) finish before the next
+    configuration runs: its programs are still attached meanwhile."""
+    t0 = time.time()
+    while release_pids() and time.time() - t0 < limit:
+        time.sleep(0.01)
+
+
+def startstop_once(env, name):
+    """One short command (loops stamp) under a tracer: seconds from launching the tracer to
+    the command's first instruction (start), from the command's end to the tracer's return
+    (stop), and in all (wall); for gpuctx also how long its background release still ran."""
+    if name.endswith("-true"):
+        # The issue's own comparison: wall time only
+        argv = {"gpuctx-true": [G, "record", "-q", "-o", env.path("ss.gctx"), "--", TRUE],
+                "bpftrace-true": ["bpftrace", "-e", BPFTRACE_ONE, "-c", TRUE]}[name]
+        t0 = time.monotonic_ns()
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        t1 = time.monotonic_ns()
+        if p.returncode:
+            raise RuntimeError(f"{name} exited {p.returncode}")
+        wait_released()
+        return {"wall": (t1 - t0) / 1e9}
+    stamp = [LOOPS, "stamp"]
+    argv = {
+        "untraced": stamp,
+        "gpuctx": [G, "record", "-q", "-o", env.path("ss.gctx"), "--"] + stamp,
+        "gpuctx-noapi": [G, "record", "-q", "--no-api", "-o", env.path("ss.gctx"), "--"] + stamp,
+        "bpftrace": ["bpftrace", "-e", BPFTRACE_ONE, "-c", " ".join(stamp)],
+        "strace": ["strace", "-f", "-qq", "-o", env.path("ss.strace"), "--"] + stamp,
+    }[name]
+    before = release_pids()
+    t0 = time.monotonic_ns()
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=60)
+    t1 = time.monotonic_ns()
+    if p.returncode:
+        raise RuntimeError(f"{name} exited {p.returncode}: {p.stderr.strip()[-200:]}")
+    m = re.search(r"^(\d{6,})$", p.stdout, re.M)
+    if not m:
+        raise RuntimeError(f"{name}: no stamp in {p.stdout[-200:]!r}")
+    ts = int(m.group(1))
+    out = {"start": (ts - t0) / 1e9, "stop": (t1 - ts) / 1e9, "wall": (t1 - t0) / 1e9}
+    if name.startswith("gpuctx"):
+        while release_pids() - before and time.monotonic_ns() - t1 < 10e9:
+            time.sleep(0.002)
+        out["released"] = (time.monotonic_ns() - t1) / 1e9
+    return out
+
+
+def bench_startstop(env, rounds):
+    """Every configuration in every round, order rotated; medians and spreads over rounds."""
+    runs = {c: [] for c, _ in STARTSTOP_CFGS}
+    for i in range(rounds):
+        log(f"start/stop round {i + 1}/{rounds}")
+        QUIET.wait(f"start/stop {i + 1}")
+        order = STARTSTOP_CFGS[i % len(STARTSTOP_CFGS):] + STARTSTOP_CFGS[:i % len(STARTSTOP_CFGS)]
+        for c, _ in order:
+            try:
+                runs[c].append(startstop_once(env, c))
+            except (RuntimeError, subprocess.SubprocessError, OSError) as e:
+                log(f"  {c}: {e}")
+                runs[c].append({"error": str(e)})
+    return {"raw": runs, "rounds": rounds}
+
+
 # ---- 5. collector ----
 
 def parse_kv(text):
@@ -764,11 +961,25 @@ def rounds_note(res):
     return txt + "."
 
 
+def pc_ns(pc, name, row):
+    """Median ns per run of a configuration's ioctl programs on a row, entry + exit."""
+    if not pc:
+        return None
+    tot = 0
+    for side in ("enter", "exit"):
+        xs = [x for k, l in pc["ns"].items() if k.startswith(f"{name}|{row}|") and side in k
+              for x in l]
+        if not xs:
+            return None
+        tot += med(xs)
+    return tot
+
+
 def verdict(ok):
     return "**met**" if ok else "**MISSED**"
 
 
-def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
+def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc=None):
     L = []
     w = L.append
     w("# gpuctx overhead benchmarks")
@@ -811,7 +1022,7 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
     w("## Targets")
     w("")
     w("Ratios to untraced measured in the same run (gpuctx ÷ empty programs are per-round "
-      "ratios of the two configurations). Sections 1–5 hold the measurements.")
+      "ratios of the two configurations). Sections 1–6 hold the measurements.")
     w("")
     w("TARGETS_PLACEHOLDER")
     w("")
@@ -879,18 +1090,19 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
             w("")
         w("What each row measures:")
         w("- (a) FIONREAD on a tmpfs file that is not a GPU device, in the process gpuctx "
-          "follows (the traced command): gpuctx's programs walk fd → file → inode and reject "
-          "it.")
+          "follows (the traced command): its command type ('T') is not one a GPU driver "
+          "handles, so gpuctx's entry program rejects it before anything else "
+          "(docs/not-recorded.md).")
         w("- (b) the same ioctl in a process gpuctx does not follow, while (a)'s process is "
           "traced: the syscall tracepoint programs still run for it.")
         w("- (c1) NV_ESC_CHECK_VERSION_STR on `nvidiactl` of the emulated driver (build/fakegpu). "
           "That driver is a FUSE file system, so every ioctl is a round trip to a userspace "
           "server (tens of µs) that hides the tracer's cost; the row shows a real RM escape is "
           "decoded and recorded, not the tracer's price.")
-        w("- (c2) FIONREAD on a tmpfs file registered with `--device FILE:nvidiactl`: a cheap "
-          "ioctl (as cheap as (a)) that gpuctx classifies as GPU and records (classification + "
-          "stash + ring-buffer event). FIONREAD carries no size in its command, so no parameter "
-          "bytes are captured.")
+        w("- (c2) `_IO('F', 0)` on a tmpfs file registered with `--device FILE:nvidiactl`: an "
+          "NVIDIA-type command that tmpfs rejects at once (ENOTTY), so the ioctl is as cheap as "
+          "(a), and that gpuctx classifies as GPU and records (classification + stash + "
+          "ring-buffer event). It carries no size, so no parameter bytes are captured.")
         w("- (c2x) supplementary: an `_IOWR('F', NV_ESC_RM_CONTROL, nvos54)` command on the same "
           "registered file. tmpfs rejects it (ENOTTY) right away, but gpuctx captures the 32 "
           "parameter bytes at entry and exit as it would for a real RM control: the traced GPU "
@@ -907,7 +1119,7 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
         if d:
             dn = {"empty": "empty programs",
                   "diag-core": "filter with probe reads (gpuctx's first version)",
-                  "diag-typed": "filter with typed BTF loads (as gpuctx now)",
+                  "diag-typed": "filter with typed BTF loads",
                   "diag-cmd": "command-type test, then the typed filter",
                   "diag-fast": "command-type test + typed filter + exit gated by an in-flight "
                                "counter"}
@@ -915,13 +1127,13 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
             w("")
             w("Each line is the ioctl filter alone, without any event: followed-map lookup, "
               "fd → file → inode, registered-device lookup, and an exit program that looks up "
-              "the per-task stash (task storage, as gpuctx). Ratio vs untraced (+ added ns). "
+              "the per-task stash (task storage). Ratio vs untraced (+ added ns). "
               "The command-type test rejects any ioctl whose `_IOC_TYPE` is not 'F' (NVIDIA "
-              "RM), 'K' (KFD), 'd' (DRM) or 0 (UVM's raw numbers) before anything else, so it "
-              "also drops the FIONREAD of row (c2): with it, (c2) is no longer a GPU ioctl and "
-              "(c2x) is the row to read.")
+              "RM), 'K' (KFD), 'd' (DRM) or 0 (UVM's raw numbers) before anything else, as "
+              "gpuctx now does. These programs look registered devices up in a hash map; "
+              "gpuctx now scans them in read-only data.")
             w("")
-            w("| program | (a) non-GPU, followed | (b) not followed | (c2) GPU, FIONREAD | "
+            w("| program | (a) non-GPU, followed | (b) not followed | (c2) GPU, no params | "
               "(c2x) GPU, RM cmd |")
             w("|---|---:|---:|---:|---:|")
             for c in ["empty"] + d:
@@ -945,7 +1157,7 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
         if empty_a and g_a:
             parts = []
             for c, label in (("diag-core", "with probe reads"),
-                             ("diag-typed", "with typed loads (gpuctx's way now)"),
+                             ("diag-typed", "with typed loads"),
                              ("diag-cmd", "behind the command-type test"),
                              ("diag-fast", "behind the command-type test with the exit "
                                            "program gated by an in-flight counter")):
@@ -955,14 +1167,19 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
                     parts.append(f"{fmt_ns(st['added'] - empty_a['added'])} ({fmt_ratio(r)}) "
                                  f"{label}")
             why1 = (f"On (a) gpuctx adds {fmt_ns(g_a['added'] - empty_a['added'])} to what "
-                    f"empty programs cost. The same filter in bench/diag.bpf.c adds "
-                    + "; ".join(parts) + ". gpuctx's exit programs are already gated by an "
-                    "in-flight counter; the fd → file → inode walk and the registered-device "
-                    "lookup still run for every ioctl of a followed process, and (b) pays the "
-                    "followed-map lookup. The command-type test is not used: it would drop "
-                    "ioctls of other types on GPU files, which gpuctx must keep.")
+                    f"empty programs cost. The filters of bench/diag.bpf.c add "
+                    + "; ".join(parts) + ". gpuctx tests the command type first and gates its "
+                    "exit program by an in-flight counter, as the last of these does; on this "
+                    "machine a system call costs about 2 µs (PVM guest) and the other sessions "
+                    "keep both CPUs busy, so a few ns of program cost are well inside the "
+                    "round-to-round spread (section 1)")
+            ga, ea = pc_ns(pc, "gpuctx", "a"), pc_ns(pc, "empty", "a")
+            if ga and ea:
+                why1 += (f". The kernel's own timing (section 1b) is steadier: on (a) gpuctx's "
+                         f"entry + exit programs run {ga:.0f} ns against {ea:.0f} ns for empty "
+                         f"programs ({ga - ea:+.0f} ns)")
         targets.append(("ioctl on a non-GPU fd within 10% of empty programs (gpuctx ÷ empty, "
-                        "same round)",
+                        "same round; followed, not followed, and under -a)",
                         f"(a) followed {fmt_ratio(r_a)}; (b) not followed {fmt_ratio(r_b)}; "
                         f"(a) under -a {fmt_ratio(r_aa)}",
                         verdict(all(x is not None and x <= 1.10 for x in (r_a, r_b, r_aa))),
@@ -973,22 +1190,37 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
         why2 = ""
         if g2 and e2 and f2:
             why2 = (f"over empty programs gpuctx adds {fmt_ns(g2['added'] - e2['added'])} on "
-                    f"(c2): the typed filter alone accounts for "
-                    f"{fmt_ns(f2['added'] - e2['added'])} (diagnostic row), the rest is the "
-                    f"event (per-task stash, header with comm and timestamps, a 296-byte record "
-                    f"copied into the ring)")
+                    f"(c2): the typed filter alone (with a hash lookup of the registered device) "
+                    f"accounts for {fmt_ns(f2['added'] - e2['added'])} (diagnostic row), the rest "
+                    f"is the event (per-task stash, header with comm and timestamps, a 104-byte "
+                    f"record written into the ring); section 1b has the kernel's own timing of "
+                    f"each program")
+            g, e = pc_ns(pc, "gpuctx", "c2"), pc_ns(pc, "empty", "c2")
+            if g and e:
+                why2 += (f". Kernel timing (section 1b): gpuctx's programs run {g:.0f} ns per "
+                         f"ioctl against {e:.0f} ns for empty programs; on a guest where a system "
+                         f"call costs ~200 ns rather than ~3 µs (shared/reference/perf-notes.md: "
+                         f"untraced 207 ns, empty programs +245 ns) those {g - e:.0f} ns would "
+                         f"make about {(452 + g - e) / 452:.2f}×, so this target is met here "
+                         f"because system calls are slow on this machine")
         why2x = ""
         if g2x and g2:
             why2x = (f"gpuctx adds {fmt_ns(g2x['added'] - g2['added'])} more on (c2x) than on "
-                     "(c2): the 32 parameter bytes are read from user memory at entry and again "
-                     "at exit (two bpf_probe_read_user), and the untraced ioctl is cheaper "
-                     f"({fmt_ns(ratio_stats(raw, 'untraced', 'c2x')['med'])}: tmpfs rejects the "
-                     "command at once), so the same absolute cost is a larger ratio")
-        targets.append(("GPU ioctl traced with its event ≤ 2× the same ioctl with empty "
-                        "programs: (c2), the requested row",
+                     "(c2): the 32 parameter bytes are read from user memory at entry (the first "
+                     "touch of that page in the system call: a TLB miss) and again at exit "
+                     "(NVIDIA writes them back), and the ring record is 64 bytes longer; "
+                     "section 1b times each program")
+            g, e = pc_ns(pc, "gpuctx", "c2x"), pc_ns(pc, "empty", "c2x")
+            if g and e:
+                why2x += (f". Kernel timing: {g:.0f} ns against {e:.0f} ns for empty programs "
+                          f"(about {(433 + g - e) / 433:.2f}× on the reference guest of "
+                          f"perf-notes.md, where this ioctl costs 188 ns untraced and 433 ns "
+                          f"with empty programs)")
+        targets.append(("GPU ioctl recorded with its event ≤ 1.6× the same ioctl with empty "
+                        "programs: (c2)",
                         f"(c2) {fmt_ratio(r_c2)}; (c1, FUSE) {fmt_ratio(r_c1)}",
-                        verdict(all(x is not None and x <= 2.0 for x in (r_c2, r_c1))), why2))
-        targets.append(("the same, with parameter capture: (c2x), supplementary",
+                        verdict(all(x is not None and x <= 1.6 for x in (r_c2, r_c1))), why2))
+        targets.append(("the same with parameter capture ≤ 2.0×: (c2x)",
                         f"(c2x) {fmt_ratio(r_c2x)}",
                         verdict(r_c2x is not None and r_c2x <= 2.0), why2x))
         cells, ok4, why4 = [], True, []
@@ -1013,6 +1245,29 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
         targets.append(("≥ 20× less added cost than strace on every ioctl row "
                         "(strace added ÷ gpuctx added)", "; ".join(cells), verdict(ok4),
                         "; ".join(why4)))
+
+    # ---- per-program run time ----
+    if pc:
+        w("### ns per program run, as the kernel times them (BPF run-time statistics)")
+        w("")
+        w("Each row runs alone under each configuration while `BPF_ENABLE_STATS` is on; the "
+          "kernel adds the run time of each program (run_time_ns / run_cnt). This does not "
+          "depend on how busy the machine is, unlike the loops' wall clock (the timing itself "
+          "adds the same few tens of ns to every configuration). Median over "
+          f"{pc['rounds']} rounds.")
+        w("")
+        w("| row | program | empty programs | typed filter, no event (diag) | gpuctx |")
+        w("|---|---|---:|---:|---:|")
+        for row, _, _ in PROGCOST_ROWS:
+            for side in ("enter", "exit"):
+                cells = []
+                for name in ("empty", "diag-typed", "gpuctx"):
+                    xs = [v for k, v in pc["ns"].items()
+                          if k.startswith(f"{name}|{row}|") and side in k]
+                    xs = [x for l in xs for x in l]
+                    cells.append(f"{med(xs):.0f} ns" if xs else "—")
+                w(f"| ({row}) | sys_{side}_ioctl | " + " | ".join(cells) + " |")
+        w("")
 
     # ---- churn ----
     if churn:
@@ -1065,11 +1320,13 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
                     "bytes, argv and filename read from memory, and a bpf_loop over the fd table "
                     "looking for GPU fds that survived exec) and exit records; each new process's "
                     "dynamic loader opens, maps and closes its libraries, and gpuctx's open, mmap "
-                    "and close programs stash and classify every one of those files (a per-task "
-                    "storage allocation for the first open); the collector (section 5) needs a few "
-                    "µs of CPU per process on a machine with 2 CPUs. Not decomposed further")
-        targets.append(("process churn ≥ 0.97× of untraced", cells,
-                        verdict(worst is not None and worst[1] >= 0.97), why3))
+                    "(at syscall exit, nothing stashed) and close programs classify every one of "
+                    "those files; the collector (section 5) needs a few µs of CPU per process on a "
+                    "machine with 2 CPUs, here shared with other sessions. Not decomposed further")
+        sp = ratio_stats(raw, "gpuctx", "spawn")
+        targets.append(("posix_spawn churn ≥ 0.98× of untraced (and every churn loop ≥ 0.97×)",
+                        cells, verdict(worst is not None and worst[1] >= 0.97 and sp is not None
+                                       and sp["ratio"] >= 0.98), why3))
 
     # ---- api ----
     if api:
@@ -1127,9 +1384,10 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
     if thr:
         w("## 4. Event throughput (default ring size, 8 MiB)")
         w("")
-        w(f"Producer threads issue FIONREAD on a registered tmpfs `nvidiactl` file at a paced "
-          f"total rate for {thr['secs']} s under `gpuctx record -q`; every call is one 296-byte "
-          "ioctl event (304 bytes in the ring). The rate doubles until events are lost; one "
+        w(f"Producer threads issue `_IO('F', 0)` on a registered tmpfs `nvidiactl` file at a "
+          f"paced total rate for {thr['secs']} s under `gpuctx record -q`; every call is one "
+          "ioctl event (104 bytes + 8 of header in the ring, shortened to the bytes used; 296 in "
+          "the trace). The rate doubles until events are lost; one "
           "thread first, two once one cannot keep the pace (with two producers on this 2-CPU "
           "machine the collector competes with them for CPU). Lost = gpuctx's own count "
           "(ring-buffer reservations that failed); drop rate = lost ÷ (recorded + lost).")
@@ -1160,10 +1418,17 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
                   "of what the ring and collector absorb.")
             w("")
             ok = all(r["lost"] == 0 and not short(r, 200000) for r in c["target"])
+            lost_any = any(r["lost"] for r in thr["steps"]) or any(
+                r["lost"] for runs in c.values() for r in runs)
+            why_t = ("" if ok else "no event was lost at any rate tried"
+                     + (", but the producers could not reach 200k/s here: a traced ioctl "
+                        "costs several µs of system call on this busy PVM guest"
+                        if not lost_any else ""))
             targets.append(("zero lost events up to 200,000 events/s sustained",
                             f"highest rate with zero drops {fmt_rate(thr['best'])}; at 200k/s lost "
-                            + ", ".join(str(r['lost']) for r in c["target"]),
-                            verdict(ok), ""))
+                            + ", ".join(str(r['lost']) for r in c["target"]) + " (achieved "
+                            + ", ".join(fmt_rate(r["achieved"]) for r in c["target"]) + ")",
+                            verdict(ok), why_t))
         else:
             w("No clean rate was found (events were lost at the lowest rate tried).")
             w("")
@@ -1230,6 +1495,75 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed):
                   "`gpuctx --help` lists it.")
                 w("")
 
+    # ---- start and stop ----
+    if ss:
+        raw = ss["raw"]
+        names = dict(STARTSTOP_CFGS)
+        w("## 6. Start and stop: a short command under each tracer")
+        w("")
+        if ss.get("note"):
+            w(ss["note"])
+            w("")
+        w("`loops stamp` prints CLOCK_MONOTONIC and exits. start = from launching the tracer to "
+          "the command's first instruction (load, verify, attach, spawn); stop = from there to "
+          "the tracer's return (the command's own run is well under a millisecond); wall = "
+          "both. gpuctx: `record -q -o FILE -- loops stamp`; bpftrace: "
+          f"`-e '{BPFTRACE_ONE}' -c 'loops stamp'`. "
+          f"Median (min–max) over {ss['rounds']} rounds, every configuration in every round in "
+          "rotated order.")
+        w("")
+        w("| configuration | start | stop | wall | wall ÷ bpftrace (same round) |")
+        w("|---|---:|---:|---:|---:|")
+
+        def col(c, k):
+            xs = [r[k] for r in raw[c] if k in r]
+            if not xs:
+                return "failed"
+            lo, hi = spread(xs)
+            return f"{1000 * med(xs):.0f} ms ({1000 * lo:.0f}–{1000 * hi:.0f})"
+
+        def vs_bpftrace(c):
+            xs = [a["wall"] / b["wall"] for a, b in zip(raw[c], raw["bpftrace"])
+                  if "wall" in a and "wall" in b]
+            return med(xs), spread(xs)
+        for c, desc in STARTSTOP_CFGS:
+            if c.endswith("-true"):
+                continue
+            r, (lo, hi) = vs_bpftrace(c)
+            cell = "—" if r is None else f"{r:.2f}× ({lo:.2f}–{hi:.2f})"
+            w(f"| {desc} | {col(c, 'start')} | {col(c, 'stop')} | {col(c, 'wall')} | {cell} |")
+        w("")
+        rel = [r["released"] for r in raw["gpuctx"] if "released" in r]
+        if rel:
+            w(f"gpuctx returns once the trace is complete; a detached child (`gpuctx-release`, "
+              f"user/collect/detach.c) then closes the BPF links, each close waiting for an RCU "
+              f"grace period. It was gone {1000 * med(rel):.0f} ms (median; "
+              f"{1000 * spread(rel)[0]:.0f}–{1000 * spread(rel)[1]:.0f}) after gpuctx returned; "
+              "until then the programs stay attached, recording nothing.")
+            w("")
+        r, _ = vs_bpftrace("gpuctx")
+        rt = None
+        if raw.get("gpuctx-true") and raw.get("bpftrace-true"):
+            xs = [a["wall"] / b["wall"] for a, b in zip(raw["gpuctx-true"], raw["bpftrace-true"])
+                  if "wall" in a and "wall" in b]
+            rt = med(xs) if xs else None
+            w(f"With `true` as the command, as the issue compares them: `gpuctx record -q -o FILE "
+              f"-- true` {col('gpuctx-true', 'wall')}, `bpftrace -e '{BPFTRACE_ONE}' -c true` "
+              f"{col('bpftrace-true', 'wall')}: "
+              + ("—" if rt is None else f"{rt:.2f}× (median of the per-round ratios, "
+                 f"{spread(xs)[0]:.2f}–{spread(xs)[1]:.2f})") + ". Both tracers' output goes to pipes this driver reads; "
+              "run by hand in a shell (`time ... | cat`), the two came out within about 10% of "
+              "each other, so the harness matters to bpftrace's time here.")
+            w("")
+        targets.append(("`gpuctx record -- true` wall ≤ 1.0× `bpftrace -e '<one tracepoint>' -c "
+                        "true` (same round)",
+                        ("—" if rt is None else f"{rt:.2f}× with `true`; ")
+                        + ("—" if r is None else f"{r:.2f}× with `loops stamp`: start "
+                           f"{col('gpuctx', 'start')} vs {col('bpftrace', 'start')}; stop "
+                           f"{col('gpuctx', 'stop')} vs {col('bpftrace', 'stop')}"),
+                        verdict((rt if rt is not None else r) is not None
+                                and (rt if rt is not None else r) <= 1.0), ""))
+
     text = "\n".join(L) + "\n"
     tl = ["| target | measured | verdict | why (when missed or close) |", "|---|---|---|---|"]
     for t, meas, v, why in targets:
@@ -1244,7 +1578,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--secs", type=float, default=0.25, help="seconds per timed loop")
-    ap.add_argument("--only", default="ioctl,churn,api,throughput,collector")
+    ap.add_argument("--only",
+                    default="ioctl,progcost,churn,api,throughput,collector,startstop")
     ap.add_argument("--quick", action="store_true", help="2 rounds, smaller workloads")
     ap.add_argument("--out", default=os.path.join(TOP, "bench/RESULTS.md"))
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -1259,7 +1594,8 @@ def main():
         args.rounds, args.secs = r["args"]["rounds"], r["args"]["secs"]
         QUIET.rounds = r["quiet"]
         targets = write_results(args.out, r["machine"], args, r["ioctl"], r["churn"], r["api"],
-                                r["throughput"], r["collector"], r["elapsed"])
+                                r["throughput"], r["collector"], r["elapsed"],
+                                r.get("startstop"), r.get("progcost"))
         log(f"results written to {os.path.relpath(args.out)}")
         return
     if args.quick:
@@ -1277,10 +1613,12 @@ def main():
     t0 = time.time()
     m = machine()
     env = Env(args)
-    ioc = churn = api = thr = col = None
+    ioc = churn = api = thr = col = ss = pc = None
     try:
         if "ioctl" in rows:
             ioc = bench_ioctl(env, args.rounds, args.secs, extra_until=t0 + 200)
+        if "progcost" in rows:
+            pc = bench_progcost(env, 2 if args.quick else 3, args.secs)
         if "churn" in rows:
             churn = bench_churn(env, args.rounds, 2 * args.secs, extra_until=t0 + 300)
         if "api" in rows:
@@ -1290,6 +1628,8 @@ def main():
         if "collector" in rows:
             col = bench_collector(env, 1000 if args.quick else 10000,
                                   1000 if args.quick else 12500, 1 if args.quick else 3)
+        if "startstop" in rows:
+            ss = bench_startstop(env, 3 if args.quick else 9)
     finally:
         env.close()
     elapsed = time.time() - t0
@@ -1297,8 +1637,9 @@ def main():
     with open(os.path.join(TOP, "bench/out/raw.json"), "w") as f:
         json.dump({"machine": m, "args": {"rounds": args.rounds, "secs": args.secs},
                    "quiet": QUIET.rounds, "elapsed": elapsed, "ioctl": ioc, "churn": churn,
-                   "api": api, "throughput": thr, "collector": col}, f, indent=1, default=str)
-    targets = write_results(args.out, m, args, ioc, churn, api, thr, col, elapsed)
+                   "api": api, "throughput": thr, "collector": col, "startstop": ss, "progcost": pc}, f,
+                  indent=1, default=str)
+    targets = write_results(args.out, m, args, ioc, churn, api, thr, col, elapsed, ss, pc)
     log(f"results written to {os.path.relpath(args.out)} in {(time.time() - t0) / 60:.1f} min")
     for t, meas, v, _ in targets:
         log(f"  {v.strip('*')}: {t}: {meas}")

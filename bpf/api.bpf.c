@@ -9,6 +9,17 @@
  * in common.bpf.h): the collector reuses their fds before loading this object.
  */
 #include "vmlinux.h"
+
+/* A uprobe's context is the user register frame, laid out as the x86-64 ptrace ABI fixes it
+ * (struct user_regs_struct): reading it needs no CO-RE, so loading this object needs no second
+ * parse of the kernel's BTF (tens of ms of every start). Declared after vmlinux.h, so without
+ * its preserve_access_index. */
+struct gctx_uregs {
+	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax;
+	unsigned long ip, cs, flags, sp, ss;
+};
+#define __PT_REGS_CAST(x) ((const struct gctx_uregs *)(x))
+
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
@@ -19,7 +30,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* libbpf 1.1 has no sixth-argument accessor; x86-64 passes it in r9. */
 #ifndef PT_REGS_PARM6
-#define PT_REGS_PARM6(x) (((struct pt_regs *)(x))->r9)
+#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->r9)
 #endif
 
 __u64 api_drops = 0;	/* API records lost: ring buffer full */

@@ -31,6 +31,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define NV_ESC_IOCTL_XFER   0xD3
 #define MAX_SCAN_FDS	    4096
 #define PAGE_SZ		    4096
+#define GCTX_IOCTL_FIXED    __builtin_offsetof(struct gctx_ev_ioctl, in)
 
 #define IOC_NR(c)   ((c) & 0xff)
 #define IOC_TYPE(c) (((c) >> 8) & 0xff)
@@ -40,7 +41,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool follow_cgroup = false;  /* --cgroup: also adopt processes that exec inside */
 const volatile __u32 uvm_major = 0;	    /* dynamic majors from /proc/devices, 0 = absent */
 const volatile __u32 kfd_major = 0;
-const volatile __u32 nr_regdevs = 0;	    /* entries in regdevs */
+const volatile __u32 nr_regdevs = 0;	    /* entries in regdev_* */
 const volatile bool track_libs = false;	    /* report executable mappings (API probes on) */
 
 /* Counters, read by the collector through the skeleton's .bss. */
@@ -51,19 +52,11 @@ __u64 missed_stash = 0;	 /* a traced syscall not stashed: task storage could not
 __u64 inflight = 0;
 __u64 follow_full = 0;	 /* children that could not be followed: followed map full */
 
-struct regdev_key {
-	__u32 dev; /* kernel dev_t of the filesystem */
-	__u32 pad;
-	__u64 ino;
-};
-
-/* Files registered with --device PATH:KIND, matched by (s_dev, i_ino). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GCTX_MAX_REGDEVS);
-	__type(key, struct regdev_key);
-	__type(value, __u32);
-} regdevs SEC(".maps");
+/* Files registered with --device PATH:KIND, matched by (s_dev, i_ino). There are a few at most:
+ * scanning read-only data costs less than a hash lookup on every call that reaches it. */
+const volatile __u64 regdev_ino[GCTX_MAX_REGDEVS] = {};
+const volatile __u32 regdev_dev[GCTX_MAX_REGDEVS] = {}; /* kernel dev_t of the filesystem */
+const volatile __u32 regdev_kind[GCTX_MAX_REGDEVS] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -72,46 +65,15 @@ struct {
 	__type(value, __u32);
 } cgroup_map SEC(".maps");
 
-struct open_args {
-	__u64 path;  /* user pointer to the path */
-	__u32 flags;
-	__u32 active; /* set at entry, cleared at exit */
-};
-
-struct mmap_args {
-	__u64 file;
-	__u64 len;
-	__u64 off;
-	__u32 prot;
-	__u32 flags;
-	__s32 fd;
-	__u32 kind;
-	__u32 active;
-	__u32 pad;
-};
-
 /* In-flight ioctl: the record being built, plus where its parameters live. */
 struct ioctl_slot {
 	struct gctx_ev_ioctl ev;
 	__u64 params; /* user pointer of the (inner) parameters */
-	__u64 active;
+	__u32 active;
+	__u32 sent;   /* records this task sent: the ring's fill level is checked every 32 */
 };
 
 /* In-flight syscalls, per task: task-local storage costs no insert/delete per call. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct open_args);
-} open_stash SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct mmap_args);
-} mmap_stash SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -186,15 +148,14 @@ static __always_inline __u32 classify_inode(struct inode *inode, __u32 *rdev_out
 			return GCTX_DEV_DRM_RENDER;
 	}
 	if (nr_regdevs) {
-		struct regdev_key key = {};
-		__u32 *kind;
+		__u32 dev = inode->i_sb->s_dev;
+		__u64 ino = inode->i_ino;
 
-		key.dev = inode->i_sb->s_dev;
-		key.ino = inode->i_ino;
-		kind = bpf_map_lookup_elem(&regdevs, &key);
-		if (kind) {
-			*ino_out = key.ino;
-			return *kind;
+		for (__u32 i = 0; i < GCTX_MAX_REGDEVS && i < nr_regdevs; i++) {
+			if (regdev_ino[i] == ino && regdev_dev[i] == dev) {
+				*ino_out = ino;
+				return regdev_kind[i];
+			}
 		}
 	}
 	return GCTX_DEV_NONE;
@@ -423,40 +384,25 @@ static __always_inline struct task_struct *cur(void)
 	return bpf_get_current_task_btf();
 }
 
-static __always_inline void open_enter(__u64 path, __u32 flags)
+/* The syscall's own arguments, read at its exit: the entry registers are still in pt_regs
+ * (x86-64: di, si, dx, r10, r8, r9), so nothing needs stashing at entry. */
+static __always_inline struct pt_regs *sys_regs(void)
 {
-	struct open_args *a;
-
-	if (!is_followed(bpf_get_current_pid_tgid() >> 32))
-		return;
-	a = bpf_task_storage_get(&open_stash, cur(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!a) {
-		__sync_fetch_and_add(&missed_stash, 1);
-		return;
-	}
-	a->path = path;
-	a->flags = flags;
-	if (!a->active)
-		__sync_fetch_and_add(&inflight, 1);
-	a->active = 1;
+	return (struct pt_regs *)bpf_task_pt_regs(cur());
 }
 
-static __always_inline void open_exit(long ret)
+/* Decided at exit from the new fd's inode: most opens (the dynamic loader's libraries) are of
+ * no interest, and an exit-only program keeps nothing for them. which: 0 openat, 1 open,
+ * 2 openat2. */
+static __always_inline void open_exit(long ret, int which)
 {
 	struct gctx_ev_open *e;
-	struct open_args *a;
+	struct pt_regs *regs;
 	struct file *f;
 	__u32 kind, rdev = 0;
-	__u64 ino = 0;
+	__u64 ino = 0, path, flags;
 
-	if (!inflight)
-		return;
-	a = bpf_task_storage_get(&open_stash, cur(), 0, 0);
-	if (!a || !a->active)
-		return;
-	a->active = 0;
-	__sync_fetch_and_add(&inflight, -1);
-	if (ret < 0)
+	if (ret < 0 || !is_followed(bpf_get_current_pid_tgid() >> 32))
 		return;
 	f = fd_file(ret);
 	kind = classify_file(f, &rdev, &ino);
@@ -465,61 +411,47 @@ static __always_inline void open_exit(long ret)
 	e = reserve(sizeof(*e), GCTX_EV_OPEN);
 	if (!e)
 		return;
+	regs = sys_regs();
+	if (which == 1) {
+		path = regs->di;
+		flags = regs->si;
+	} else {
+		path = regs->si;
+		flags = regs->dx;
+	}
+	/* openat2: struct open_how starts with __u64 flags */
+	if (which == 2 && bpf_probe_read_user(&flags, sizeof(flags), (void *)flags))
+		flags = 0;
 	fill_hdr(&e->hdr, GCTX_EV_OPEN);
 	e->file = (__u64)f;
 	e->fd = ret;
-	e->flags = a->flags;
+	e->flags = flags;
 	e->kind = kind;
 	e->rdev = rdev;
 	e->ino = ino ? ino : typed_file(f)->f_inode->i_ino;
-	if (bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)a->path) < 0)
+	if (bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)path) < 0)
 		e->path[0] = 0;
 	submit(e);
-}
-
-SEC("tp/syscalls/sys_enter_openat")
-int openat_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	open_enter(ctx->args[1], ctx->args[2]);
-	return 0;
-}
-
-SEC("tp/syscalls/sys_enter_open")
-int open_enter_prog(struct trace_event_raw_sys_enter *ctx)
-{
-	open_enter(ctx->args[0], ctx->args[1]);
-	return 0;
-}
-
-SEC("tp/syscalls/sys_enter_openat2")
-int openat2_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	__u64 flags = 0;
-
-	/* struct open_how starts with __u64 flags */
-	bpf_probe_read_user(&flags, sizeof(flags), (void *)ctx->args[2]);
-	open_enter(ctx->args[1], (__u32)flags);
-	return 0;
 }
 
 SEC("tp/syscalls/sys_exit_openat")
 int openat_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	open_exit(ctx->ret);
+	open_exit(ctx->ret, 0);
 	return 0;
 }
 
 SEC("tp/syscalls/sys_exit_open")
 int open_exit_prog(struct trace_event_raw_sys_exit *ctx)
 {
-	open_exit(ctx->ret);
+	open_exit(ctx->ret, 1);
 	return 0;
 }
 
 SEC("tp/syscalls/sys_exit_openat2")
 int openat2_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	open_exit(ctx->ret);
+	open_exit(ctx->ret, 2);
 	return 0;
 }
 
@@ -570,17 +502,36 @@ static __always_inline __u32 read_params(__u8 *dst, __u64 uptr, __u32 size)
 	return bpf_probe_read_user(dst, size, (void *)uptr) == 0 ? size : 0;
 }
 
+/* Only these command types reach a GPU driver: NVIDIA RM 'F', AMD KFD 'K', DRM 'd' (core and
+ * driver commands alike) and UVM's raw numbers (type byte 0). Every other type fails in the
+ * driver with ENOTTY, or is a VFS-generic ioctl (FIOCLEX, FIONBIO...): rejecting it first
+ * spares every other ioctl the fd -> file -> inode walk (docs/not-recorded.md). */
+static __always_inline bool gpu_ioctl_type(__u32 cmd)
+{
+	__u32 t = IOC_TYPE(cmd);
+
+	return t == 'F' || t == 'K' || t == 'd' || t == 0;
+}
+
+/* The driver copies parameters back only for _IOC_READ commands on KFD and DRM (NVIDIA and
+ * UVM always copy back): for the others out[] is in[] and is not read again at exit. */
+static __always_inline bool params_written_back(__u32 kind, __u32 cmd)
+{
+	if (kind != GCTX_DEV_KFD && kind != GCTX_DEV_DRM_RENDER)
+		return true;
+	return (cmd >> 30) & 2; /* _IOC_READ */
+}
+
 SEC("tp/syscalls/sys_enter_ioctl")
 int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 kind, rdev = 0, cmd, size, got;
+	__u32 kind, rdev = 0, cmd = ctx->args[1], size, got;
 	struct ioctl_slot *s;
 	__u64 ino = 0, params;
 	struct file *f;
 	__s32 fd;
 
-	if (!is_followed(id >> 32))
+	if (!gpu_ioctl_type(cmd) || !is_followed(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	fd = ctx->args[0];
 	f = fd_file(fd);
@@ -593,7 +544,6 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		__sync_fetch_and_add(&missed_stash, 1);
 		return 0;
 	}
-	cmd = ctx->args[1];
 	params = ctx->args[2];
 	fill_hdr(&s->ev.hdr, GCTX_EV_IOCTL);
 	s->ev.file = (__u64)f;
@@ -628,6 +578,8 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	if (got) {
 		s->ev.flags |= GCTX_IOCTL_IN_OK;
 		s->ev.len = got;
+		if (!params_written_back(kind, cmd))
+			s->ev.flags |= GCTX_IOCTL_OUT_OK;
 	}
 	if (!s->active)
 		__sync_fetch_and_add(&inflight, 1);
@@ -635,12 +587,15 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
+/* The ring carries the record shortened to the bytes used: the fixed part, then len bytes of
+ * in[], then the bytes read at exit (packed right after in[]); the collector puts them back in
+ * place (trace/ring.h), so the trace keeps the full struct. */
 SEC("tp/syscalls/sys_exit_ioctl")
 int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	struct gctx_ev_ioctl *e;
 	struct ioctl_slot *s;
-	__u32 got;
+	__u32 in_len, got = 0;
+	__u64 flags = BPF_RB_NO_WAKEUP;
 
 	if (!inflight)
 		return 0;
@@ -651,17 +606,24 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	__sync_fetch_and_add(&inflight, -1);
 	s->ev.ret = ctx->ret;
 	s->ev.dur_ns = bpf_ktime_get_ns() - s->ev.hdr.ts_ns;
-	got = read_params(s->ev.out, s->params, s->ev.size);
-	if (got) {
-		s->ev.flags |= GCTX_IOCTL_OUT_OK;
-		if (!s->ev.len || got < s->ev.len)
-			s->ev.len = got;
+	in_len = s->ev.len;
+	barrier_var(in_len);
+	if (in_len > GCTX_IOCTL_BYTES)
+		return 0;
+	if (!(s->ev.flags & GCTX_IOCTL_OUT_OK)) {
+		got = read_params(s->ev.in + in_len, s->params, s->ev.size);
+		if (got)
+			s->ev.flags |= GCTX_IOCTL_OUT_OK;
 	}
-	e = reserve(sizeof(*e), GCTX_EV_IOCTL);
-	if (e) {
-		__builtin_memcpy(e, &s->ev, sizeof(*e));
-		submit(e);
-	}
+	barrier_var(got);
+	if (got > GCTX_IOCTL_BYTES)
+		return 0;
+	/* Reading the ring's positions costs a cache miss on the consumer's line: a task that
+	 * sends many records checks now and then, and the collector polls every 10 ms anyway. */
+	if (!(s->sent++ & 31) && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&events, &s->ev, GCTX_IOCTL_FIXED + in_len + got, flags))
+		count_drop(GCTX_EV_IOCTL);
 	return 0;
 }
 
@@ -683,74 +645,45 @@ static __noinline void emit_libmap(struct file *f)
 }
 
 
-SEC("tp/syscalls/sys_enter_mmap")
-int mmap_enter(struct trace_event_raw_sys_enter *ctx)
+/* Decided at exit, from the syscall's registers: a GPU mapping is rare, the loader's mappings
+ * are many, and an exit-only program keeps nothing for them. */
+SEC("tp/syscalls/sys_exit_mmap")
+int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	struct gctx_ev_mmap *e;
+	struct pt_regs *regs;
 	__u32 kind, rdev = 0;
-	struct mmap_args *a;
+	__u64 ino = 0, flags;
 	struct file *f;
-	__u64 ino = 0;
 	__s32 fd;
 
-	if (ctx->args[3] & MAP_ANONYMOUS)
+	regs = sys_regs();
+	flags = regs->r10;
+	if ((flags & MAP_ANONYMOUS) || !is_followed(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	if (!is_followed(id >> 32))
-		return 0;
-	fd = ctx->args[4];
+	fd = regs->r8;
 	f = fd_file(fd);
 	if (!f)
 		return 0;
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind) {
-		if (track_libs && (ctx->args[2] & PROT_EXEC)) {
+		if (track_libs && (regs->dx & PROT_EXEC) && ctx->ret >= 0) {
 			emit_libmap(f);
 			watch_apimap(f);
 		}
 		return 0;
 	}
-	a = bpf_task_storage_get(&mmap_stash, cur(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!a) {
-		__sync_fetch_and_add(&missed_stash, 1);
-		return 0;
-	}
-	a->fd = fd;
-	a->file = (__u64)f;
-	a->kind = kind;
-	a->len = ctx->args[1];
-	a->prot = ctx->args[2];
-	a->flags = ctx->args[3];
-	a->off = ctx->args[5];
-	if (!a->active)
-		__sync_fetch_and_add(&inflight, 1);
-	a->active = 1;
-	return 0;
-}
-
-SEC("tp/syscalls/sys_exit_mmap")
-int mmap_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	struct gctx_ev_mmap *e;
-	struct mmap_args *a;
-
-	if (!inflight)
-		return 0;
-	a = bpf_task_storage_get(&mmap_stash, cur(), 0, 0);
-	if (!a || !a->active)
-		return 0;
-	a->active = 0;
-	__sync_fetch_and_add(&inflight, -1);
 	e = reserve(sizeof(*e), GCTX_EV_MMAP);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GCTX_EV_MMAP);
-	e->file = a->file;
-	e->fd = a->fd;
-	e->kind = a->kind;
-	e->len = a->len;
-	e->off = a->off;
-	e->prot = a->prot;
-	e->flags = a->flags;
+	e->file = (__u64)f;
+	e->fd = fd;
+	e->kind = kind;
+	e->len = regs->si;
+	e->off = regs->r9;
+	e->prot = regs->dx;
+	e->flags = flags;
 	e->ret = ctx->ret;
 	submit(e);
 	return 0;

@@ -283,6 +283,71 @@ t_security() {
 	result security $rc
 }
 
+# gpuctx returns once the trace is complete and releases its BPF links afterwards, in a
+# detached child (collect/detach.c): the status and the output come back at once (a pipe reader
+# is not held open), the trace is whole, and the child then exits (its last close frees the
+# programs).
+t_release() {
+	local name=release rc=0 out p
+	# fd 3 too: a pipe the caller hands down must not wait for the release either
+	out=$("$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -- sh -c 'echo hello; exit 7' \
+		2>"$T/$name.err" 3>&1)
+	rc=$?
+	if [ $rc != 7 ] || [ "$out" != hello ]; then
+		echo "expected exit 7 and 'hello', got $rc and '$out'" >>"$T/$name.err"
+		result "$name" 1
+		return
+	fi
+	rc=0
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); m=r["meta"]; sys.exit(0 if m["clean_end"] and m["exit_status"] == 7 << 8 else 1)' \
+		"$T/$name.json" 2>>"$T/$name.err" || { echo "trace not complete" >>"$T/$name.err"; rc=1; }
+	for _ in $(seq 300); do
+		for p in $(pgrep -x gpuctx-release); do
+			[ "$(readlink "/proc/$p/exe")" = "$G" ] && { sleep 0.1; continue 2; }
+		done
+		break
+	done
+	for p in $(pgrep -x gpuctx-release); do
+		[ "$(readlink "/proc/$p/exe")" = "$G" ] || continue
+		echo "release child $p still alive after 30 s" >>"$T/$name.err"
+		rc=1
+	done
+	result "$name" $rc
+}
+
+# open, mmap and ioctl on a registered file, as decided at syscall exit from the saved
+# registers: the open flags, the mapping and the ioctl of an NVIDIA type are recorded; an ioctl
+# of another type on the same GPU fd is not (docs/not-recorded.md).
+t_syscall_args() {
+	local name=syscall_args rc=0 f="$T/regfile"
+	head -c 8192 /dev/zero >"$f"
+	"$G" record -q -o "$T/$name.gctx" --device "$f:nvidiactl" -- /usr/bin/python3 -c '
+import fcntl, mmap, os, sys, termios
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CLOEXEC)
+m = mmap.mmap(fd, 4096, offset=4096)
+m.close()
+for cmd in (0x4600, termios.TCGETS):  # _IO("F", 0), then a terminal ioctl
+    try:
+        fcntl.ioctl(fd, cmd, bytes(64))
+    except OSError:
+        pass
+os.close(fd)' "$f" >"$T/$name.out" 2>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && { python3 - "$T/$name.json" "$f" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, os, sys
+r = json.load(open(sys.argv[1]))
+files = [g for g in r["gpu_files"] if g["device"] == sys.argv[2]]
+assert len(files) == 1, files
+g = files[0]
+assert g["open_flags"] & 3 == os.O_RDWR and g["cloexec"], g
+assert g["mmaps"] == 1, g
+assert g["ioctls"] == 1, ("the 'F' ioctl only", g)
+PY
+	}
+	result "$name" $rc
+}
+
 # Bad input: one line on stderr, non-zero exit, no crash.
 expect_error() {
 	local name=$1 pattern=$2
@@ -335,7 +400,7 @@ t_sigkill() {
 }
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container security)
 . "$top/tests/integration/api_coverage.sh"
 [ $# -gt 0 ] && all_tests=("$@")

@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include "collect/collector.h"
+#include "collect/detach.h"
 #include "collect/discover.h"
 #include "output/export.h"
 #include "model/model.h"
@@ -793,6 +794,7 @@ int cmd_record(int argc, char **argv)
 		ret = child ? 128 + stop_signal : 0;
 	else
 		ret = 0;
+	gctx_detach_after_exit(); /* the links are released after we return */
 
 cleanup_collector:
 	gctx_uprobes__free(st.uprobes);

@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collector.h"
+#include "trace/ring.h"
 #include "gpuctx.skel.h"
 
 struct gctx_collector {
@@ -35,10 +36,15 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct gctx_collector *c = ctx;
+	union gctx_record buf;
+	const void *rec;
+	__u32 type, len;
 
-	if (size < sizeof(__u32))
+	if (size < sizeof(__u32) || !c->cb)
 		return 0;
-	return c->cb ? c->cb(c->cb_ctx, *(__u32 *)data, data, size) : 0;
+	type = *(__u32 *)data;
+	rec = gctx_ring__expand(type, data, size, &buf, &len);
+	return c->cb(c->cb_ctx, type, rec, len);
 }
 
 /* Program variants: tp_btf is preferred for lineage, raw_tp is the fallback. */
@@ -95,39 +101,22 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 	s->rodata->uvm_major = o->uvm_major;
 	s->rodata->kfd_major = o->kfd_major;
 	s->rodata->nr_regdevs = o->ndevs;
+	for (__u32 i = 0; i < o->ndevs && i < GCTX_MAX_REGDEVS; i++) {
+		s->rodata->regdev_dev[i] = o->devs[i].dev;
+		s->rodata->regdev_ino[i] = o->devs[i].ino;
+		s->rodata->regdev_kind[i] = o->devs[i].kind;
+	}
 	s->rodata->track_libs = o->track_libs;
 	s->rodata->hold_on = o->track_libs && o->hold;
 	choose_lineage(s, btf);
 	bpf_program__set_autoload(s->progs.gpu_file_iter, iter);
 	bpf_program__set_autoattach(s->progs.gpu_file_iter, false);
 	/* open(2) and openat2(2) are optional: not every kernel has both tracepoints. */
-	if (!tracepoint_exists("syscalls", "sys_enter_open")) {
-		bpf_program__set_autoload(s->progs.open_enter_prog, false);
+	if (!tracepoint_exists("syscalls", "sys_exit_open"))
 		bpf_program__set_autoload(s->progs.open_exit_prog, false);
-	}
-	if (!tracepoint_exists("syscalls", "sys_enter_openat2")) {
-		bpf_program__set_autoload(s->progs.openat2_enter, false);
+	if (!tracepoint_exists("syscalls", "sys_exit_openat2"))
 		bpf_program__set_autoload(s->progs.openat2_exit, false);
-	}
 	return s;
-}
-
-static int fill_regdevs(struct gctx_collector *c, const struct gctx_collector_opts *o)
-{
-	int fd = bpf_map__fd(c->skel->maps.regdevs);
-
-	for (__u32 i = 0; i < o->ndevs; i++) {
-		struct {
-			__u32 dev;
-			__u32 pad;
-			__u64 ino;
-		} key = { .dev = o->devs[i].dev, .ino = o->devs[i].ino };
-		__u32 kind = o->devs[i].kind;
-
-		if (bpf_map_update_elem(fd, &key, &kind, BPF_ANY))
-			return -errno;
-	}
-	return 0;
 }
 
 static int set_cgroup(struct gctx_collector *c, const char *dir, char *err, size_t errlen)
@@ -201,11 +190,6 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 		snprintf(err, errlen, "cannot load BPF programs: %s (rerun with -v for the "
 			 "verifier log)", strerror(-ret));
 		goto err_free;
-	}
-	ret = fill_regdevs(c, o);
-	if (ret) {
-		snprintf(err, errlen, "cannot register devices: %s", strerror(-ret));
-		goto err_destroy;
 	}
 	if (o->cgroup && set_cgroup(c, o->cgroup, err, errlen))
 		goto err_destroy;
