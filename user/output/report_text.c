@@ -391,12 +391,20 @@ int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_t
 		rep_index__free(&c.ix);
 		return err;
 	}
+	c.an = gctx_analysis__new(m, c.start);
+	if (!c.an) {
+		rep_api_index__free(&c.ax);
+		rep_index__free(&c.ix);
+		return -ENOMEM;
+	}
 	rep_text_header(&c);
+	rep_text_verdict(&c);
 	rep_text_procs(&c);
 	rep_text_files(&c);
 	rep_text_probes(&c);
 	rep_text_findings(&c);
 	rep_text_counts(&c);
+	gctx_analysis__free(c.an);
 	rep_api_index__free(&c.ax);
 	rep_index__free(&c.ix);
 	return rep_finish(out);
