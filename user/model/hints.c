@@ -17,9 +17,9 @@ __u32 gctx_hints__choose(const struct gctx_hint_evidence *ev)
 	case GCTX_INC_POISON_FORK:
 	case GCTX_INC_FORK_INHERIT:
 		if (ev->python) {
-			f |= GCTX_FIX_MP_START_METHOD;
-			if (ev->dataloader)
-				f |= GCTX_FIX_DL_CONTEXT;
+			/* a DataLoader cannot be told from another pool without its worker names:
+			 * both fixes, the proven one first */
+			f |= GCTX_FIX_MP_START_METHOD | GCTX_FIX_DL_CONTEXT;
 			if (ev->generations > 1)
 				f |= GCTX_FIX_PERSISTENT;
 		} else {
@@ -59,6 +59,9 @@ static const struct hint_text hint_texts[] = {
 	{ GCTX_FIX_MP_START_METHOD,
 	  "call multiprocessing.set_start_method(\"spawn\") (or \"forkserver\") once, before any "
 	  "worker starts, under `if __name__ == \"__main__\":`" },
+	{ GCTX_FIX_DL_CONTEXT,
+	  "for a torch DataLoader, multiprocessing_context=\"spawn\" does the same for its "
+	  "workers" },
 	{ GCTX_FIX_EXEC_CHILD,
 	  "exec a new program in the child (posix_spawn, or fork then exec) so it starts with no "
 	  "%s state" },
@@ -98,6 +101,9 @@ void gctx_hints__text(__u32 fixes, const struct gctx_hint_evidence *ev, char *bu
 		int w;
 
 		if (!(fixes & hint_texts[i].bit))
+			continue;
+		/* the DataLoader fix leads when its workers were seen, else follows */
+		if (hint_texts[i].bit == GCTX_FIX_DL_CONTEXT && (i == 0) != ev->dataloader)
 			continue;
 		snprintf(one, sizeof(one), hint_texts[i].text, api);
 		/* "or initialise ..." only reads as an alternative after another fix */

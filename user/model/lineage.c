@@ -311,6 +311,7 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 	p->fws_pending = false; /* it exec'd: whatever it inherited is no longer CUDA state */
 	/* the new image's name, after the warnings that name the process as it was */
 	mdl_proc_rename(p, hdr->comm);
+	p->pub.ncomm_at_exec = p->pub.ncomm_prev;
 	gctx_copy_str(p->pub.exe, sizeof(p->pub.exe), ev->filename, sizeof(ev->filename));
 	return 0;
 }

@@ -79,6 +79,7 @@ struct gctx_proc {
 	 * oldest are kept and the latest in-between ones dropped */
 	char comm_prev[GCTX_COMM_HIST][GCTX_COMM_LEN];
 	__u32 ncomm_prev;
+	__u32 ncomm_at_exec;		/* ncomm_prev at the latest exec: names of this program follow */
 };
 
 struct gctx_holder {

@@ -74,7 +74,7 @@ void ana_label(const struct gctx_model *m, __u32 proc_idx, char *buf, size_t len
 		if (tmp[0])
 			cat(buf, len, &off, " %s%s", tmp, alen - a1 > LABEL_ARGS ? "..." : "");
 	}
-	if (p->ncomm_prev) {
+	if (p->ncomm_prev > p->ncomm_at_exec) { /* renamed since its program started */
 		__u32 last = (p->ncomm_prev < GCTX_COMM_HIST ? p->ncomm_prev : GCTX_COMM_HIST) - 1;
 
 		printable(tmp, sizeof(tmp), p->comm_prev[last], strnlen(p->comm_prev[last], 16));
