@@ -128,6 +128,10 @@ __s64 gctx_analysis__gpu_init_ns(const struct gctx_analysis *a, __u32 proc_idx);
 /* Incidents at or above min (none when min is beyond GCTX_SEV_ERROR). */
 __u32 gctx_analysis__count_at(const struct gctx_analysis *a, enum gctx_severity min);
 
+/* "python3 train.py --epochs 3", "pt_data_worker, was python3": a process's latest name, the
+ * arguments of its own exec, the name it had before a rename (printable, cut to len). */
+void gctx_proc_label(const struct gctx_model *m, __u32 proc_idx, char *buf, size_t len);
+
 const char *gctx_incident_kind_name(enum gctx_incident_kind k); /* "poison-fork", ... */
 const char *gctx_incident_title(enum gctx_incident_kind k);	/* "POISON FORK", ... */
 

@@ -19,7 +19,6 @@ struct gctx_analysis {
 };
 
 /* verdict.c */
-void ana_label(const struct gctx_model *m, __u32 proc_idx, char *buf, size_t len);
 void ana_incident_text(struct gctx_analysis *a, struct gctx_incident *in);
 void ana_summary_text(struct gctx_analysis *a);
 

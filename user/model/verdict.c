@@ -44,9 +44,7 @@ static void printable(char *dst, size_t len, const char *s, size_t n)
 	dst[o] = '\0';
 }
 
-/* "python3 train.py --epochs 3", "pt_data_worker, was python3": the latest name, the
- * arguments of its own exec, the name it had before. */
-void ana_label(const struct gctx_model *m, __u32 proc_idx, char *buf, size_t len)
+void gctx_proc_label(const struct gctx_model *m, __u32 proc_idx, char *buf, size_t len)
 {
 	const struct gctx_proc *p = gctx_model__proc(m, proc_idx);
 	const char *args = NULL;
@@ -141,11 +139,10 @@ static void fork_text(struct gctx_analysis *a, struct gctx_incident *in, char *b
 	}
 	/* the workers' own name when it differs from the parent's */
 	if (w0 && strncmp(w0->comm, src->comm, sizeof(w0->comm))) {
-		printable(w, sizeof(w), w0->comm, strnlen(w0->comm, sizeof(w0->comm)));
-		memmove(w + 2, w, strlen(w) + 1);
-		w[0] = ' ';
-		w[1] = '(';
-		strncat(w, ")", sizeof(w) - strlen(w) - 1);
+		char l[48];
+
+		gctx_proc_label(m, w0->idx, l, sizeof(l));
+		snprintf(w, sizeof(w), " (%s)", l);
 	}
 	cat(buf, len, off, ", then forked %u process%s%s without exec", in->ninherited,
 	    plural(in->ninherited), w);
@@ -210,7 +207,7 @@ void ana_incident_text(struct gctx_analysis *a, struct gctx_incident *in)
 	char *buf = in->summary;
 	size_t len = sizeof(in->summary);
 
-	ana_label(a->m, in->src_idx, label, sizeof(label));
+	gctx_proc_label(a->m, in->src_idx, label, sizeof(label));
 	cat(buf, len, &off, "%s: pid %u (%s) ", gctx_incident_title(in->kind), in->src_pid, label);
 	pid_list(in, pids, sizeof(pids));
 	switch (in->kind) {

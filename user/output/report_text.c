@@ -266,8 +266,11 @@ static void rep_text_finding(struct rep_ctx *c, const struct gctx_finding *f)
 	__u32 i;
 
 	rep_text_time(t, sizeof(t), c, f->time_ns);
-	fprintf(c->out, "  #%-3u %-8s %-26s pid %u", f->id, gctx_severity_name(f->severity),
-		gctx_finding_kind_name(f->kind), f->pid);
+	char label[96];
+
+	gctx_proc_label(c->m, f->proc_idx, label, sizeof(label));
+	fprintf(c->out, "  #%-3u %-8s %-26s pid %u (%s)", f->id, gctx_severity_name(f->severity),
+		gctx_finding_kind_name(f->kind), f->pid, label);
 	if (f->tid && f->tid != f->pid)
 		fprintf(c->out, " tid %u", f->tid);
 	fprintf(c->out, " at %s", t);
