@@ -32,6 +32,7 @@ struct record_env {
 	const char *cgroup;
 	bool all;
 	bool quiet;
+	bool silent;			/* --silent (gpuctx check): no live findings, no summary */
 	bool verbose;
 	double duration;
 	struct gctx_rec_device devs[GCTX_MAX_REGDEVS];
@@ -131,6 +132,7 @@ enum {
 	OPT_NO_API,
 	OPT_PERFETTO,
 	OPT_CHROME,
+	OPT_SILENT,
 };
 
 static int parse_args(struct record_env *env, int argc, char **argv)
@@ -149,6 +151,7 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 		{ "chrome", required_argument, NULL, OPT_CHROME },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "silent", no_argument, NULL, OPT_SILENT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -220,6 +223,9 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 			break;
 		case 'q':
 			env->quiet = true;
+			break;
+		case OPT_SILENT:
+			env->quiet = env->silent = true;
 			break;
 		case 'v':
 			env->verbose = true;
@@ -302,6 +308,8 @@ static void on_finding(const struct gctx_finding *f, void *ctx)
 {
 	struct record_state *st = ctx;
 
+	if (st->env->silent)
+		return;
 	gctx_print_finding(st->env->quiet ? stderr : stdout, f, st->start_mono);
 }
 
@@ -651,7 +659,8 @@ int cmd_record(int argc, char **argv)
 	end.events = st.records;
 	on_record(&st, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__finish(st.model);
-	print_summary(&st, &drops, env.output);
+	if (!env.silent)
+		print_summary(&st, &drops, env.output);
 
 	if (child_done)
 		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
