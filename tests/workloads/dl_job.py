@@ -49,11 +49,11 @@ class Items(Dataset):
         global touched
         if self.touch and not touched:
             touched = True
-            if args_start() != "fork":
-                cuda_init()  # a spawned worker makes its own context
-            else:
+            if args_start() == "fork" and str(os.getpid()) != os.environ["DL_JOB_PARENT"]:
                 ptr = ctypes.c_uint64(0)
-                cu.cuMemAlloc_v2(ctypes.byref(ptr), 4096)  # the inherited one: fails
+                cu.cuMemAlloc_v2(ctypes.byref(ptr), 4096)  # on the inherited state: fails
+            else:
+                cuda_init()  # a spawned worker or a thread sets its own context up
         if self.segv_pid_file:
             try:
                 fd = os.open(self.segv_pid_file, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
@@ -89,6 +89,7 @@ def args_start():
 
 def main(a):
     os.environ["DL_JOB_START"] = a.start
+    os.environ.setdefault("DL_JOB_PARENT", str(os.getpid()))
     cuda_init(alloc=not a.import_only)
     ds = Items(a.workers * 2, a.touch, a.segv)
     if a.threads:
