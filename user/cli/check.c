@@ -137,7 +137,7 @@ static int check_trace(const char *path, int fail_on, const char *junit)
 int cmd_check(int argc, char **argv)
 {
 	char **rargv = calloc(argc + 8, sizeof(*rargv));
-	char dir[] = "/tmp/gpuctx-check.XXXXXX", path[sizeof(dir) + 16];
+	char dir[4096], path[4096 + 16];
 	const char *junit = NULL, *trace = NULL, *t;
 	int fail_on = GCTX_SEV_ERROR, rn = 0, i, rc, ret;
 	bool has_cmd = false, has_output = false, has_opts = false;
@@ -209,6 +209,9 @@ int cmd_check(int argc, char **argv)
 
 	path[0] = '\0';
 	if (!has_output) {
+		const char *tmp = getenv("TMPDIR");
+
+		snprintf(dir, sizeof(dir), "%s/gpuctx-check.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 		if (!mkdtemp(dir)) {
 			fprintf(stderr, "gpuctx: cannot make a temporary directory: %s\n",
 				strerror(errno));
