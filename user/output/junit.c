@@ -12,15 +12,30 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "lib/utf8.h"
 #include "output/junit.h"
 #include "output/report_priv.h"
 
-/* XML 1.0 text: markup escaped, control bytes (not allowed in XML 1.0) as '?'. */
-static void xml_text(FILE *out, const char *s)
+/* XML 1.0 text: markup escaped, control bytes (not allowed in XML 1.0) as '?', invalid UTF-8
+ * (argv and names are the traced program's bytes) as U+FFFD. */
+static void xml_text(FILE *out, const char *str)
 {
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(str), i = 0, len, bad;
 
+	while (i < n) {
+		unsigned char ch = s[i];
+
+		if (ch >= 0x80) {
+			len = gctx_utf8_seq(s + i, n - i, &bad);
+			if (len)
+				fwrite(s + i, 1, len, out);
+			else
+				fputs("\xef\xbf\xbd", out);
+			i += len ? len : bad;
+			continue;
+		}
+		i++;
 		switch (ch) {
 		case '&':
 			fputs("&amp;", out);

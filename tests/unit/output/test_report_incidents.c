@@ -36,9 +36,8 @@ static void call(struct gctx_model *m, __u32 pid, __u64 ts, const char *comm, __
 
 /* python3 train.py (pid 4100) initialises CUDA, then 3 epochs of 4 forked workers that rename
  * themselves pt_data_worker and call cuMemAlloc on the inherited context; touch: they do. */
-static struct gctx_model *job(bool touch)
+static struct gctx_model *job_args(bool touch, const char *args, size_t args_len)
 {
-	static const char args[] = "python3\0train.py";
 	struct gctx_model *m = gctx_model__new();
 	struct gctx_ev_fork f;
 	struct gctx_ev_exec x;
@@ -49,7 +48,7 @@ static struct gctx_model *job(bool touch)
 	assert_non_null(m);
 	f = ev_fork(4000, 4100, T0 + 100000000, "bash", false);
 	feed(m, GCTX_EV_FORK, &f, sizeof(f));
-	x = ev_exec(4100, T0 + 200000000, "python3", "/usr/bin/python3", args, sizeof(args));
+	x = ev_exec(4100, T0 + 200000000, "python3", "/usr/bin/python3", args, args_len);
 	feed(m, GCTX_EV_EXEC, &x, sizeof(x));
 	o = ev_open(4100, T0 + 1200000000, "python3", CTL_FILE, 3, O_RDWR_K | O_CLOEXEC_K);
 	feed(m, GCTX_EV_OPEN, &o, sizeof(o));
@@ -77,6 +76,13 @@ static struct gctx_model *job(bool touch)
 	feed(m, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__finish(m);
 	return m;
+}
+
+static struct gctx_model *job(bool touch)
+{
+	static const char args[] = "python3\0train.py";
+
+	return job_args(touch, args, sizeof(args));
 }
 
 static void test_first_screen(void **state)
@@ -192,12 +198,25 @@ static void test_junit(void **state)
 	gctx_model__free(m);
 }
 
+/* argv is the traced program's: invalid UTF-8, markup and control bytes still give valid XML */
+static void test_junit_hostile_argv(void **state)
+{
+	static const char args[] = "python3\0tr\xff<&\"\x01]]>.py";
+	struct gctx_model *m = job_args(true, args, sizeof(args));
+
+	junit_check(m, GCTX_SEV_ERROR,
+		    "msg = fails[0].get('message')\n"
+		    "assert 'tr\\ufffd<&\"?]]>.py' in msg, msg\n");
+	gctx_model__free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_screen),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_junit),
+		cmocka_unit_test(test_junit_hostile_argv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
