@@ -59,7 +59,7 @@ elif name == "dl_fork_idle_warn":
 elif name == "dl_segv":
     assert len(I) == 1 and I[0]["kind"] == "poison-fork", I
     i = I[0]
-    assert i["crashed"] == 1 and i["used"] == 2, i
+    assert i["crashed"] == 1 and i["used"] >= 1, i  # the other worker may be stopped first
     crash = kinds("crash-after-inheritance")
     assert len(crash) == 1, crash
     icc = {f["id"]: f for f in kinds("inherited-context-call")}

@@ -19,28 +19,29 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: gpuctx check [--fail-on SEVERITY] [--junit FILE] [record options] -- CMD [ARG...]\n"
-		"       gpuctx check [--fail-on SEVERITY] [--junit FILE] TRACE\n"
-		"\n"
-		"Run CMD under gpuctx record (or read TRACE), print the verdict, and fail when GPU\n"
-		"state was misused (a poison fork, GPU fds across exec, spawned workers failing).\n"
-		"\n"
-		"      --fail-on SEVERITY  error (default), warning or never\n"
-		"      --junit FILE        write JUnit XML: one testcase per incident, failing at\n"
-		"                          or above --fail-on; one passing testcase when clean\n"
-		"  -o, --output FILE       keep the trace (default: a temporary file, removed)\n"
-		"  other options           as gpuctx record (--device, --libcuda, -p, ...)\n"
-		"\n"
-		"Exit status: %d when an incident at or above --fail-on happened; otherwise the\n"
-		"command's own status (128+N when a signal N killed it); 1 when gpuctx failed,\n"
-		"2 on bad usage.\n"
-		"\n"
-		"EXAMPLES:\n"
-		"  gpuctx check -- python -m pytest tests/\n"
-		"  gpuctx check --junit gpuctx.xml -o job.gctx -- python train.py\n"
-		"  gpuctx check --fail-on warning job.gctx\n",
-		GCTX_EXIT_INCIDENT);
+	fprintf(
+	    out,
+	    "Usage: gpuctx check [--fail-on SEV] [--junit FILE] [record options] -- CMD [ARG...]\n"
+	    "       gpuctx check [--fail-on SEV] [--junit FILE] TRACE\n"
+	    "\n"
+	    "Run CMD under gpuctx record (or read TRACE), print the verdict, and fail when GPU\n"
+	    "state was misused (a poison fork, GPU fds across exec, spawned workers failing).\n"
+	    "\n"
+	    "      --fail-on SEV       error (default), warning or never\n"
+	    "      --junit FILE        write JUnit XML: one testcase per incident, failing at\n"
+	    "                          or above --fail-on; one passing testcase when clean\n"
+	    "  -o, --output FILE       keep the trace (default: a temporary file, removed)\n"
+	    "  other options           as gpuctx record (--device, --libcuda, -p, ...)\n"
+	    "\n"
+	    "Exit status: %d when an incident at or above --fail-on happened; otherwise the\n"
+	    "command's own status (128+N when a signal N killed it); 1 when gpuctx failed,\n"
+	    "2 on bad usage.\n"
+	    "\n"
+	    "EXAMPLES:\n"
+	    "  gpuctx check -- python -m pytest tests/\n"
+	    "  gpuctx check --junit gpuctx.xml -o job.gctx -- python train.py\n"
+	    "  gpuctx check --fail-on warning job.gctx\n",
+	    GCTX_EXIT_INCIDENT);
 }
 
 int cli_parse_fail_on(const char *arg)
@@ -74,8 +75,8 @@ int cli_verdict(const struct gctx_model *m, const struct gctx_trace_meta *meta, 
 			const struct gctx_incident *in = gctx_analysis__incident(an, i);
 
 			if (i)
-				fprintf(out, "  #%u %s: %s\n", in->id, gctx_severity_name(in->severity),
-					in->summary);
+				fprintf(out, "  #%u %s: %s\n", in->id,
+					gctx_severity_name(in->severity), in->summary);
 			if (n > 1)
 				fprintf(out, "  Fix (#%u): %s\n", in->id, in->fix);
 			else
@@ -95,9 +96,9 @@ int cli_verdict(const struct gctx_model *m, const struct gctx_trace_meta *meta, 
 /* A record option that takes a value as the next argument. */
 static bool takes_value(const char *a)
 {
-	static const char *const with[] = {"-o", "--output", "-p", "--pid", "--cgroup", "--device",
-					   "--duration", "--libcuda", "--libhip", "--perfetto",
-					   "--chrome"};
+	static const char *const with[] = {"-o",       "--output",   "-p",	   "--pid",
+					   "--cgroup", "--device",   "--duration", "--libcuda",
+					   "--libhip", "--perfetto", "--chrome"};
 
 	for (size_t i = 0; i < sizeof(with) / sizeof(with[0]); i++)
 		if (!strcmp(a, with[i]))
@@ -169,8 +170,10 @@ int cmd_check(int argc, char **argv)
 
 			fail_on = cli_parse_fail_on(v);
 			if (fail_on < 0) {
-				fprintf(stderr, "gpuctx: bad --fail-on '%s': want error, warning or "
-						"never\n", v);
+				fprintf(stderr,
+					"gpuctx: bad --fail-on '%s': want error, warning or "
+					"never\n",
+					v);
 				free(rargv);
 				return 2;
 			}
@@ -239,8 +242,9 @@ int cmd_check(int argc, char **argv)
 		if (!path[0])
 			fprintf(stderr, "gpuctx check: details: gpuctx report %s\n", t);
 		else if (v)
-			fprintf(stderr, "gpuctx check: details: run again with -o FILE, then gpuctx "
-					"report FILE\n");
+			fprintf(stderr,
+				"gpuctx check: details: run again with -o FILE, then gpuctx "
+				"report FILE\n");
 	} else if (!rc) {
 		ret = 1; /* no trace and no failure said: never report success for it */
 	}

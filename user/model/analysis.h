@@ -56,58 +56,58 @@ struct gctx_site {
 /* Evidence about the stack a fix is chosen for (hints.c). */
 struct gctx_hint_evidence {
 	enum gctx_incident_kind kind;
-	bool python;		/* the source process runs a Python interpreter */
-	bool dataloader;	/* members named like torch DataLoader workers (pt_data_worker) */
-	bool mp_spawned;	/* members exec'd multiprocessing's spawn/forkserver entry */
-	bool init_unused;	/* the source made no allocation before its first fork */
-	bool hip;		/* HIP (ROCm) rather than CUDA */
-	__u32 generations;	/* bursts of forks (epochs) */
+	bool python;	   /* the source process runs a Python interpreter */
+	bool dataloader;   /* members named like torch DataLoader workers (pt_data_worker) */
+	bool mp_spawned;   /* members exec'd multiprocessing's spawn/forkserver entry */
+	bool init_unused;  /* the source made no allocation before its first fork */
+	bool hip;	   /* HIP (ROCm) rather than CUDA */
+	__u32 generations; /* bursts of forks (epochs) */
 };
 
 struct gctx_incident {
-	__u32 id;			/* 1-based, in report order (most severe first) */
+	__u32 id; /* 1-based, in report order (most severe first) */
 	enum gctx_incident_kind kind;
 	enum gctx_severity severity;
-	__u32 src_idx;			/* process that created the state (or that failed) */
+	__u32 src_idx; /* process that created the state (or that failed) */
 	__u32 src_pid;
-	char api[8];			/* "CUDA", "HIP", "" (kernel-level only) */
-	__u32 ctx_id;			/* the source's API context, 0 none */
+	char api[8];  /* "CUDA", "HIP", "" (kernel-level only) */
+	__u32 ctx_id; /* the source's API context, 0 none */
 	bool ctx_primary;
-	int device;			/* -1 unknown */
-	__u64 init_ns;			/* when the source created the state, 0 unknown */
-	__u64 first_ns, last_ns;	/* first and last finding of the incident */
-	__u32 ninherited;		/* member processes that inherited it */
-	__u32 nused;			/* ... that used it (kernel- or API-level) */
+	int device;		 /* -1 unknown */
+	__u64 init_ns;		 /* when the source created the state, 0 unknown */
+	__u64 first_ns, last_ns; /* first and last finding of the incident */
+	__u32 ninherited;	 /* member processes that inherited it */
+	__u32 nused;		 /* ... that used it (kernel- or API-level) */
 	__u32 napi_used, nkernel_used;
-	__u32 ncrashed;			/* ... that died by a fatal signal */
-	__u32 crash_pid;		/* the first of those, 0 none */
+	__u32 ncrashed;	 /* ... that died by a fatal signal */
+	__u32 crash_pid; /* the first of those, 0 none */
 	int crash_sig;
-	__u32 generations;		/* bursts of forks: a new one starts once the last ended */
-	char first_use[96];		/* "cuMemAlloc -> CUDA_ERROR_NOT_INITIALIZED", "RM_ALLOC ..." */
-	__u32 *pids;			/* affected processes, in fork order */
-	__u32 *pid_gen;			/* generation (1-based) of each */
-	__u32 *members;			/* process index of each */
+	__u32 generations;  /* bursts of forks: a new one starts once the last ended */
+	char first_use[96]; /* "cuMemAlloc -> CUDA_ERROR_NOT_INITIALIZED", "RM_ALLOC ..." */
+	__u32 *pids;	    /* affected processes, in fork order */
+	__u32 *pid_gen;	    /* generation (1-based) of each */
+	__u32 *members;	    /* process index of each */
 	__u32 npids;
-	__u32 *findings;		/* finding ids */
+	__u32 *findings; /* finding ids */
 	__u32 nfindings;
-	__u32 fixes;			/* enum gctx_fix bits */
+	__u32 fixes; /* enum gctx_fix bits */
 	struct gctx_hint_evidence ev;
 	struct gctx_site where[GCTX_SITE_MAX];
-	char summary[768];		/* one paragraph: what happened */
-	char fix[768];			/* what to change */
+	char summary[768]; /* one paragraph: what happened */
+	char fix[768];	   /* what to change */
 };
 
 struct gctx_job_summary {
 	__u32 nincidents, nerrors, nwarnings;
-	enum gctx_severity worst;	/* meaningful when nincidents */
+	enum gctx_severity worst; /* meaningful when nincidents */
 	__u32 nprocs;
 	__u64 ctx_created, ctx_destroyed;
-	__u32 generations;		/* most worker generations in one incident or spawn pool */
-	__u32 nstartups;		/* processes with a gpu_init_ns */
+	__u32 generations; /* most worker generations in one incident or spawn pool */
+	__u32 nstartups;   /* processes with a gpu_init_ns */
 	__u64 startup_median_ns, startup_max_ns;
-	bool incomplete;		/* events lost, recording cut short: see coverage */
-	char coverage[256];		/* why the verdict may miss something, "" when complete */
-	char verdict[1024];		/* the first line a user reads */
+	bool incomplete;    /* events lost, recording cut short: see coverage */
+	char coverage[256]; /* why the verdict may miss something, "" when complete */
+	char verdict[1024]; /* the first line a user reads */
 };
 
 struct gctx_analysis;

@@ -10,11 +10,11 @@
 
 struct gctx_analysis {
 	const struct gctx_model *m;
-	__u64 start;			/* trace start, for the times in texts */
+	__u64 start; /* trace start, for the times in texts */
 	struct gctx_incident *inc;
 	__u32 ninc, cap_inc;
-	__u32 *finding_inc;		/* per finding index: incident id, 0 none */
-	__s64 *gpu_init;		/* per process: gpu_init_ns, -1 none */
+	__u32 *finding_inc; /* per finding index: incident id, 0 none */
+	__s64 *gpu_init;    /* per process: gpu_init_ns, -1 none */
 	struct gctx_job_summary sum;
 };
 

@@ -372,8 +372,9 @@ int mdl_crash_check(struct gctx_model *m, struct proc_priv *p, __u32 tid, __u64 
 			  (unsigned long long)fd->uses, fd->uses == 1 ? "" : "s");
 	else
 		mdl_textf(used, sizeof(used), "never used it");
-	mdl_textf(fd->detail, sizeof(fd->detail), "pid %u (%s) was killed by %s%s after inheriting %s; it %s",
-		  p->pub.pid, p->pub.comm, sig, p->pub.core_dumped ? " (core dumped)" : "", what, used);
+	mdl_textf(fd->detail, sizeof(fd->detail),
+		  "pid %u (%s) was killed by %s%s after inheriting %s; it %s", p->pub.pid,
+		  p->pub.comm, sig, p->pub.core_dumped ? " (core dumped)" : "", what, used);
 	finding_emit(m, fd);
 	return 0;
 }

@@ -53,38 +53,38 @@ struct hint_text {
 
 /* In the order they are printed; %s is the API ("CUDA", "HIP"). */
 static const struct hint_text hint_texts[] = {
-	{ GCTX_FIX_DL_CONTEXT,
-	  "create the DataLoader with multiprocessing_context=\"spawn\" (or \"forkserver\") so "
-	  "its workers start without the parent's %s state" },
-	{ GCTX_FIX_MP_START_METHOD,
-	  "call multiprocessing.set_start_method(\"spawn\") (or \"forkserver\") once, before any "
-	  "worker starts, under `if __name__ == \"__main__\":`" },
-	{ GCTX_FIX_DL_CONTEXT,
-	  "for a torch DataLoader, multiprocessing_context=\"spawn\" does the same for its "
-	  "workers" },
-	{ GCTX_FIX_EXEC_CHILD,
-	  "exec a new program in the child (posix_spawn, or fork then exec) so it starts with no "
-	  "%s state" },
-	{ GCTX_FIX_INIT_AFTER_FORK,
-	  "or initialise %s only after the workers have started, and never use it in a forked "
-	  "child" },
-	{ GCTX_FIX_PERSISTENT,
-	  "the workers are forked again every epoch: DataLoader(persistent_workers=True) starts "
-	  "them once" },
-	{ GCTX_FIX_IMPORT_INIT,
-	  "the parent initialised %s but allocated nothing before forking: an import or a library "
-	  "at start-up did it; delay that import, or the first GPU call, until after the fork" },
-	{ GCTX_FIX_MAIN_GUARD,
-	  "spawned workers re-run the main script: put its top-level code under `if __name__ == "
-	  "\"__main__\":` so a worker only imports it" },
-	{ GCTX_FIX_CLOEXEC,
-	  "open GPU device files with O_CLOEXEC (or set FD_CLOEXEC with fcntl) so exec closes "
-	  "them" },
-	{ GCTX_FIX_FD_PASSING,
-	  "do not pass GPU file descriptors between processes (SCM_RIGHTS, pidfd_getfd): each "
-	  "process opens the device itself" },
-	{ GCTX_FIX_API_CHECK,
-	  "look at the failing calls and their codes below; they are not caused by a fork" },
+    {GCTX_FIX_DL_CONTEXT,
+     "create the DataLoader with multiprocessing_context=\"spawn\" (or \"forkserver\") so "
+     "its workers start without the parent's %s state"},
+    {GCTX_FIX_MP_START_METHOD,
+     "call multiprocessing.set_start_method(\"spawn\") (or \"forkserver\") once, before any "
+     "worker starts, under `if __name__ == \"__main__\":`"},
+    {GCTX_FIX_DL_CONTEXT,
+     "for a torch DataLoader, multiprocessing_context=\"spawn\" does the same for its "
+     "workers"},
+    {GCTX_FIX_EXEC_CHILD,
+     "exec a new program in the child (posix_spawn, or fork then exec) so it starts with no "
+     "%s state"},
+    {GCTX_FIX_INIT_AFTER_FORK,
+     "or initialise %s only after the workers have started, and never use it in a forked "
+     "child"},
+    {GCTX_FIX_PERSISTENT,
+     "the workers are forked again every epoch: DataLoader(persistent_workers=True) starts "
+     "them once"},
+    {GCTX_FIX_IMPORT_INIT,
+     "the parent initialised %s but allocated nothing before forking: an import or a library "
+     "at start-up did it; delay that import, or the first GPU call, until after the fork"},
+    {GCTX_FIX_MAIN_GUARD,
+     "spawned workers re-run the main script: put its top-level code under `if __name__ == "
+     "\"__main__\":` so a worker only imports it"},
+    {GCTX_FIX_CLOEXEC,
+     "open GPU device files with O_CLOEXEC (or set FD_CLOEXEC with fcntl) so exec closes "
+     "them"},
+    {GCTX_FIX_FD_PASSING,
+     "do not pass GPU file descriptors between processes (SCM_RIGHTS, pidfd_getfd): each "
+     "process opens the device itself"},
+    {GCTX_FIX_API_CHECK,
+     "look at the failing calls and their codes below; they are not caused by a fork"},
 };
 
 void gctx_hints__text(__u32 fixes, const struct gctx_hint_evidence *ev, char *buf, size_t len)

@@ -550,7 +550,8 @@ static int incident_from_group(struct gctx_analysis *a, struct group *g)
 		in->init_ns = c->create_ns;
 		snprintf(in->api, sizeof(in->api), "%s", c->vendor ? "HIP" : "CUDA");
 	} else if (use && use->has_api_ret) {
-		snprintf(in->api, sizeof(in->api), "%s", strncmp(use->call, "hip", 3) ? "CUDA" : "HIP");
+		snprintf(in->api, sizeof(in->api), "%s",
+			 strncmp(use->call, "hip", 3) ? "CUDA" : "HIP");
 	}
 	if (!in->init_ns || (src_open_ns(m, g->src) && src_open_ns(m, g->src) < in->init_ns))
 		in->init_ns = src_open_ns(m, g->src);
@@ -699,12 +700,12 @@ __u32 gctx_analysis__count_at(const struct gctx_analysis *a, enum gctx_severity 
 const char *gctx_incident_kind_name(enum gctx_incident_kind k)
 {
 	static const char *const names[] = {
-		[GCTX_INC_POISON_FORK] = "poison-fork",
-		[GCTX_INC_FORK_INHERIT] = "fork-with-gpu-state",
-		[GCTX_INC_FOREIGN_USE] = "foreign-gpu-use",
-		[GCTX_INC_FD_ACROSS_EXEC] = "gpu-fd-across-exec",
-		[GCTX_INC_SPAWN_STARTUP] = "spawn-startup-failure",
-		[GCTX_INC_API_ERRORS] = "api-errors",
+	    [GCTX_INC_POISON_FORK] = "poison-fork",
+	    [GCTX_INC_FORK_INHERIT] = "fork-with-gpu-state",
+	    [GCTX_INC_FOREIGN_USE] = "foreign-gpu-use",
+	    [GCTX_INC_FD_ACROSS_EXEC] = "gpu-fd-across-exec",
+	    [GCTX_INC_SPAWN_STARTUP] = "spawn-startup-failure",
+	    [GCTX_INC_API_ERRORS] = "api-errors",
 	};
 
 	return (unsigned)k < GCTX_INC_MAX ? names[k] : "?";
@@ -713,12 +714,12 @@ const char *gctx_incident_kind_name(enum gctx_incident_kind k)
 const char *gctx_incident_title(enum gctx_incident_kind k)
 {
 	static const char *const titles[] = {
-		[GCTX_INC_POISON_FORK] = "POISON FORK",
-		[GCTX_INC_FORK_INHERIT] = "GPU STATE INHERITED",
-		[GCTX_INC_FOREIGN_USE] = "FOREIGN GPU USE",
-		[GCTX_INC_FD_ACROSS_EXEC] = "GPU FD KEPT ACROSS EXEC",
-		[GCTX_INC_SPAWN_STARTUP] = "SPAWNED WORKERS FAILED",
-		[GCTX_INC_API_ERRORS] = "API CALLS FAILED",
+	    [GCTX_INC_POISON_FORK] = "POISON FORK",
+	    [GCTX_INC_FORK_INHERIT] = "GPU STATE INHERITED",
+	    [GCTX_INC_FOREIGN_USE] = "FOREIGN GPU USE",
+	    [GCTX_INC_FD_ACROSS_EXEC] = "GPU FD KEPT ACROSS EXEC",
+	    [GCTX_INC_SPAWN_STARTUP] = "SPAWNED WORKERS FAILED",
+	    [GCTX_INC_API_ERRORS] = "API CALLS FAILED",
 	};
 
 	return (unsigned)k < GCTX_INC_MAX ? titles[k] : "?";

@@ -15,7 +15,7 @@
 
 /* Append to buf (of len, used off): cut short when full, always terminated. */
 __attribute__((format(printf, 4, 5))) static void cat(char *buf, size_t len, size_t *off,
-						       const char *fmt, ...)
+						      const char *fmt, ...)
 {
 	va_list ap;
 	int w;
@@ -195,8 +195,8 @@ static void spawn_text(struct gctx_analysis *a, struct gctx_incident *in, char *
 		signame(p->signal, sig, sizeof(sig));
 		cat(buf, len, off, "died (first: pid %u by %s at %s).", p->pid, sig, t);
 	} else {
-		cat(buf, len, off, "exited with an error (first: pid %u, status %d at %s).",
-		    p->pid, p->exit_code, t);
+		cat(buf, len, off, "exited with an error (first: pid %u, status %d at %s).", p->pid,
+		    p->exit_code, t);
 	}
 }
 

@@ -64,11 +64,13 @@ static void testcase(FILE *out, const struct gctx_incident *in, bool fails)
 
 	snprintf(name, sizeof(name), "#%u %s pid %u", in->id, gctx_incident_title(in->kind),
 		 in->src_pid);
-	fprintf(out, "    <testcase classname=\"gpuctx.%s\" name=\"", gctx_incident_kind_name(in->kind));
+	fprintf(out, "    <testcase classname=\"gpuctx.%s\" name=\"",
+		gctx_incident_kind_name(in->kind));
 	xml_text(out, name);
 	fputs("\" time=\"0\">\n", out);
 	if (fails) {
-		fprintf(out, "      <failure type=\"%s\" message=\"", gctx_incident_kind_name(in->kind));
+		fprintf(out, "      <failure type=\"%s\" message=\"",
+			gctx_incident_kind_name(in->kind));
 		xml_text(out, in->summary);
 		fputs("\">", out);
 	} else {
@@ -98,7 +100,8 @@ int gctx_junit__write(FILE *out, const struct gctx_analysis *an, enum gctx_sever
 	for (__u32 i = 0; i < n; i++)
 		nfail += gctx_analysis__incident(an, i)->severity >= fail_on;
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-	fprintf(out, "<testsuites name=\"gpuctx\" tests=\"%u\" failures=\"%u\">\n", n ? n : 1, nfail);
+	fprintf(out, "<testsuites name=\"gpuctx\" tests=\"%u\" failures=\"%u\">\n", n ? n : 1,
+		nfail);
 	fputs("  <testsuite name=\"", out);
 	xml_text(out, suite ? suite : "gpuctx check");
 	fprintf(out, "\" tests=\"%u\" failures=\"%u\" errors=\"0\" skipped=\"0\">\n", n ? n : 1,

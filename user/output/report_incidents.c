@@ -15,9 +15,9 @@
 #define LIST_MAX 24 /* pids and finding ids listed in the text before "..." */
 
 static const char *const site_names[GCTX_SITE_MAX] = {
-	[GCTX_SITE_INIT] = "initialised",
-	[GCTX_SITE_FORK] = "forked",
-	[GCTX_SITE_USE] = "first used",
+    [GCTX_SITE_INIT] = "initialised",
+    [GCTX_SITE_FORK] = "forked",
+    [GCTX_SITE_USE] = "first used",
 };
 
 static void rep_text_members(struct rep_ctx *c, const struct gctx_incident *in)
@@ -77,8 +77,9 @@ static void rep_text_churn(struct rep_ctx *c, const struct gctx_job_summary *s)
 {
 	if (!s->ctx_created && !s->nstartups)
 		return;
-	fprintf(c->out, "Job: %llu GPU context%s created, %llu destroyed", (unsigned long long)s->ctx_created,
-		rep_plural(s->ctx_created), (unsigned long long)s->ctx_destroyed);
+	fprintf(c->out, "Job: %llu GPU context%s created, %llu destroyed",
+		(unsigned long long)s->ctx_created, rep_plural(s->ctx_created),
+		(unsigned long long)s->ctx_destroyed);
 	if (s->generations > 1)
 		fprintf(c->out, ", %u worker generations", s->generations);
 	if (s->nstartups)
@@ -179,7 +180,8 @@ static void rep_json_incident(struct gctx_json *j, const struct gctx_incident *i
 	gctx_json__obj_end(j);
 }
 
-void rep_json_incidents(struct gctx_json *j, const struct gctx_analysis *an)
+void rep_json_incidents(struct gctx_json *j, const struct gctx_model *m,
+			const struct gctx_analysis *an)
 {
 	const struct gctx_job_summary *s = gctx_analysis__summary(an);
 
@@ -203,6 +205,7 @@ void rep_json_incidents(struct gctx_json *j, const struct gctx_analysis *an)
 		gctx_json__u64(j, s->startup_max_ns);
 	else
 		gctx_json__null(j);
+	key_u64(j, "procaddr_not_found", gctx_model__procaddr_not_found(m));
 	gctx_json__key(j, "complete");
 	gctx_json__bool(j, !s->incomplete);
 	key_str(j, "coverage", s->coverage[0] ? s->coverage : NULL);

@@ -652,7 +652,7 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 	gctx_json__arr_end(j);
 
 	rep_json_counts(j, m);
-	rep_json_incidents(j, an);
+	rep_json_incidents(j, m, an);
 	gctx_json__obj_end(j);
 	gctx_json__free(j);
 	gctx_analysis__free(an);

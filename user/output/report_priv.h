@@ -93,7 +93,8 @@ void rep_text_time(char *dst, size_t len, const struct rep_ctx *c, __u64 ts);
 
 /* report_incidents.c: the verdict and the incidents, text and JSON */
 void rep_text_verdict(struct rep_ctx *c);
-void rep_json_incidents(struct gctx_json *j, const struct gctx_analysis *an);
+void rep_json_incidents(struct gctx_json *j, const struct gctx_model *m,
+			const struct gctx_analysis *an);
 
 /* report_text_procs.c: the Processes section */
 void rep_text_procs(struct rep_ctx *c);

@@ -202,6 +202,12 @@ static void rep_text_probes(struct rep_ctx *c)
 	if (nfail)
 		fprintf(c->out, ", %u failed", nfail);
 	fputs("):\n", c->out);
+	if (gctx_model__procaddr_not_found(c->m))
+		fprintf(c->out,
+			"  cuGetProcAddress: %llu lookup%s of optional symbols returned "
+			"CUDA_ERROR_NOT_FOUND (normal, not errors)\n",
+			(unsigned long long)gctx_model__procaddr_not_found(c->m),
+			rep_plural(gctx_model__procaddr_not_found(c->m)));
 	if (!rep_probes_worth_listing(c->m, nfail)) {
 		/* nothing called them: one line per library (the JSON lists every probe) */
 		__u32 count = 0;

@@ -25,8 +25,8 @@ static void assert_has(const char *hay, const char *needle, bool want)
 
 static void test_python_fork(void **state)
 {
-	struct gctx_hint_evidence ev = {.kind = GCTX_INC_POISON_FORK, .python = true,
-					.generations = 1};
+	struct gctx_hint_evidence ev = {
+	    .kind = GCTX_INC_POISON_FORK, .python = true, .generations = 1};
 	char buf[1024];
 
 	text(&ev, buf, sizeof(buf));
@@ -40,8 +40,11 @@ static void test_python_fork(void **state)
 
 static void test_dataloader_epochs_hip(void **state)
 {
-	struct gctx_hint_evidence ev = {.kind = GCTX_INC_POISON_FORK, .python = true,
-					.dataloader = true, .hip = true, .generations = 3};
+	struct gctx_hint_evidence ev = {.kind = GCTX_INC_POISON_FORK,
+					.python = true,
+					.dataloader = true,
+					.hip = true,
+					.generations = 3};
 	__u32 f = gctx_hints__choose(&ev);
 	char buf[1024];
 
@@ -88,10 +91,10 @@ static void test_other_causes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_python_fork),
-		cmocka_unit_test(test_dataloader_epochs_hip),
-		cmocka_unit_test(test_not_python),
-		cmocka_unit_test(test_other_causes),
+	    cmocka_unit_test(test_python_fork),
+	    cmocka_unit_test(test_dataloader_epochs_hip),
+	    cmocka_unit_test(test_not_python),
+	    cmocka_unit_test(test_other_causes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

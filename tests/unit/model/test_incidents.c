@@ -21,12 +21,12 @@
 
 #include "builders.h"
 
-#define CTL	0xffff888100001000ULL
-#define CTL2	0xffff888100002000ULL
-#define PCTX	0x7ffc0000a000ULL
-#define HCTX	0x5555a000ULL
-#define HCTX2	0x5555b000ULL
-#define NOT_INI 3 /* CUDA_ERROR_NOT_INITIALIZED */
+#define CTL	       0xffff888100001000ULL
+#define CTL2	       0xffff888100002000ULL
+#define PCTX	       0x7ffc0000a000ULL
+#define HCTX	       0x5555a000ULL
+#define HCTX2	       0x5555b000ULL
+#define NOT_INI	       3 /* CUDA_ERROR_NOT_INITIALIZED */
 #define SIGSEGV_STATUS 11
 
 static int setup(void **state)
@@ -72,8 +72,8 @@ static void open_(struct gctx_model *m, __u32 pid, __u64 ts, __u64 file, __u32 f
 	feed(m, GCTX_EV_OPEN, &e, sizeof(e));
 }
 
-static void call(struct gctx_model *m, __u32 pid, __u64 ts, const char *comm, __u32 fn,
-		 __s64 ret, __u64 out, __u64 a0, __u64 a1)
+static void call(struct gctx_model *m, __u32 pid, __u64 ts, const char *comm, __u32 fn, __s64 ret,
+		 __u64 out, __u64 a0, __u64 a1)
 {
 	struct gctx_ev_api e = ev_api(pid, pid, ts, comm, 1000, fn, ret, out);
 
@@ -102,8 +102,8 @@ static void trainer(struct gctx_model *m, __u32 pid, __u64 ts, __u64 file, __u64
 
 /* nw workers per epoch for ne epochs, each forked by pid, calling cuMemAlloc (touch) on the
  * inherited state, exiting before the next epoch. */
-static void epochs(struct gctx_model *m, __u32 pid, __u32 first_child, __u32 nw, __u32 ne,
-		   __u64 ts, bool touch, const char *comm)
+static void epochs(struct gctx_model *m, __u32 pid, __u32 first_child, __u32 nw, __u32 ne, __u64 ts,
+		   bool touch, const char *comm)
 {
 	for (__u32 e = 0; e < ne; e++) {
 		__u64 base = ts + e * 100000;
@@ -113,8 +113,8 @@ static void epochs(struct gctx_model *m, __u32 pid, __u32 first_child, __u32 nw,
 
 			fork_(m, pid, c, base + w * 10, "python3");
 			if (touch)
-				call(m, c, base + 1000 + w, comm, GCTX_CU_MEM_ALLOC, NOT_INI, 0, PCTX,
-				     4096);
+				call(m, c, base + 1000 + w, comm, GCTX_CU_MEM_ALLOC, NOT_INI, 0,
+				     PCTX, 4096);
 		}
 		for (__u32 w = 0; w < nw; w++)
 			exit_(m, first_child + e * 100 + w, base + 50000 + w, comm, 0);
@@ -482,17 +482,17 @@ static void test_incomplete_coverage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TEST(test_dataloader_4x3_is_one_incident),
-		TEST(test_crash_linked_to_api_use),
-		TEST(test_crash_api_only_inheritance),
-		TEST(test_two_trainers_two_incidents),
-		TEST(test_spawn_is_clean),
-		TEST(test_spawn_without_main_guard),
-		TEST(test_import_only_inherit_is_a_warning),
-		TEST(test_renamed_workers),
-		TEST(test_procaddr_not_found_is_not_an_error),
-		TEST(test_fd_across_exec),
-		TEST(test_incomplete_coverage),
+	    TEST(test_dataloader_4x3_is_one_incident),
+	    TEST(test_crash_linked_to_api_use),
+	    TEST(test_crash_api_only_inheritance),
+	    TEST(test_two_trainers_two_incidents),
+	    TEST(test_spawn_is_clean),
+	    TEST(test_spawn_without_main_guard),
+	    TEST(test_import_only_inherit_is_a_warning),
+	    TEST(test_renamed_workers),
+	    TEST(test_procaddr_not_found_is_not_an_error),
+	    TEST(test_fd_across_exec),
+	    TEST(test_incomplete_coverage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -213,10 +213,10 @@ static void test_junit_hostile_argv(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_first_screen),
-		cmocka_unit_test(test_json),
-		cmocka_unit_test(test_junit),
-		cmocka_unit_test(test_junit_hostile_argv),
+	    cmocka_unit_test(test_first_screen),
+	    cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_junit),
+	    cmocka_unit_test(test_junit_hostile_argv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
