@@ -68,9 +68,19 @@ void gctx_proc_label(const struct gctx_model *m, __u32 proc_idx, char *buf, size
 		alen = GCTX_ARGS_LEN;
 	a1 = args ? (__u32)strnlen(args, alen) + 1 : 0; /* skip argv[0] */
 	if (a1 < alen) {
-		printable(tmp, sizeof(tmp), args + a1, alen - a1);
+		/* the script by its name: /src/job/train.py -> train.py */
+		__u32 e1 = a1 + (__u32)strnlen(args + a1, alen - a1);
+		const char *slash = memrchr(args + a1, '/', e1 - a1);
+
+		if (slash && slash + 1 < args + e1)
+			a1 = (__u32)(slash + 1 - args);
+		__u32 n = alen - a1;
+
+		while (n && !args[a1 + n - 1])
+			n--; /* argv's last NUL */
+		printable(tmp, sizeof(tmp), args + a1, n);
 		if (tmp[0])
-			cat(buf, len, &off, " %s%s", tmp, alen - a1 > LABEL_ARGS ? "..." : "");
+			cat(buf, len, &off, " %s%s", tmp, n > sizeof(tmp) - 1 ? "..." : "");
 	}
 	if (p->ncomm_prev > p->ncomm_at_exec) { /* renamed since its program started */
 		__u32 last = (p->ncomm_prev < GCTX_COMM_HIST ? p->ncomm_prev : GCTX_COMM_HIST) - 1;
