@@ -49,7 +49,31 @@ diag() {
 
 # 4 fork workers x 3 epochs calling cuMemAlloc on the inherited context: one incident, exit 86.
 t_dl_fork_touch() {
+	local rc
 	diag dl_fork_touch 86 -o "$T/dl_fork_touch.gctx" -- --workers 4 --epochs 3 --touch
+	[ -e "$T/dl_fork_touch.gctx" ] || return
+	# the same verdict from the trace: check TRACE, report --fail-on
+	"$G" check "$T/dl_fork_touch.gctx" 2>"$T/dl_trace.err"
+	rc=$?
+	"$G" report --fail-on error --junit "$T/dl_trace.xml" "$T/dl_fork_touch.gctx" >/dev/null \
+		2>>"$T/dl_trace.err"
+	rc="$rc $?"
+	"$G" report --fail-on never "$T/dl_fork_touch.gctx" >/dev/null 2>>"$T/dl_trace.err"
+	rc="$rc $?"
+	if [ "$rc" != "86 86 0" ] || ! grep -q 'failures="1"' "$T/dl_trace.xml"; then
+		echo "check TRACE, report --fail-on error, --fail-on never exited $rc" >>"$T/dl_trace.err"
+		result dl_trace 1
+	else
+		result dl_trace 0
+	fi
+}
+
+# bad input: one line, non-zero
+t_dl_check_errors() {
+	expect_error err_check_nothing "check needs" "$G" check
+	expect_error err_check_fail_on "bad --fail-on" "$G" check --fail-on sometimes -- true
+	expect_error err_report_fail_on "bad --fail-on" "$G" report --fail-on x "$T/none.gctx"
+	expect_error err_check_trace "cannot open" "$G" check "$T/missing.gctx"
 }
 # the same workers never touching it: a warning, 0 by default and 86 with --fail-on warning.
 t_dl_fork_idle() {
@@ -74,4 +98,4 @@ t_dl_threads() {
 	diag dl_threads 0 -o "$T/dl_threads.gctx" -- --threads --workers 4 --epochs 2 --touch
 }
 
-diag_tests=(dl_fork_touch dl_fork_idle dl_segv dl_spawn dl_noguard dl_threads)
+diag_tests=(dl_fork_touch dl_fork_idle dl_segv dl_spawn dl_noguard dl_threads dl_check_errors)
