@@ -81,6 +81,7 @@ elif name == "dl_spawn":
     # seed 002: each spawned worker's start-up to its own GPU context
     assert all(isinstance(p["gpu_init_ns"], int) and p["gpu_init_ns"] > 0 for p in workers)
     assert s["contexts_created"] == 1 + len(workers) and s["startup_max_ns"] > 0, s
+    assert s["worker_generations"] == 2, s  # --epochs 2: the pool is spawned twice
     assert len(cases) == 1 and not fails and cases[0].get("classname") == "gpuctx.clean", cases
     assert "gpuctx check: NO PROBLEM FOUND" in err, err
 elif name == "dl_spawn_tmp":

@@ -56,7 +56,7 @@ int cli_parse_fail_on(const char *arg)
 }
 
 int cli_verdict(const struct gctx_model *m, const struct gctx_trace_meta *meta, int fail_on,
-		const char *junit, FILE *out)
+		const char *junit, FILE *out, const char *prefix)
 {
 	struct gctx_analysis *an = gctx_analysis__new(m, meta ? meta->start_mono_ns : 0);
 	__u32 n, nfail;
@@ -70,7 +70,7 @@ int cli_verdict(const struct gctx_model *m, const struct gctx_trace_meta *meta, 
 	n = gctx_analysis__nincidents(an);
 	nfail = fail_on <= GCTX_SEV_ERROR ? gctx_analysis__count_at(an, fail_on) : 0;
 	if (out) {
-		fprintf(out, "gpuctx check: %s\n", gctx_analysis__summary(an)->verdict);
+		fprintf(out, "%s%s\n", prefix, gctx_analysis__summary(an)->verdict);
 		for (__u32 i = 0; i < n; i++) {
 			const struct gctx_incident *in = gctx_analysis__incident(an, i);
 
@@ -130,7 +130,7 @@ static int check_trace(const char *path, int fail_on, const char *junit)
 
 	if (cli_load_trace(path, &m, &meta))
 		return 1;
-	ret = cli_verdict(m, &meta, fail_on, junit, stderr);
+	ret = cli_verdict(m, &meta, fail_on, junit, stderr, "gpuctx check: ");
 	gctx_model__free(m);
 	return ret;
 }

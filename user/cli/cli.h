@@ -26,10 +26,10 @@ int cli_load_trace(const char *path, struct gctx_model **out, struct gctx_trace_
 
 /* check.c: "error", "warning", "never" -> severity (GCTX_FAIL_NEVER); -1 when unknown. */
 int cli_parse_fail_on(const char *arg);
-/* check.c: the diagnosis of a finished model: the verdict to out (NULL: none), JUnit to junit
- * (NULL: none). Returns GCTX_EXIT_INCIDENT when an incident is at or above fail_on, 1 when
- * the analysis or the JUnit file failed, else 0. */
+/* check.c: the diagnosis of a finished model: the verdict and fixes to out after prefix (out
+ * NULL: none), JUnit to junit (NULL: none). Returns GCTX_EXIT_INCIDENT when an incident is at
+ * or above fail_on, 1 when the analysis or the JUnit file failed, else 0. */
 int cli_verdict(const struct gctx_model *m, const struct gctx_trace_meta *meta, int fail_on,
-		const char *junit, FILE *out);
+		const char *junit, FILE *out, const char *prefix);
 
 #endif /* __GPUCTX_CLI_H */

@@ -659,8 +659,10 @@ int cmd_record(int argc, char **argv)
 	end.events = st.records;
 	on_record(&st, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__finish(st.model);
-	if (!env.silent)
+	if (!env.silent) {
 		print_summary(&st, &drops, env.output);
+		cli_verdict(st.model, &meta, GCTX_FAIL_NEVER, NULL, stderr, "gpuctx: ");
+	}
 
 	if (child_done)
 		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -121,7 +121,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gpuctx: writing the report: %s\n", strerror(ret ? -ret : errno));
 		ret = 1;
 	}
-	vret = gate ? cli_verdict(m, &meta, fail_on, junit, NULL) : 0;
+	vret = gate ? cli_verdict(m, &meta, fail_on, junit, NULL, "") : 0;
 	gctx_model__free(m);
 	return ret ? 1 : vret;
 }

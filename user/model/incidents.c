@@ -583,10 +583,35 @@ static int cmp_incident(const void *x, const void *y)
 	return a->src_pid < b->src_pid ? -1 : a->src_pid > b->src_pid;
 }
 
+/* Most generations of spawned Python workers under one parent (seed 002: pools re-created
+ * every epoch), 0 when there are none. */
+static __u32 spawn_generations(const struct gctx_model *m)
+{
+	__u32 best = 0;
+
+	for (__u32 i = 0; i < gctx_model__nprocs(m); i++) {
+		const struct gctx_proc *q = gctx_model__proc(m, i);
+		struct member *mem = calloc(q->nchildren + 1, sizeof(*mem));
+		__u32 *gen = calloc(q->nchildren + 1, sizeof(*gen));
+		__u32 n = 0, g;
+
+		for (__u32 k = 0; mem && gen && k < q->nchildren; k++)
+			if (proc_is_mp_spawned(gctx_model__proc(m, q->children[k])))
+				mem[n++].proc_idx = q->children[k];
+		g = n ? generations(m, mem, n, gen) : 0;
+		if (g > best)
+			best = g;
+		free(mem);
+		free(gen);
+	}
+	return best;
+}
+
 static void summarise(struct gctx_analysis *a)
 {
 	const struct gctx_model *m = a->m;
 	struct gctx_job_summary *s = &a->sum;
+	__u32 sg;
 
 	s->nincidents = a->ninc;
 	s->nprocs = gctx_model__nprocs(m);
@@ -600,6 +625,9 @@ static void summarise(struct gctx_analysis *a)
 		if (in->generations > s->generations)
 			s->generations = in->generations;
 	}
+	sg = spawn_generations(m);
+	if (sg > s->generations)
+		s->generations = sg;
 	for (__u32 i = 0; i < gctx_model__nctxs(m); i++) {
 		s->ctx_created++;
 		s->ctx_destroyed += gctx_model__ctx(m, i)->destroyed;

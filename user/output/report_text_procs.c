@@ -155,6 +155,12 @@ static void rep_text_proc_line(struct rep_ctx *c, const struct gctx_proc *p, __u
 		gctx_format_str(exe, sizeof(exe), p->execs[0].filename, GCTX_PATH_LEN);
 		fprintf(c->out, ", first %s", exe);
 	}
+	if (c->an && gctx_analysis__gpu_init_ns(c->an, p->idx) >= 0) {
+		/* seed 002: how long it took to get to the GPU */
+		fprintf(c->out, "%sGPU %.3f s after start", sep,
+			gctx_analysis__gpu_init_ns(c->an, p->idx) / 1e9);
+		sep = ", ";
+	}
 	fputs(sep[0] == ',' ? ")\n" : "\n", c->out);
 }
 

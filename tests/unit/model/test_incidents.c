@@ -336,6 +336,7 @@ static void test_spawn_is_clean(void **state)
 			 2500001 - 2000501);
 	assert_int_equal(gctx_analysis__summary(a)->nstartups, 5);
 	assert_int_equal(gctx_analysis__summary(a)->startup_max_ns, 499500);
+	assert_int_equal(gctx_analysis__summary(a)->generations, 1); /* one pool, all alive */
 	gctx_analysis__free(a);
 }
 
