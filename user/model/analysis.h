@@ -61,6 +61,7 @@ struct gctx_hint_evidence {
 	bool mp_spawned;   /* members exec'd multiprocessing's spawn/forkserver entry */
 	bool init_unused;  /* the source made no allocation before its first fork */
 	bool hip;	   /* HIP (ROCm) rather than CUDA */
+	bool no_api;	   /* seen at the driver only: say "GPU", not CUDA/HIP */
 	__u32 generations; /* bursts of forks (epochs) */
 };
 
@@ -94,6 +95,7 @@ struct gctx_incident {
 	struct gctx_hint_evidence ev;
 	struct gctx_site where[GCTX_SITE_MAX];
 	char summary[768]; /* one paragraph: what happened */
+	char init_at[40];  /* " at 1.200 s": the part of summary that is a time */
 	char fix[768];	   /* what to change */
 };
 

@@ -89,7 +89,7 @@ static const struct hint_text hint_texts[] = {
 
 void gctx_hints__text(__u32 fixes, const struct gctx_hint_evidence *ev, char *buf, size_t len)
 {
-	const char *api = ev->hip ? "HIP" : "CUDA";
+	const char *api = ev->hip ? "HIP" : ev->no_api ? "GPU" : "CUDA";
 	size_t off = 0;
 	int n = 0;
 

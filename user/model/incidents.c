@@ -559,6 +559,7 @@ static int incident_from_group(struct gctx_analysis *a, struct group *g)
 	in->ev.kind = in->kind;
 	in->ev.python = proc_is_python(gctx_model__proc(m, g->src));
 	in->ev.hip = !strcmp(in->api, "HIP");
+	in->ev.no_api = !in->api[0];
 	in->ev.generations = in->generations;
 	/* traced at API level and no allocation before the first fork: it never used the GPU */
 	in->ev.init_unused = c && gctx_model__api_calls(m, g->src) && !c->launches &&

@@ -145,7 +145,8 @@ static void fork_text(struct gctx_analysis *a, struct gctx_incident *in, char *b
 	}
 	if (in->init_ns) {
 		when(a, in->init_ns, t, sizeof(t));
-		cat(buf, len, off, " at %s", t);
+		snprintf(in->init_at, sizeof(in->init_at), " at %s", t);
+		cat(buf, len, off, "%s", in->init_at);
 	}
 	/* the workers' own name when it differs from the parent's */
 	if (w0 && strncmp(w0->comm, src->comm, sizeof(w0->comm))) {

@@ -5,17 +5,26 @@
  * on each member process (at its fork).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "model/analysis.h"
 #include "output/timeline_priv.h"
 
 #define FLOWS_MAX 64 /* members linked by a flow per incident; the args list them all */
 
+static void untimed(const struct gctx_incident *in, char *buf, size_t len)
+{
+	const char *at = in->init_at[0] ? strstr(in->summary, in->init_at) : NULL;
+	size_t n = at ? (size_t)(at - in->summary) : strlen(in->summary);
+
+	snprintf(buf, len, "%.*s%s", (int)n, in->summary, at ? at + strlen(in->init_at) : "");
+}
+
 static void emit_incident(struct exporter *x, const struct gctx_incident *in)
 {
 	struct gctx_tl_track t, mt;
 	__u64 ts = in->init_ns ? in->init_ns : in->first_ns;
-	char name[80];
+	char name[80], text[sizeof(in->summary)];
 	struct args a;
 
 	if (!tl_xp(x, in->src_idx))
@@ -31,7 +40,9 @@ static void emit_incident(struct exporter *x, const struct gctx_incident *in)
 	tl_arg_u32v(&a, "pids", in->pids, in->npids);
 	tl_arg_u32v(&a, "findings", in->findings, in->nfindings);
 	tl_arg_u64(&a, "generations", in->generations);
-	tl_arg_str(&a, "summary", in->summary);
+	/* the time is the instant's own: the text without it compares across runs */
+	untimed(in, text, sizeof(text));
+	tl_arg_str(&a, "summary", text);
 	tl_arg_str(&a, "fix", in->fix);
 	tl_emit(x, 'I', &t, ts, name, "incident", &a, 0, 0);
 

@@ -69,6 +69,10 @@ static void test_not_python(void **state)
 	assert_has(buf, "posix_spawn", true);
 	assert_has(buf, "allocated nothing before forking", true);
 	assert_has(buf, "multiprocessing", false);
+	assert_has(buf, "no CUDA state", true);
+	ev.no_api = true; /* seen at the driver only */
+	text(&ev, buf, sizeof(buf));
+	assert_has(buf, "no GPU state", true);
 }
 
 static void test_other_causes(void **state)
