@@ -68,6 +68,24 @@ t_dl_fork_touch() {
 	fi
 }
 
+# no incident: the command's own status, 128+N for a signal
+t_dl_check_status() {
+	local rc
+	mkdir -p "$T/tmp.status"
+	TMPDIR=$T/tmp.status "$G" check -- sh -c 'exit 7' >/dev/null 2>"$T/dl_check_status.err"
+	rc=$?
+	TMPDIR=$T/tmp.status "$G" check -- sh -c 'kill -SEGV $$' >/dev/null \
+		2>>"$T/dl_check_status.err"
+	rc="$rc $?"
+	if [ "$rc" != "7 139" ] || [ -n "$(ls -A "$T/tmp.status")" ] ||
+		! grep -q "NO PROBLEM FOUND" "$T/dl_check_status.err"; then
+		echo "check exited $rc (want 7 139), or left files" >>"$T/dl_check_status.err"
+		result dl_check_status 1
+	else
+		result dl_check_status 0
+	fi
+}
+
 # bad input: one line, non-zero
 t_dl_check_errors() {
 	expect_error err_check_nothing "check needs" "$G" check
@@ -98,4 +116,4 @@ t_dl_threads() {
 	diag dl_threads 0 -o "$T/dl_threads.gctx" -- --threads --workers 4 --epochs 2 --touch
 }
 
-diag_tests=(dl_fork_touch dl_fork_idle dl_segv dl_spawn dl_noguard dl_threads dl_check_errors)
+diag_tests=(dl_fork_touch dl_fork_idle dl_segv dl_spawn dl_noguard dl_threads dl_check_status dl_check_errors)
