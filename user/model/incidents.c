@@ -23,6 +23,7 @@ enum cls {
 	CLS_EXEC,
 	CLS_API,
 	CLS_SPAWN,
+	CLS_NONE,
 };
 
 /* ---- evidence about processes ---- */
@@ -177,9 +178,15 @@ static int startup_stats(struct gctx_analysis *a)
 
 /* ---- grouping ---- */
 
+/* The cause a finding belongs to; CLS_NONE: not a cause (a new kind is mapped here). */
 static enum cls finding_cls(const struct gctx_finding *f)
 {
 	switch (f->kind) {
+	case GCTX_FIND_INHERITED_GPU_USE:
+	case GCTX_FIND_FORK_WITH_GPU_STATE:
+	case GCTX_FIND_CRASH_AFTER_INHERITANCE:
+	case GCTX_FIND_INHERITED_CONTEXT_CALL:
+		return CLS_FORK;
 	case GCTX_FIND_FOREIGN_GPU_USE:
 		return CLS_FOREIGN;
 	case GCTX_FIND_GPU_FD_ACROSS_EXEC:
@@ -187,7 +194,8 @@ static enum cls finding_cls(const struct gctx_finding *f)
 	case GCTX_FIND_API_ERROR:
 		return CLS_API;
 	default:
-		return CLS_FORK;
+		/* api-calls-unseen: a gap in what was seen, told by the verdict's coverage */
+		return CLS_NONE;
 	}
 }
 
@@ -302,9 +310,12 @@ static int group_findings(const struct gctx_model *m, struct groups *gs)
 	for (__u32 i = 0; i < n; i++) {
 		const struct gctx_finding *f = gctx_model__finding(m, i);
 		__u32 src = finding_src(m, f);
-		struct group *g = group_get(gs, finding_cls(f), src);
+		struct group *g;
 		struct member *mb;
 
+		if (finding_cls(f) == CLS_NONE)
+			continue;
+		g = group_get(gs, finding_cls(f), src);
 		if (!g || gctx_grow(&g->fids, &g->cap_f, g->nf + 1, sizeof(*g->fids)))
 			return -ENOMEM;
 		g->fids[g->nf++] = i;

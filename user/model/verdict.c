@@ -255,12 +255,20 @@ static void coverage(struct gctx_analysis *a)
 	const struct gctx_rec_drops *d = gctx_model__drops(a->m);
 	size_t off = 0;
 	__u64 lost = 0;
+	__u32 unseen = 0;
 
 	for (__u32 t = 0; t < GCTX_EV_KERNEL_MAX; t++)
 		lost += d->drops[t];
 	if (lost)
 		cat(s->coverage, sizeof(s->coverage), &off, "%s%llu event%s lost", off ? "; " : "",
 		    (unsigned long long)lost, lost == 1 ? "" : "s");
+	/* API calls a process could make unseen (library not probed in time) */
+	for (__u32 i = 0; i < gctx_model__nprocs(a->m); i++)
+		unseen += gctx_model__api_unseen(a->m, i) > 0;
+	if (unseen)
+		cat(s->coverage, sizeof(s->coverage), &off,
+		    "%sCUDA/HIP calls of %u process%s could not be seen (api-calls-unseen)",
+		    off ? "; " : "", unseen, plural(unseen));
 	if (!gctx_model__end(a->m))
 		cat(s->coverage, sizeof(s->coverage), &off, "%sthe recording did not end cleanly",
 		    off ? "; " : "");

@@ -99,4 +99,9 @@ void rep_json_incidents(struct gctx_json *j, const struct gctx_model *m,
 /* report_text_procs.c: the Processes section */
 void rep_text_procs(struct rep_ctx *c);
 
+/* report_coverage.c: the API coverage section */
+struct gctx_json;
+void rep_text_coverage(struct rep_ctx *c);
+void rep_json_coverage(struct gctx_json *j, const struct gctx_model *m);
+
 #endif /* __GPUCTX_REPORT_PRIV_H */

@@ -478,6 +478,34 @@ static void test_incomplete_coverage(void **state)
 	gctx_analysis__free(a);
 }
 
+/* API calls a process could make unseen: no incident of its own, the verdict says the
+ * coverage is incomplete (issue 12's gap records). */
+static void test_api_gap_in_verdict(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_rec_api_gap g;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	memset(&g, 0, sizeof(g));
+	g.pid = g.tid = 100;
+	g.reason = GCTX_GAP_NO_HOLD;
+	g.from_ns = 1000050;
+	g.to_ns = 1000090;
+	snprintf(g.lib, sizeof(g.lib), "/usr/lib/libcuda.so.1");
+	feed(m, GCTX_REC_API_GAP, &g, sizeof(g));
+	end(m);
+	assert_int_equal(count_kind(m, GCTX_FIND_API_CALLS_UNSEEN), 1);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 0);
+	assert_true(gctx_analysis__summary(a)->incomplete);
+	assert_has(gctx_analysis__summary(a)->verdict,
+		   "NO PROBLEM FOUND: 2 processes, 1 GPU context created (0 destroyed), no GPU "
+		   "state passed on through fork. Coverage incomplete: CUDA/HIP calls of 1 process "
+		   "could not be seen (api-calls-unseen).");
+	gctx_analysis__free(a);
+}
+
 #define TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -494,6 +522,7 @@ int main(void)
 	    TEST(test_procaddr_not_found_is_not_an_error),
 	    TEST(test_fd_across_exec),
 	    TEST(test_incomplete_coverage),
+	    TEST(test_api_gap_in_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
