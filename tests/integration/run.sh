@@ -399,9 +399,12 @@ t_sigkill() {
 	result "$name" $rc
 }
 
+# the diagnosis on PyTorch DataLoader jobs: diagnosis.sh
+. "$top/tests/integration/diagnosis.sh"
+
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
 	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
-	api_hip_real api_container security)
+	api_hip_real api_container security "${diag_tests[@]}")
 . "$top/tests/integration/api_coverage.sh"
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do

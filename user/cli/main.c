@@ -14,7 +14,8 @@ static void usage(FILE *out)
 		"\n"
 		"Commands:\n"
 		"  record   trace a command, PIDs, a cgroup or the system into a trace file\n"
-		"  report   print the process tree, GPU files, objects and findings of a trace\n"
+		"  report   print the verdict, incidents, process tree, GPU files and findings\n"
+		"  check    run a command (or read a trace) and fail when GPU state was misused\n"
 		"  export   write a trace as a timeline for ui.perfetto.dev or chrome://tracing\n"
 		"  version  print the version\n"
 		"\n"
@@ -22,6 +23,7 @@ static void usage(FILE *out)
 		"  gpuctx record -o job.gctx -- python train.py\n"
 		"  gpuctx report job.gctx\n"
 		"  gpuctx report --json job.gctx\n"
+		"  gpuctx check -- python -m pytest tests/\n"
 		"  gpuctx export -f perfetto -o job.pftrace job.gctx\n"
 		"\n"
 		"Run 'gpuctx COMMAND --help' for the options of a command.\n");
@@ -40,6 +42,7 @@ static const struct cmd {
 	{ "record", cmd_record },
 	{ "report", cmd_report },
 	{ "export", cmd_export },
+	{ "check", cmd_check },
 	{ "version", cmd_version },
 };
 

@@ -38,6 +38,7 @@ struct record_env {
 	const char *cgroup;
 	bool all;
 	bool quiet;
+	bool silent;			/* --silent (gpuctx check): no live findings, no summary */
 	bool verbose;
 	double duration;
 	struct gctx_rec_device devs[GCTX_MAX_REGDEVS];
@@ -150,6 +151,7 @@ enum {
 	OPT_NO_API,
 	OPT_PERFETTO,
 	OPT_CHROME,
+	OPT_SILENT,
 	OPT_NO_HOLD,
 	OPT_HOLD_TIMEOUT,
 };
@@ -172,6 +174,7 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		{ "no-hold", no_argument, NULL, OPT_NO_HOLD },
 		{ "hold-timeout", required_argument, NULL, OPT_HOLD_TIMEOUT },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "silent", no_argument, NULL, OPT_SILENT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -267,6 +270,9 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		}
 		case 'q':
 			env->quiet = true;
+			break;
+		case OPT_SILENT:
+			env->quiet = env->silent = true;
 			break;
 		case 'v':
 			env->verbose = true;
@@ -377,6 +383,8 @@ static void on_finding(const struct gctx_finding *f, void *ctx)
 {
 	struct record_state *st = ctx;
 
+	if (st->env->silent)
+		return;
 	gctx_print_finding(st->env->quiet ? stderr : stdout, f, st->start_mono);
 }
 
@@ -784,7 +792,10 @@ int cmd_record(int argc, char **argv)
 	gctx_trace_writer__append_final(st.w, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__feed(st.model, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__finish(st.model);
-	print_summary(&st, &drops, env.output);
+	if (!env.silent) {
+		print_summary(&st, &drops, env.output);
+		cli_verdict(st.model, &meta, GCTX_FAIL_NEVER, NULL, stderr, "gpuctx: ");
+	}
 
 	if (child_done && stop_signal && WIFSIGNALED(status) && WTERMSIG(status) == stop_signal)
 		ret = 128 + stop_signal;

@@ -10,9 +10,7 @@
 #include "output/report.h"
 #include "trace/tracefile.h"
 
-/* Read a whole trace into a model. Returns 0, or 1 with a one-line error printed. */
-static int load_trace(const char *path, struct gctx_model **out,
-		      struct gctx_trace_meta *meta)
+int cli_load_trace(const char *path, struct gctx_model **out, struct gctx_trace_meta *meta)
 {
 	struct gctx_trace_reader *r;
 	struct gctx_model *m;
@@ -66,17 +64,23 @@ static int load_trace(const char *path, struct gctx_model **out,
 	return 0;
 }
 
+#define REPORT_USAGE "Usage: gpuctx report [--json] [--fail-on SEVERITY] [--junit FILE] TRACE\n"
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "fail-on", required_argument, NULL, 'F' },
+		{ "junit", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	struct gctx_trace_meta meta;
 	struct gctx_model *m = NULL;
 	bool json = false;
-	int c, ret;
+	const char *junit = NULL;
+	int c, ret, fail_on = GCTX_FAIL_NEVER, vret;
+	bool gate = false;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
@@ -84,11 +88,32 @@ int cmd_report(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'F':
+			fail_on = cli_parse_fail_on(optarg);
+			if (fail_on < 0) {
+				fprintf(stderr, "gpuctx: bad --fail-on '%s': want error, warning or "
+						"never\n", optarg);
+				return 2;
+			}
+			gate = true;
+			break;
+		case 'J':
+			junit = optarg;
+			gate = true;
+			break;
 		case 'h':
-			printf("Usage: gpuctx report [--json] FILE\n");
+			printf(REPORT_USAGE
+			       "\n"
+			       "  -j, --json              one JSON document instead of text\n"
+			       "      --fail-on SEVERITY  exit %d when an incident is at or above "
+			       "SEVERITY\n"
+			       "                          (error, warning, never; default never)\n"
+			       "      --junit FILE        also write JUnit XML, one testcase per "
+			       "incident\n",
+			       GCTX_EXIT_INCIDENT);
 			return 0;
 		default:
-			fprintf(stderr, "Usage: gpuctx report [--json] FILE\n");
+			fprintf(stderr, REPORT_USAGE);
 			return 2;
 		}
 	}
@@ -96,13 +121,14 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gpuctx: report needs exactly one trace file\n");
 		return 2;
 	}
-	if (load_trace(argv[optind], &m, &meta))
+	if (cli_load_trace(argv[optind], &m, &meta))
 		return 1;
 	ret = json ? gctx_report__json(stdout, m, &meta) : gctx_report__text(stdout, m, &meta);
 	if (fflush(stdout) || ret) {
 		fprintf(stderr, "gpuctx: writing the report: %s\n", strerror(ret ? -ret : errno));
 		ret = 1;
 	}
+	vret = gate ? cli_verdict(m, &meta, fail_on, junit, NULL, "") : 0;
 	gctx_model__free(m);
-	return ret ? 1 : 0;
+	return ret ? 1 : vret;
 }

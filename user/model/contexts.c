@@ -14,6 +14,7 @@
 /* ---- API contexts (CUDA driver API / HIP runtime uprobes) ---- */
 
 #define API_JOIN_SLACK_NS (5 * 1000000000ULL) /* record-order slack of the kernel-object join */
+#define CU_NOT_FOUND	  500 /* CUDA_ERROR_NOT_FOUND */
 
 /*
  * A context the process can no longer use: destroyed, or made by the program an exec replaced
@@ -212,6 +213,11 @@ int mdl_ev_api(struct gctx_model *m, const struct gctx_ev_api *ev)
 		return -ENOMEM;
 	t = mdl_thread_live(m, p, ev->hdr.tid, ev->hdr.comm);
 	p->api_calls++;
+	if (ev->fn == GCTX_CU_GET_PROC_ADDRESS && returned && ev->ret == CU_NOT_FOUND) {
+		/* the runtime probing for optional symbols: normal, counted, not an error */
+		m->procaddr_not_found++;
+		return 0;
+	}
 	if (p->api_src[v] && p->api_src[v] != p->pub.idx + 1) {
 		if (p->api_icc_id[v]) {
 			FIND(m, p->api_icc_id[v] - 1)->uses++; /* later calls are counted */
@@ -220,8 +226,8 @@ int mdl_ev_api(struct gctx_model *m, const struct gctx_ev_api *ev)
 			if (err)
 				return err;
 		}
-	}
-	if (returned && ev->ret != 0) {
+	} else if (returned && ev->ret != 0) {
+		/* an inherited call's failure is told by its inherited-context-call finding */
 		err = mdl_apierr_count(m, p, ev);
 		if (err)
 			return err;

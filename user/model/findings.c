@@ -218,6 +218,29 @@ int mdl_use_finding(struct gctx_model *m, const struct gctx_ev_hdr *hdr, struct 
 
 /* ---- fork-with-gpu-state and crash-after-inheritance ---- */
 
+/* API calls p made on CUDA/HIP state inherited through fork; *first: its earliest such
+ * finding (inherited-context-call), NULL when none. */
+static __u64 icc_uses(const struct gctx_model *m, const struct proc_priv *p,
+		      const struct gctx_finding **first)
+{
+	const struct gctx_finding *best = NULL;
+	__u64 n = 0;
+
+	for (int v = 0; v < 2; v++) {
+		const struct gctx_finding *f;
+
+		if (!p->api_icc_id[v])
+			continue;
+		f = FIND(m, p->api_icc_id[v] - 1);
+		n += f->uses;
+		if (!best || f->time_ns < best->time_ns)
+			best = f;
+	}
+	if (first)
+		*first = best;
+	return n;
+}
+
 /* Raise the pending fork-with-gpu-state of child c (it never exec'd). */
 int mdl_fws_raise(struct gctx_model *m, struct proc_priv *c, bool at_finish)
 {
@@ -239,6 +262,7 @@ int mdl_fws_raise(struct gctx_model *m, struct proc_priv *c, bool at_finish)
 		if (h->how == GCTX_HOLD_INHERITED && h->since_ns == c->fws_ts)
 			uses += h->nioctls + h->nmmaps;
 	}
+	uses += icc_uses(m, c, NULL);
 	fd->opener_pid = f->pub.opener_pid;
 	fd->file_id = f->pub.id;
 	fd->kind_dev = f->pub.kind;
@@ -268,11 +292,13 @@ static bool fatal_signal(int sig)
 
 int mdl_crash_check(struct gctx_model *m, struct proc_priv *p, __u32 tid, __u64 ts)
 {
+	const struct gctx_finding *icc, *use = NULL;
 	struct gctx_holder *best = NULL;
 	struct file_priv *bf = NULL;
 	struct gctx_finding *fd;
 	const char *sig;
-	char opener[96], signame[16], used[64], chain[GCTX_MAX_CHAIN * 12];
+	char opener[96], signame[16], used[96], chain[GCTX_MAX_CHAIN * 12], what[160];
+	__u64 kuses = 0, auses;
 	__u32 i, fi;
 
 	if (!fatal_signal(p->pub.signal))
@@ -288,46 +314,67 @@ int mdl_crash_check(struct gctx_model *m, struct proc_priv *p, __u32 tid, __u64 
 			bf = f;
 		}
 	}
-	if (!best)
+	auses = icc_uses(m, p, &icc);
+	if (!best && !icc)
 		return 0;
 
 	fd = finding_new(m, GCTX_FIND_CRASH_AFTER_INHERITANCE, GCTX_SEV_ERROR, p);
 	if (!fd)
 		return -ENOMEM;
 	fd->tid = tid;
-	fd->opener_pid = bf->pub.opener_pid;
-	fd->file_id = bf->pub.id;
-	fd->kind_dev = bf->pub.kind;
 	fd->time_ns = ts;
 	fd->event_type = GCTX_EV_EXIT;
-	fd->uses = best->nioctls + best->nmmaps;
+	if (best) {
+		kuses = best->nioctls + best->nmmaps;
+		fd->opener_pid = bf->pub.opener_pid;
+		fd->file_id = bf->pub.id;
+		fd->kind_dev = bf->pub.kind;
+		/* a used inherited holder always has its finding, and best is a used one if any */
+		if (gctx_hmap__get(&m->finding_map, p->pub.idx, fidx(bf), &fi))
+			use = FIND(m, fi);
+	} else {
+		fd->opener_pid = icc->opener_pid;
+	}
+	fd->uses = kuses + auses;
 	fd->later_used = fd->uses > 0;
-	/* a used inherited holder always has its finding, and best is a used one if any is */
-	if (gctx_hmap__get(&m->finding_map, p->pub.idx, fidx(bf), &fi))
-		fd->related_finding = FIND(m, fi)->id;
+	/* the first inherited use of either kind, kernel-level or API-level */
+	if (icc && (!use || icc->time_ns < use->time_ns))
+		use = icc;
+	if (use) {
+		fd->related_finding = use->id;
+		fd->ctx_id = icc ? icc->ctx_id : 0;
+		fd->ctx_handle = icc ? icc->ctx_handle : 0;
+	}
 	sig = gctx_signal_name(p->pub.signal);
 	if (!sig) {
 		mdl_textf(signame, sizeof(signame), "signal %d", p->pub.signal);
 		sig = signame;
 	}
 	mdl_textf(fd->call, sizeof(fd->call), "%s", sig);
-	fill_chain(m, fd, p, bf);
-	chain_str(fd, chain, sizeof(chain));
-	opener_str(m, bf, opener, sizeof(opener));
-	if (fd->uses && fd->related_finding)
-		mdl_textf(used, sizeof(used), "had used it (%llu use%s, finding #%u)",
-			  (unsigned long long)fd->uses, fd->uses == 1 ? "" : "s",
-			  fd->related_finding);
+	if (best) {
+		fill_chain(m, fd, p, bf);
+		opener_str(m, bf, opener, sizeof(opener));
+		chain_str(fd, chain, sizeof(chain));
+		mdl_textf(what, sizeof(what), "%s file #%u %s through fork %s",
+			  gctx_dev_kind_name(bf->pub.kind), bf->pub.id, opener, chain);
+	} else {
+		memcpy(fd->chain, icc->chain, sizeof(fd->chain));
+		fd->nchain = icc->nchain;
+		chain_str(fd, chain, sizeof(chain));
+		mdl_textf(what, sizeof(what), "the CUDA/HIP state of pid %u through fork %s",
+			  icc->opener_pid, chain);
+	}
+	if (fd->uses && use)
+		mdl_textf(used, sizeof(used), "had used it (%llu use%s, first: finding #%u)",
+			  (unsigned long long)fd->uses, fd->uses == 1 ? "" : "s", use->id);
 	else if (fd->uses)
 		mdl_textf(used, sizeof(used), "had used it (%llu use%s)",
 			  (unsigned long long)fd->uses, fd->uses == 1 ? "" : "s");
 	else
 		mdl_textf(used, sizeof(used), "never used it");
 	mdl_textf(fd->detail, sizeof(fd->detail),
-		  "pid %u (%s) was killed by %s%s after inheriting %s file #%u %s through fork %s; "
-		  "it %s",
-		  p->pub.pid, p->pub.comm, sig, p->pub.core_dumped ? " (core dumped)" : "",
-		  gctx_dev_kind_name(bf->pub.kind), bf->pub.id, opener, chain, used);
+		  "pid %u (%s) was killed by %s%s after inheriting %s; it %s", p->pub.pid,
+		  p->pub.comm, sig, p->pub.core_dumped ? " (core dumped)" : "", what, used);
 	finding_emit(m, fd);
 	return 0;
 }

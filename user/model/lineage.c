@@ -20,6 +20,23 @@ struct proc_priv *mdl_proc_lookup(const struct gctx_model *m, __u32 pid)
 	return gctx_hmap__get(&m->pid_map, pid, 0, &idx) ? P(m, idx) : NULL;
 }
 
+/* The process takes a new name; the old one goes to the history. */
+void mdl_proc_rename(struct proc_priv *p, const char *comm)
+{
+	struct gctx_proc *pp = &p->pub;
+	char now[GCTX_COMM_LEN];
+
+	gctx_copy_str(now, sizeof(now), comm, GCTX_COMM_LEN);
+	if (!now[0] || !strncmp(now, pp->comm, GCTX_COMM_LEN))
+		return;
+	if (pp->comm[0]) {
+		__u32 slot = pp->ncomm_prev < GCTX_COMM_HIST ? pp->ncomm_prev++ : GCTX_COMM_HIST - 1;
+
+		memcpy(pp->comm_prev[slot], pp->comm, GCTX_COMM_LEN);
+	}
+	memcpy(pp->comm, now, GCTX_COMM_LEN);
+}
+
 static struct gctx_thread *thread_find(const struct gctx_model *m, struct proc_priv *p, __u32 tid)
 {
 	__u32 ti;
@@ -109,7 +126,7 @@ struct proc_priv *mdl_proc_for_event(struct gctx_model *m, const struct gctx_ev_
 		/* names change (prctl(PR_SET_NAME)); the leader's name is the process's name */
 		gctx_copy_str(t->comm, sizeof(t->comm), hdr->comm, GCTX_COMM_LEN);
 		if (hdr->tid == hdr->tgid)
-			gctx_copy_str(p->pub.comm, sizeof(p->pub.comm), hdr->comm, GCTX_COMM_LEN);
+			mdl_proc_rename(p, hdr->comm);
 	}
 	return p;
 }
@@ -293,7 +310,8 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 	p->kept_seen = false;
 	p->fws_pending = false; /* it exec'd: whatever it inherited is no longer CUDA state */
 	/* the new image's name, after the warnings that name the process as it was */
-	gctx_copy_str(p->pub.comm, sizeof(p->pub.comm), hdr->comm, GCTX_COMM_LEN);
+	mdl_proc_rename(p, hdr->comm);
+	p->pub.ncomm_at_exec = p->pub.ncomm_prev;
 	gctx_copy_str(p->pub.exe, sizeof(p->pub.exe), ev->filename, sizeof(ev->filename));
 	return 0;
 }

@@ -317,6 +317,11 @@ const struct gctx_rec_probe *gctx_model__probe(const struct gctx_model *m, __u32
 	return m && idx < m->nprobes ? &m->probes[idx] : NULL;
 }
 
+__u64 gctx_model__procaddr_not_found(const struct gctx_model *m)
+{
+	return m ? m->procaddr_not_found : 0;
+}
+
 __u64 gctx_model__api_calls(const struct gctx_model *m, __u32 proc_idx)
 {
 	return m && proc_idx < m->procs.n ? P(m, proc_idx)->api_calls : 0;

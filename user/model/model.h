@@ -22,6 +22,7 @@
 #include "decode/decode.h"
 
 #define GCTX_MAX_CHAIN 16 /* fork-chain pids kept in a finding */
+#define GCTX_COMM_HIST 4  /* earlier names kept per process */
 
 /* How a process came to hold a GPU file description. */
 enum gctx_hold_how {
@@ -74,6 +75,11 @@ struct gctx_proc {
 	char exe[GCTX_PATH_LEN];	/* present-at-attach exe (exec filename otherwise) */
 	char args[GCTX_ARGS_LEN];	/* present-at-attach argv (NUL-separated) */
 	__u32 args_len;
+	/* earlier names, oldest first (fork name, exec, prctl renames); past GCTX_COMM_HIST the
+	 * oldest are kept and the latest in-between ones dropped */
+	char comm_prev[GCTX_COMM_HIST][GCTX_COMM_LEN];
+	__u32 ncomm_prev;
+	__u32 ncomm_at_exec;		/* ncomm_prev at the latest exec: names of this program follow */
 };
 
 struct gctx_holder {
@@ -274,6 +280,8 @@ const struct gctx_api_mem *gctx_model__mem(const struct gctx_model *m, __u32 idx
 /* Entry points the collector probed (GCTX_REC_PROBE records). */
 __u32 gctx_model__nprobes(const struct gctx_model *m);
 const struct gctx_rec_probe *gctx_model__probe(const struct gctx_model *m, __u32 idx);
+/* cuGetProcAddress lookups that returned CUDA_ERROR_NOT_FOUND (optional symbols: not errors). */
+__u64 gctx_model__procaddr_not_found(const struct gctx_model *m);
 /* API calls seen per process (index = process idx). */
 __u64 gctx_model__api_calls(const struct gctx_model *m, __u32 proc_idx);
 

@@ -106,6 +106,7 @@ struct gctx_model {
 	__u64 total;
 	__u64 unknown_records;
 	__u64 ignored_closes;
+	__u64 procaddr_not_found; /* cuGetProcAddress -> CUDA_ERROR_NOT_FOUND: optional symbols */
 	__u64 exec_serial;
 	int *stack; /* scratch for object tree walks */
 	__u32 cap_stack;
@@ -150,6 +151,7 @@ __attribute__((format(printf, 3, 4))) void mdl_textf(char *buf, size_t len, cons
 
 /* lineage.c: processes, threads, fork/exec/exit, present-at-attach records */
 struct proc_priv *mdl_proc_lookup(const struct gctx_model *m, __u32 pid);
+void mdl_proc_rename(struct proc_priv *p, const char *comm);
 struct gctx_thread *mdl_thread_live(struct gctx_model *m, struct proc_priv *p, __u32 tid,
 				    const char *comm);
 struct proc_priv *mdl_proc_for_event(struct gctx_model *m, const struct gctx_ev_hdr *hdr,

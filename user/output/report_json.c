@@ -188,8 +188,11 @@ static void rep_json_meta(struct gctx_json *j, const struct gctx_model *m,
 }
 
 static void rep_json_proc(struct gctx_json *j, const struct gctx_model *m,
-			  const struct rep_api_index *ax, const struct gctx_proc *p)
+			  const struct rep_api_index *ax, const struct gctx_analysis *an,
+			  const struct gctx_proc *p)
 {
+	__s64 init = gctx_analysis__gpu_init_ns(an, p->idx);
+
 	const char *args, *sig;
 	__u32 len, i;
 
@@ -261,6 +264,17 @@ static void rep_json_proc(struct gctx_json *j, const struct gctx_model *m,
 	rep_json_u64(j, "gpu_mmaps", p->nmmaps);
 	rep_json_u64(j, "api_calls", gctx_model__api_calls(m, p->idx));
 	rep_json_bool(j, "api_trace_complete", !gctx_model__api_unseen(m, p->idx));
+	/* seed 002: start (fork, or exec) to first GPU context or GPU file open */
+	if (init >= 0)
+		rep_json_s64(j, "gpu_init_ns", init);
+	else
+		rep_json_null(j, "gpu_init_ns");
+	gctx_json__key(j, "comm_history");
+	gctx_json__arr_begin(j);
+	for (i = 0; i < p->ncomm_prev && i < GCTX_COMM_HIST; i++)
+		gctx_json__strn(j, p->comm_prev[i], strnlen(p->comm_prev[i], GCTX_COMM_LEN));
+	gctx_json__strn(j, p->comm, strnlen(p->comm, GCTX_COMM_LEN));
+	gctx_json__arr_end(j);
 	gctx_json__key(j, "contexts");
 	gctx_json__arr_begin(j);
 	for (i = p->idx < ax->nprocs ? ax->ctx_off[p->idx] : 0;
@@ -592,6 +606,7 @@ static void rep_json_counts(struct gctx_json *j, const struct gctx_model *m)
 int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_trace_meta *meta)
 {
 	struct rep_api_index ax;
+	struct gctx_analysis *an;
 	struct gctx_json *j;
 	__u32 i, n;
 	int err;
@@ -601,8 +616,10 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 	err = rep_api_index__build(&ax, m);
 	if (err)
 		return err;
-	j = gctx_json__new(out, true);
+	an = gctx_analysis__new(m, meta ? meta->start_mono_ns : 0);
+	j = an ? gctx_json__new(out, true) : NULL;
 	if (!j) {
+		gctx_analysis__free(an);
 		rep_api_index__free(&ax);
 		return -ENOMEM;
 	}
@@ -616,7 +633,7 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 		const struct gctx_proc *p = gctx_model__proc(m, i);
 
 		if (p)
-			rep_json_proc(j, m, &ax, p);
+			rep_json_proc(j, m, &ax, an, p);
 	}
 	gctx_json__arr_end(j);
 
@@ -657,8 +674,10 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 	gctx_json__arr_end(j);
 
 	rep_json_counts(j, m);
+	rep_json_incidents(j, m, an);
 	gctx_json__obj_end(j);
 	gctx_json__free(j);
+	gctx_analysis__free(an);
 	rep_api_index__free(&ax);
 	fputc('\n', out);
 	return rep_finish(out);

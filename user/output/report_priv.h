@@ -13,6 +13,8 @@
 #include <linux/types.h>
 
 #include "gpuctx_events.h"
+#include "lib/json.h"
+#include "model/analysis.h"
 #include "model/model.h"
 #include "output/report.h"
 #include "trace/tracefile.h"
@@ -61,6 +63,7 @@ struct rep_ctx {
 	__u64 start;
 	struct rep_index ix;
 	struct rep_api_index ax;
+	struct gctx_analysis *an;
 };
 
 /* report.c: lookups, 0 or -ENOMEM (nothing left to free on failure) */
@@ -87,6 +90,11 @@ int rep_finish(FILE *out);
 /* report_text.c, for report_text_procs.c */
 const char *rep_plural(__u64 n);
 void rep_text_time(char *dst, size_t len, const struct rep_ctx *c, __u64 ts);
+
+/* report_incidents.c: the verdict and the incidents, text and JSON */
+void rep_text_verdict(struct rep_ctx *c);
+void rep_json_incidents(struct gctx_json *j, const struct gctx_model *m,
+			const struct gctx_analysis *an);
 
 /* report_text_procs.c: the Processes section */
 void rep_text_procs(struct rep_ctx *c);

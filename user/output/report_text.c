@@ -220,6 +220,12 @@ static void rep_text_probes(struct rep_ctx *c)
 	if (nfail)
 		fprintf(c->out, ", %u failed", nfail);
 	fputs("):\n", c->out);
+	if (gctx_model__procaddr_not_found(c->m))
+		fprintf(c->out,
+			"  cuGetProcAddress: %llu lookup%s of optional symbols returned "
+			"CUDA_ERROR_NOT_FOUND (normal, not errors)\n",
+			(unsigned long long)gctx_model__procaddr_not_found(c->m),
+			rep_plural(gctx_model__procaddr_not_found(c->m)));
 	if (!rep_probes_worth_listing(c->m, nfail)) {
 		/* nothing called them: one line per library (the JSON lists every probe) */
 		__u32 count = 0;
@@ -284,8 +290,11 @@ static void rep_text_finding(struct rep_ctx *c, const struct gctx_finding *f)
 	__u32 i;
 
 	rep_text_time(t, sizeof(t), c, f->time_ns);
-	fprintf(c->out, "  #%-3u %-8s %-26s pid %u", f->id, gctx_severity_name(f->severity),
-		gctx_finding_kind_name(f->kind), f->pid);
+	char label[96];
+
+	gctx_proc_label(c->m, f->proc_idx, label, sizeof(label));
+	fprintf(c->out, "  #%-3u %-8s %-26s pid %u (%s)", f->id, gctx_severity_name(f->severity),
+		gctx_finding_kind_name(f->kind), f->pid, label);
 	if (f->tid && f->tid != f->pid)
 		fprintf(c->out, " tid %u", f->tid);
 	fprintf(c->out, " at %s", t);
@@ -414,13 +423,21 @@ int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_t
 		rep_index__free(&c.ix);
 		return err;
 	}
+	c.an = gctx_analysis__new(m, c.start);
+	if (!c.an) {
+		rep_api_index__free(&c.ax);
+		rep_index__free(&c.ix);
+		return -ENOMEM;
+	}
 	rep_text_header(&c);
+	rep_text_verdict(&c);
 	rep_text_procs(&c);
 	rep_text_files(&c);
 	rep_text_probes(&c);
 	rep_text_coverage(&c);
 	rep_text_findings(&c);
 	rep_text_counts(&c);
+	gctx_analysis__free(c.an);
 	rep_api_index__free(&c.ax);
 	rep_index__free(&c.ix);
 	return rep_finish(out);

@@ -74,6 +74,29 @@ static void rep_text_detail_prefix(struct rep_ctx *c, __u32 depth)
 	fputs("  | ", c->out);
 }
 
+/* Thread names other than the process's, each once (prctl names: pt_autograd_0, ...). */
+static void rep_text_thread_names(struct rep_ctx *c, const struct gctx_proc *p)
+{
+	char comm[GCTX_ESC_SIZE(GCTX_COMM_LEN)];
+	__u32 shown = 0;
+
+	for (__u32 i = 0; i < p->nthreads; i++) {
+		const char *n = p->threads[i].comm;
+		bool seen = !n[0] || !strncmp(n, p->comm, GCTX_COMM_LEN);
+
+		for (__u32 k = 0; k < i && !seen; k++)
+			seen = !strncmp(p->threads[k].comm, n, GCTX_COMM_LEN);
+		if (seen)
+			continue;
+		if (shown == 6) {
+			fputs(", ...", c->out);
+			break;
+		}
+		gctx_format_str(comm, sizeof(comm), n, GCTX_COMM_LEN);
+		fprintf(c->out, "%s%s", shown++ ? ", " : ": ", comm);
+	}
+}
+
 static void rep_text_proc_line(struct rep_ctx *c, const struct gctx_proc *p, __u32 depth)
 {
 	char comm[GCTX_ESC_SIZE(GCTX_COMM_LEN)], argv[GCTX_ESC_SIZE(GCTX_ARGS_LEN)];
@@ -82,8 +105,14 @@ static void rep_text_proc_line(struct rep_ctx *c, const struct gctx_proc *p, __u
 	__u32 len;
 
 	rep_text_indent(c, depth);
+	fprintf(c->out, "%u ", p->pid);
+	/* the names this program went by, oldest first: python3 -> pt_data_worker */
+	for (__u32 i = p->ncomm_at_exec; i < p->ncomm_prev && i < GCTX_COMM_HIST; i++) {
+		gctx_format_str(comm, sizeof(comm), p->comm_prev[i], GCTX_COMM_LEN);
+		fprintf(c->out, "%s -> ", comm);
+	}
 	gctx_format_str(comm, sizeof(comm), p->comm, GCTX_COMM_LEN);
-	fprintf(c->out, "%u %s", p->pid, comm[0] ? comm : "?");
+	fprintf(c->out, "%s", comm[0] ? comm : "?");
 	rep_proc_argv_inherited(c->m, p, &args, &len);
 	gctx_format_argv(argv, sizeof(argv), args, len);
 	if (!argv[0])
@@ -116,6 +145,7 @@ static void rep_text_proc_line(struct rep_ctx *c, const struct gctx_proc *p, __u
 	if (p->nthreads > 1) {
 		fprintf(c->out, "%s%u threads", sep, p->nthreads);
 		sep = ", ";
+		rep_text_thread_names(c, p);
 	}
 	if (p->nexecs) {
 		fprintf(c->out, "%s%u exec%s", sep, p->nexecs, rep_plural(p->nexecs));
@@ -124,6 +154,12 @@ static void rep_text_proc_line(struct rep_ctx *c, const struct gctx_proc *p, __u
 	if (p->nexecs > 1) {
 		gctx_format_str(exe, sizeof(exe), p->execs[0].filename, GCTX_PATH_LEN);
 		fprintf(c->out, ", first %s", exe);
+	}
+	if (c->an && gctx_analysis__gpu_init_ns(c->an, p->idx) >= 0) {
+		/* seed 002: how long it took to get to the GPU */
+		fprintf(c->out, "%sGPU %.3f s after start", sep,
+			gctx_analysis__gpu_init_ns(c->an, p->idx) / 1e9);
+		sep = ", ";
 	}
 	fputs(sep[0] == ',' ? ")\n" : "\n", c->out);
 }

@@ -39,6 +39,7 @@
  *   timeline_api.c       API-level contexts and allocations (CUDA driver API, HIP runtime), API
  *                        call slices
  *   timeline_findings.c  findings
+ *   timeline_incidents.c incidents (the diagnosis)
  *   export.c             output files, formats and the `gpuctx export` command
  * Their shared state and entry points are in timeline_priv.h.
  */
@@ -460,6 +461,7 @@ static void export_finish(struct exporter *x, bool truncated, __u64 records)
 		tl_findings_flush(x, i);
 		tl_rate_flush(x, i, 0, true);
 	}
+	tl_incidents(x);
 
 	dr = gctx_model__drops(x->m);
 	for (i = 0; i < GCTX_EV_KERNEL_MAX; i++)

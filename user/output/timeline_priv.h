@@ -222,6 +222,10 @@ void tl_actxs_sync(struct exporter *x, __u32 pi, __u64 ts);
 void tl_mems_new(struct exporter *x);
 void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_before);
 
+/* ---- timeline_incidents.c: the diagnosis, at the end of input ---- */
+
+void tl_incidents(struct exporter *x);
+
 /* ---- timeline_findings.c ---- */
 
 void tl_on_finding(const struct gctx_finding *f, void *ctx);

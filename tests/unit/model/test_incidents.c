@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Unit tests of the diagnosis (model/analysis.h): event sequences of training jobs built with
+ * builders.h, grouped into incidents, with the verdict, the fix and the start-up times a user
+ * reads; and the model's side of it (no api-error repeating an inherited call, cuGetProcAddress
+ * probing not an error, crash findings linked to API-level inherited use).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decode/api.h"
+#include "model/analysis.h"
+#include "model/model.h"
+
+#include "builders.h"
+
+#define CTL	       0xffff888100001000ULL
+#define CTL2	       0xffff888100002000ULL
+#define PCTX	       0x7ffc0000a000ULL
+#define HCTX	       0x5555a000ULL
+#define HCTX2	       0x5555b000ULL
+#define NOT_INI	       3 /* CUDA_ERROR_NOT_INITIALIZED */
+#define SIGSEGV_STATUS 11
+
+static int setup(void **state)
+{
+	*state = gctx_model__new();
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	gctx_model__free(*state);
+	return 0;
+}
+
+/* ---- steps ---- */
+
+static void fork_(struct gctx_model *m, __u32 parent, __u32 child, __u64 ts, const char *comm)
+{
+	struct gctx_ev_fork e = ev_fork(parent, child, ts, comm, false);
+
+	feed(m, GCTX_EV_FORK, &e, sizeof(e));
+}
+
+static void exec_(struct gctx_model *m, __u32 pid, __u64 ts, const char *comm, const char *args,
+		  __u32 len)
+{
+	struct gctx_ev_exec e = ev_exec(pid, ts, comm, "/usr/bin/python3", args, len);
+
+	feed(m, GCTX_EV_EXEC, &e, sizeof(e));
+}
+
+static void exit_(struct gctx_model *m, __u32 pid, __u64 ts, const char *comm, __u32 status)
+{
+	struct gctx_ev_exit e = ev_exit(pid, pid, ts, comm, status, true);
+
+	feed(m, GCTX_EV_EXIT, &e, sizeof(e));
+}
+
+static void open_(struct gctx_model *m, __u32 pid, __u64 ts, __u64 file, __u32 flags)
+{
+	struct gctx_ev_open e = ev_open_dev(pid, ts, "python3", file, 3, flags, GCTX_DEV_NVIDIACTL);
+
+	feed(m, GCTX_EV_OPEN, &e, sizeof(e));
+}
+
+static void call(struct gctx_model *m, __u32 pid, __u64 ts, const char *comm, __u32 fn, __s64 ret,
+		 __u64 out, __u64 a0, __u64 a1)
+{
+	struct gctx_ev_api e = ev_api(pid, pid, ts, comm, 1000, fn, ret, out);
+
+	e.args[0] = a0;
+	e.args[1] = a1;
+	feed(m, GCTX_EV_API, &e, sizeof(e));
+}
+
+static const char trainer_args[] = "python3\0train.py\0--epochs\0003";
+
+/* pid execs python3 train.py at ts, opens nvidiactl, initialises CUDA (primary context on
+ * device 0), and allocates unless import_only: what `import torch; x.cuda()` does. */
+static void trainer(struct gctx_model *m, __u32 pid, __u64 ts, __u64 file, __u64 h,
+		    bool import_only)
+{
+	fork_(m, 1, pid, ts - 100, "bash");
+	exec_(m, pid, ts, "python3", trainer_args, sizeof(trainer_args));
+	open_(m, pid, ts + 100, file, O_RDWR | O_CLOEXEC);
+	call(m, pid, ts + 200, "python3", GCTX_CU_INIT, 0, 0, 0, 0);
+	call(m, pid, ts + 300, "python3", GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN, 0, h, PCTX, 0);
+	call(m, pid, ts + 350, "python3", GCTX_CU_CTX_SET_CURRENT, 0, 0, h, 0);
+	if (!import_only)
+		call(m, pid, ts + 400, "python3", GCTX_CU_MEM_ALLOC, 0, 0x7f0000000000ULL, PCTX,
+		     1 << 20);
+}
+
+/* nw workers per epoch for ne epochs, each forked by pid, calling cuMemAlloc (touch) on the
+ * inherited state, exiting before the next epoch. */
+static void epochs(struct gctx_model *m, __u32 pid, __u32 first_child, __u32 nw, __u32 ne, __u64 ts,
+		   bool touch, const char *comm)
+{
+	for (__u32 e = 0; e < ne; e++) {
+		__u64 base = ts + e * 100000;
+
+		for (__u32 w = 0; w < nw; w++) {
+			__u32 c = first_child + e * 100 + w;
+
+			fork_(m, pid, c, base + w * 10, "python3");
+			if (touch)
+				call(m, c, base + 1000 + w, comm, GCTX_CU_MEM_ALLOC, NOT_INI, 0,
+				     PCTX, 4096);
+		}
+		for (__u32 w = 0; w < nw; w++)
+			exit_(m, first_child + e * 100 + w, base + 50000 + w, comm, 0);
+	}
+}
+
+static void end(struct gctx_model *m)
+{
+	struct gctx_rec_end e = {.end_ns = 10000000, .exit_status = 0};
+
+	feed(m, GCTX_REC_END, &e, sizeof(e));
+	gctx_model__finish(m);
+}
+
+static __u32 count_kind(const struct gctx_model *m, enum gctx_finding_kind k)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < gctx_model__nfindings(m); i++)
+		n += gctx_model__finding(m, i)->kind == k;
+	return n;
+}
+
+static const struct gctx_finding *find_kind(const struct gctx_model *m, enum gctx_finding_kind k,
+					    __u32 pid)
+{
+	for (__u32 i = 0; i < gctx_model__nfindings(m); i++) {
+		const struct gctx_finding *f = gctx_model__finding(m, i);
+
+		if (f->kind == k && f->pid == pid)
+			return f;
+	}
+	return NULL;
+}
+
+static void assert_has(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle)) {
+		print_error("missing \"%s\" in \"%s\"\n", needle, hay);
+		fail();
+	}
+}
+
+/* ---- tests ---- */
+
+/* 4 DataLoader workers x 3 epochs touching the inherited context: ONE incident. */
+static void test_dataloader_4x3_is_one_incident(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_incident *in;
+	const struct gctx_job_summary *s;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	epochs(m, 100, 200, 4, 3, 2000000, true, "python3");
+	exit_(m, 100, 9000000, "python3", 0);
+	end(m);
+
+	/* the model: one inherited-context-call per worker and no api-error repeating it */
+	assert_int_equal(count_kind(m, GCTX_FIND_INHERITED_CONTEXT_CALL), 12);
+	assert_int_equal(count_kind(m, GCTX_FIND_API_ERROR), 0);
+	assert_int_equal(count_kind(m, GCTX_FIND_FORK_WITH_GPU_STATE), 12);
+	/* fork-with-gpu-state agrees with the API-level use */
+	assert_true(find_kind(m, GCTX_FIND_FORK_WITH_GPU_STATE, 201)->later_used);
+	assert_has(find_kind(m, GCTX_FIND_FORK_WITH_GPU_STATE, 201)->detail, "the child used");
+
+	a = gctx_analysis__new(m, 0);
+	assert_non_null(a);
+	assert_int_equal(gctx_analysis__nincidents(a), 1);
+	in = gctx_analysis__incident(a, 0);
+	assert_int_equal(in->kind, GCTX_INC_POISON_FORK);
+	assert_int_equal(in->severity, GCTX_SEV_ERROR);
+	assert_int_equal(in->src_pid, 100);
+	assert_int_equal(in->npids, 12);
+	assert_int_equal(in->ninherited, 12);
+	assert_int_equal(in->nused, 12);
+	assert_int_equal(in->napi_used, 12);
+	assert_int_equal(in->ncrashed, 0);
+	assert_int_equal(in->generations, 3);
+	assert_int_equal(in->pids[0], 200);
+	assert_int_equal(in->pid_gen[0], 1);
+	assert_int_equal(in->pids[4], 300);
+	assert_int_equal(in->pid_gen[4], 2);
+	assert_int_equal(in->pid_gen[11], 3);
+	assert_int_equal(in->nfindings, 24);
+	assert_string_equal(in->api, "CUDA");
+	assert_true(in->ctx_primary);
+	assert_int_equal(in->device, 0);
+	assert_string_equal(in->first_use, "cuMemAlloc -> CUDA_ERROR_NOT_INITIALIZED");
+	for (__u32 i = 1; i <= gctx_model__nfindings(m); i++)
+		assert_int_equal(gctx_analysis__incident_of(a, i), 1);
+	assert_true(in->fixes & GCTX_FIX_MP_START_METHOD);
+	assert_true(in->fixes & GCTX_FIX_DL_CONTEXT);
+	assert_true(in->fixes & GCTX_FIX_PERSISTENT);
+	assert_false(in->fixes & GCTX_FIX_IMPORT_INIT);
+	assert_has(in->summary, "POISON FORK: pid 100 (python3 train.py --epochs 3) initialised "
+				"CUDA (primary context, device 0) at 0.001 s, then forked 12 "
+				"processes without exec in 3 generations");
+	assert_has(in->summary, "12 inherited its GPU state, 12 used it (first use: cuMemAlloc -> "
+				"CUDA_ERROR_NOT_INITIALIZED).");
+	assert_has(in->fix, "set_start_method(\"spawn\")");
+	assert_has(in->fix, "persistent_workers=True");
+
+	s = gctx_analysis__summary(a);
+	assert_int_equal(s->nerrors, 1);
+	assert_int_equal(s->worst, GCTX_SEV_ERROR);
+	assert_int_equal(s->generations, 3);
+	assert_false(s->incomplete);
+	assert_true(!strncmp(s->verdict, "POISON FORK: pid 100 ", 21));
+	assert_int_equal(gctx_analysis__count_at(a, GCTX_SEV_ERROR), 1);
+	/* seed 002: the trainer's exec to its first GPU file open */
+	assert_int_equal(gctx_analysis__gpu_init_ns(a, gctx_model__proc_by_pid(m, 100)->idx), 100);
+	assert_int_equal(gctx_analysis__gpu_init_ns(a, gctx_model__proc_by_pid(m, 200)->idx), -1);
+	gctx_analysis__free(a);
+}
+
+/* A worker killed by SIGSEGV after its inherited call: the crash is linked to that call. */
+static void test_crash_linked_to_api_use(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_finding *icc, *crash;
+	const struct gctx_incident *in;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	fork_(m, 100, 201, 2000000, "python3");
+	fork_(m, 100, 202, 2000010, "python3");
+	call(m, 201, 2001000, "python3", GCTX_CU_MEM_ALLOC, NOT_INI, 0, PCTX, 4096);
+	exit_(m, 201, 2002000, "python3", SIGSEGV_STATUS);
+	exit_(m, 202, 2003000, "python3", 0);
+	end(m);
+
+	icc = find_kind(m, GCTX_FIND_INHERITED_CONTEXT_CALL, 201);
+	crash = find_kind(m, GCTX_FIND_CRASH_AFTER_INHERITANCE, 201);
+	assert_non_null(icc);
+	assert_non_null(crash);
+	assert_int_equal(crash->related_finding, icc->id);
+	assert_true(crash->later_used);
+	assert_has(crash->detail, "had used it");
+	assert_null(strstr(crash->detail, "never used"));
+
+	a = gctx_analysis__new(m, 0);
+	in = gctx_analysis__incident(a, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 1);
+	assert_int_equal(in->ncrashed, 1);
+	assert_int_equal(in->crash_pid, 201);
+	assert_int_equal(in->nused, 1);
+	assert_int_equal(in->ninherited, 2);
+	assert_has(in->summary, "2 inherited its GPU state, 1 used it");
+	assert_has(in->summary, "1 died by SIGSEGV (pid 201)");
+	gctx_analysis__free(a);
+}
+
+/* A crash of a child that inherited CUDA state but no GPU file is still linked. */
+static void test_crash_api_only_inheritance(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_finding *crash;
+
+	fork_(m, 1, 100, 900, "bash");
+	call(m, 100, 1000, "app", GCTX_CU_INIT, 0, 0, 0, 0);
+	fork_(m, 100, 101, 2000, "app");
+	call(m, 101, 3000, "app", GCTX_CU_MEM_ALLOC, NOT_INI, 0, PCTX, 64);
+	exit_(m, 101, 4000, "app", SIGSEGV_STATUS);
+	end(m);
+	crash = find_kind(m, GCTX_FIND_CRASH_AFTER_INHERITANCE, 101);
+	assert_non_null(crash);
+	assert_int_equal(crash->related_finding,
+			 find_kind(m, GCTX_FIND_INHERITED_CONTEXT_CALL, 101)->id);
+	assert_int_equal(crash->opener_pid, 100);
+	assert_int_equal(crash->nchain, 2);
+}
+
+/* Two trainers, two GPU states: two incidents, never merged. */
+static void test_two_trainers_two_incidents(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	trainer(m, 500, 1100000, CTL2, HCTX2, false);
+	epochs(m, 100, 200, 2, 1, 2000000, true, "python3");
+	epochs(m, 500, 600, 3, 1, 3000000, true, "python3");
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 2);
+	assert_int_equal(gctx_analysis__incident(a, 0)->src_pid, 100);
+	assert_int_equal(gctx_analysis__incident(a, 0)->npids, 2);
+	assert_int_equal(gctx_analysis__incident(a, 1)->src_pid, 500);
+	assert_int_equal(gctx_analysis__incident(a, 1)->npids, 3);
+	assert_has(gctx_analysis__summary(a)->verdict, "(+1 more incident)");
+	gctx_analysis__free(a);
+}
+
+/* Spawned workers (fork then exec python) carry nothing: no problem found. */
+static void test_spawn_is_clean(void **state)
+{
+	static const char spawn_args[] =
+	    "python3\0-c\0from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5)\0"
+	    "--multiprocessing-fork";
+	struct gctx_model *m = *state;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	for (__u32 w = 0; w < 4; w++) {
+		fork_(m, 100, 200 + w, 2000000 + w, "python3");
+		exec_(m, 200 + w, 2000500 + w, "python3", spawn_args, sizeof(spawn_args));
+		open_(m, 200 + w, 2500000 + w, CTL2 + w, O_RDWR | O_CLOEXEC);
+		call(m, 200 + w, 2600000 + w, "python3", GCTX_CU_INIT, 0, 0, 0, 0);
+		exit_(m, 200 + w, 3000000 + w, "python3", 0);
+	}
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 0);
+	assert_int_equal(gctx_analysis__count_at(a, GCTX_SEV_WARNING), 0);
+	assert_has(gctx_analysis__summary(a)->verdict, "NO PROBLEM FOUND");
+	/* start-up of each spawned worker: its exec to its first GPU file */
+	assert_int_equal(gctx_analysis__gpu_init_ns(a, gctx_model__proc_by_pid(m, 201)->idx),
+			 2500001 - 2000501);
+	assert_int_equal(gctx_analysis__summary(a)->nstartups, 5);
+	assert_int_equal(gctx_analysis__summary(a)->startup_max_ns, 499500);
+	assert_int_equal(gctx_analysis__summary(a)->generations, 1); /* one pool, all alive */
+	gctx_analysis__free(a);
+}
+
+/* Spawned workers that exit 1 while the main script is re-run (no main guard). */
+static void test_spawn_without_main_guard(void **state)
+{
+	static const char spawn_args[] = "python3\0-c\0from multiprocessing.spawn import "
+					 "spawn_main\0--multiprocessing-fork";
+	struct gctx_model *m = *state;
+	const struct gctx_incident *in;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	fork_(m, 100, 200, 2000000, "python3");
+	exec_(m, 200, 2000500, "python3", spawn_args, sizeof(spawn_args));
+	exit_(m, 200, 2900000, "python3", 1 << 8);
+	exit_(m, 100, 3000000, "python3", 1 << 8);
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 1);
+	in = gctx_analysis__incident(a, 0);
+	assert_int_equal(in->kind, GCTX_INC_SPAWN_STARTUP);
+	assert_int_equal(in->severity, GCTX_SEV_ERROR);
+	assert_int_equal(in->pids[0], 200);
+	assert_true(in->fixes & GCTX_FIX_MAIN_GUARD);
+	assert_has(in->fix, "if __name__ == \"__main__\":");
+	assert_has(in->summary, "status 1");
+	gctx_analysis__free(a);
+}
+
+/* Initialised (an import did it), never allocated, forked children that never touched it. */
+static void test_import_only_inherit_is_a_warning(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_incident *in;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, true);
+	epochs(m, 100, 200, 2, 1, 2000000, false, "python3");
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 1);
+	in = gctx_analysis__incident(a, 0);
+	assert_int_equal(in->kind, GCTX_INC_FORK_INHERIT);
+	assert_int_equal(in->severity, GCTX_SEV_WARNING);
+	assert_int_equal(in->nused, 0);
+	assert_true(in->fixes & GCTX_FIX_IMPORT_INIT);
+	assert_has(in->summary, "none used it");
+	assert_has(in->fix, "allocated nothing before forking");
+	assert_int_equal(gctx_analysis__count_at(a, GCTX_SEV_ERROR), 0);
+	assert_int_equal(gctx_analysis__count_at(a, GCTX_SEV_WARNING), 1);
+	gctx_analysis__free(a);
+}
+
+/* Workers that rename themselves pt_data_worker: DataLoader evidence, names with history. */
+static void test_renamed_workers(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_incident *in;
+	const struct gctx_proc *w;
+	struct gctx_analysis *a;
+	char label[64];
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	epochs(m, 100, 200, 2, 1, 2000000, true, "pt_data_worker");
+	end(m);
+	w = gctx_model__proc_by_pid(m, 200);
+	assert_string_equal(w->comm, "pt_data_worker");
+	assert_int_equal(w->ncomm_prev, 1);
+	assert_string_equal(w->comm_prev[0], "python3");
+	gctx_proc_label(m, w->idx, label, sizeof(label));
+	assert_string_equal(label, "pt_data_worker, was python3");
+	a = gctx_analysis__new(m, 0);
+	in = gctx_analysis__incident(a, 0);
+	assert_true(in->ev.dataloader);
+	assert_true(!strncmp(in->fix, "Create the DataLoader with multiprocessing_context", 50));
+	assert_has(in->summary, "forked 2 processes (pt_data_worker, was python3) without exec");
+	gctx_analysis__free(a);
+}
+
+/* The CUDA runtime probing optional symbols is counted, not an error. */
+static void test_procaddr_not_found_is_not_an_error(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	for (int i = 0; i < 5; i++)
+		call(m, 100, 1500000 + i, "python3", GCTX_CU_GET_PROC_ADDRESS, 500, 0, 0, 0);
+	call(m, 100, 1600000, "python3", GCTX_CU_MEM_ALLOC, 2, 0, PCTX, 1ULL << 40);
+	end(m);
+	assert_int_equal(gctx_model__procaddr_not_found(m), 5);
+	assert_int_equal(count_kind(m, GCTX_FIND_API_ERROR), 1);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 1);
+	assert_int_equal(gctx_analysis__incident(a, 0)->kind, GCTX_INC_API_ERRORS);
+	assert_int_equal(gctx_analysis__incident(a, 0)->severity, GCTX_SEV_WARNING);
+	assert_has(gctx_analysis__incident(a, 0)->summary,
+		   "cuMemAlloc -> CUDA_ERROR_OUT_OF_MEMORY (1 call)");
+	gctx_analysis__free(a);
+}
+
+/* A GPU fd without O_CLOEXEC kept across exec: its own incident, fixed by O_CLOEXEC. */
+static void test_fd_across_exec(void **state)
+{
+	static const char sh[] = "sh\0-c\0true";
+	struct gctx_model *m = *state;
+	struct gctx_analysis *a;
+
+	fork_(m, 1, 100, 900, "bash");
+	open_(m, 100, 1000, CTL, O_RDWR);
+	fork_(m, 100, 101, 2000, "app");
+	exec_(m, 101, 3000, "sh", sh, sizeof(sh));
+	exit_(m, 101, 4000, "sh", 0);
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 1);
+	assert_int_equal(gctx_analysis__incident(a, 0)->kind, GCTX_INC_FD_ACROSS_EXEC);
+	assert_has(gctx_analysis__incident(a, 0)->fix, "O_CLOEXEC");
+	gctx_analysis__free(a);
+}
+
+/* Events lost: the verdict says its coverage is incomplete. */
+static void test_incomplete_coverage(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_rec_drops d = {};
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	d.drops[GCTX_EV_IOCTL] = 7;
+	feed(m, GCTX_REC_DROPS, &d, sizeof(d));
+	gctx_model__finish(m); /* and no END record */
+	a = gctx_analysis__new(m, 0);
+	assert_true(gctx_analysis__summary(a)->incomplete);
+	assert_has(gctx_analysis__summary(a)->verdict, "NO PROBLEM FOUND");
+	assert_has(gctx_analysis__summary(a)->verdict,
+		   "Coverage incomplete: 7 events lost; the recording did not end cleanly.");
+	gctx_analysis__free(a);
+}
+
+/* API calls a process could make unseen: no incident of its own, the verdict says the
+ * coverage is incomplete (issue 12's gap records). */
+static void test_api_gap_in_verdict(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_rec_api_gap g;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	memset(&g, 0, sizeof(g));
+	g.pid = g.tid = 100;
+	g.reason = GCTX_GAP_NO_HOLD;
+	g.from_ns = 1000050;
+	g.to_ns = 1000090;
+	snprintf(g.lib, sizeof(g.lib), "/usr/lib/libcuda.so.1");
+	feed(m, GCTX_REC_API_GAP, &g, sizeof(g));
+	end(m);
+	assert_int_equal(count_kind(m, GCTX_FIND_API_CALLS_UNSEEN), 1);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 0);
+	assert_true(gctx_analysis__summary(a)->incomplete);
+	assert_has(gctx_analysis__summary(a)->verdict,
+		   "NO PROBLEM FOUND: 2 processes, 1 GPU context created (0 destroyed), no GPU "
+		   "state passed on through fork. Coverage incomplete: CUDA/HIP calls of 1 process "
+		   "could not be seen (api-calls-unseen).");
+	gctx_analysis__free(a);
+}
+
+#define TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    TEST(test_dataloader_4x3_is_one_incident),
+	    TEST(test_crash_linked_to_api_use),
+	    TEST(test_crash_api_only_inheritance),
+	    TEST(test_two_trainers_two_incidents),
+	    TEST(test_spawn_is_clean),
+	    TEST(test_spawn_without_main_guard),
+	    TEST(test_import_only_inherit_is_a_warning),
+	    TEST(test_renamed_workers),
+	    TEST(test_procaddr_not_found_is_not_an_error),
+	    TEST(test_fd_across_exec),
+	    TEST(test_incomplete_coverage),
+	    TEST(test_api_gap_in_verdict),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
