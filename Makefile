@@ -55,7 +55,7 @@ all: $(BUILD)/gpuctx $(BUILD)/fakegpu $(WORKLOADS)
 $(OUTPUT) $(BUILD) $(BUILD)/workloads:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/%.tmp.bpf.o: bpf/%.bpf.c include/gpuctx_events.h $(wildcard bpf/*.bpf.h) $(VMLINUX_H) | $(OUTPUT)
+$(OUTPUT)/%.tmp.bpf.o: bpf/%.bpf.c $(wildcard include/*.h) $(wildcard bpf/*.bpf.h) $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -67,7 +67,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) include/gpuctx_events.h
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@

@@ -156,6 +156,8 @@ static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
 
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
+#include "stack.bpf.h"
+
 /* Is this inode a GPU device? Returns enum gctx_dev_kind. The inode pointer is BTF-typed
  * (bpf_rdonly_cast): field loads are ~2 ns each instead of a ~29 ns probe read. */
 static __always_inline __u32 classify_inode(struct inode *inode, __u32 *rdev_out, __u64 *ino_out)
@@ -239,7 +241,8 @@ static __always_inline struct file *fd_file(__s32 fd)
 
 /* ---- lineage ---- */
 
-static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
+static __always_inline void on_fork(void *ctx, struct task_struct *parent,
+				    struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
@@ -260,19 +263,20 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 	e->flags = ctgid == ptgid ? GCTX_FORK_THREAD : 0;
 	e->pad = 0;
 	submit(e);
+	stack_on_fork(ctx, ptgid, ctgid);
 }
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
 {
-	on_fork(parent, child);
+	on_fork(ctx, parent, child);
 	return 0;
 }
 
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 {
-	on_fork(parent, child);
+	on_fork(ctx, parent, child);
 	return 0;
 }
 
@@ -325,6 +329,7 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 			return;
 		bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY);
 	}
+	stack_on_exec(tgid);
 
 	/* GPU fds still open now survived exec (O_CLOEXEC ones are already closed). */
 	fdt = BPF_CORE_READ(task, files, fdt);
@@ -389,6 +394,8 @@ static __always_inline void on_exit(struct task_struct *task)
 	}
 	if (group_dead && !follow_all)
 		bpf_map_delete_elem(&followed, &tgid);
+	if (group_dead)
+		stack_on_exit(tgid);
 }
 
 SEC("tp_btf/sched_process_exit")
@@ -430,7 +437,7 @@ static __always_inline void open_enter(__u64 path, __u32 flags)
 	a->active = 1;
 }
 
-static __always_inline void open_exit(long ret)
+static __always_inline void open_exit(void *ctx, long ret)
 {
 	struct gctx_ev_open *e;
 	struct open_args *a;
@@ -451,6 +458,7 @@ static __always_inline void open_exit(long ret)
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind)
 		return;
+	stack_on_open(ctx, (__u64)f, ret);
 	e = reserve(sizeof(*e), GCTX_EV_OPEN);
 	if (!e)
 		return;
@@ -494,21 +502,21 @@ int openat2_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tp/syscalls/sys_exit_openat")
 int openat_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	open_exit(ctx->ret);
+	open_exit(ctx, ctx->ret);
 	return 0;
 }
 
 SEC("tp/syscalls/sys_exit_open")
 int open_exit_prog(struct trace_event_raw_sys_exit *ctx)
 {
-	open_exit(ctx->ret);
+	open_exit(ctx, ctx->ret);
 	return 0;
 }
 
 SEC("tp/syscalls/sys_exit_openat2")
 int openat2_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	open_exit(ctx->ret);
+	open_exit(ctx, ctx->ret);
 	return 0;
 }
 
@@ -577,6 +585,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!kind)
 		return 0;
 
+	stack_on_use(ctx, (__u64)f, fd);
 	s = bpf_task_storage_get(&ioctl_stash, cur(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
 		__sync_fetch_and_add(&missed_stash, 1);
@@ -696,6 +705,7 @@ int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 			emit_libmap(f);
 		return 0;
 	}
+	stack_on_use(ctx, (__u64)f, fd);
 	a = bpf_task_storage_get(&mmap_stash, cur(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!a) {
 		__sync_fetch_and_add(&missed_stash, 1);

@@ -26,8 +26,8 @@ enum gctx_ev_type {
 	GCTX_EV_FD_KEPT = 8, /* struct gctx_ev_fd: a GPU fd that survived exec (no O_CLOEXEC) */
 	GCTX_EV_API = 9,     /* struct gctx_ev_api: a CUDA driver / HIP runtime call (uprobes) */
 	GCTX_EV_LIBMAP = 10, /* struct gctx_ev_libmap: an executable file mapping (library load) */
+	GCTX_EV_STACK = 11,  /* struct gctx_ev_stack (gpuctx_stack.h): stack at a rare event */
 	/* Reserved so that work landing in parallel does not collide (see docs/architecture.md):
-	 * 11    stack sample of a rare event (blame, issue 11)
 	 * 12    API-library hold / first-call events from the kernel (issue 12) */
 	GCTX_EV_KERNEL_MAX = 11,
 
@@ -39,9 +39,11 @@ enum gctx_ev_type {
 	GCTX_REC_END = 68,	    /* struct gctx_rec_end: the recording ended cleanly */
 	GCTX_REC_PROBE = 69,	    /* struct gctx_rec_probe: an API entry point that was probed */
 	GCTX_REC_THREAD_PRESENT = 70, /* struct gctx_rec_thread: a thread present at attach */
+	GCTX_REC_STACK = 75,	    /* struct gctx_rec_stack: a resolved GCTX_EV_STACK */
+	GCTX_REC_STACK_DROPS = 76,  /* struct gctx_rec_stack_drops: written at end */
 	/* Reserved for work landing in parallel:
 	 * 71-74 API coverage: hold / gap records (issue 12)
-	 * 75-79 stacks and symbols (issue 11)
+	 * 75-79 stacks and symbols (issue 11): 75, 76 below
 	 * 80-84 hardening: resync, write-loss accounting (issue 9)
 	 * 85-89 timeline / process names (issue 13)
 	 * 90-94 diagnosis (issue 10) */
@@ -309,5 +311,7 @@ struct gctx_rec_end {
 	__u32 reason;			 /* 0 command exited, 1 signal, 2 duration */
 	__u64 events;
 };
+
+#include "gpuctx_stack.h"
 
 #endif /* __GPUCTX_EVENTS_H */
