@@ -19,7 +19,7 @@ BPF_CFLAGS := -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclud
 CFLAGS ?= -g -O2
 CFLAGS += -D_GNU_SOURCE -Wall -Wextra -Werror=undef -Wno-unused-parameter -Iinclude -Iuser -I$(OUTPUT) \
 	-DGPUCTX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags libbpf 2>/dev/null)
-LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
+LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -ldw -lelf -lz
 STATIC_LDLIBS := -Wl,-Bstatic -lbpf -lelf -lz $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
 
 BPF_UNITS := gpuctx api

@@ -23,6 +23,8 @@
 #include "trace/records.h"
 #include "trace/tracefile.h"
 #include "collect/uprobes.h"
+#include "collect/stacks.h"
+#include "collect/pyprobe.h"
 
 #define POLL_MS 10
 
@@ -39,6 +41,7 @@ struct record_env {
 	const char *libs[16];		/* --libcuda / --libhip */
 	__u32 nlibs;
 	bool no_api;
+	bool no_stacks;
 	bool launches;
 	const char *perfetto;		/* --perfetto FILE */
 	const char *chrome;		/* --chrome FILE */
@@ -50,6 +53,8 @@ struct record_state {
 	struct gctx_trace_writer *w;
 	struct gctx_model *model;
 	struct gctx_uprobes *uprobes;
+	struct gctx_stacks *stacks;	/* resolves kernel stacks (blame) */
+	struct gctx_pyprobe *pyprobe;	/* tells the kernel where Python lives */
 	__u64 start_mono;
 	__u64 records;
 	int write_err;
@@ -83,6 +88,7 @@ static void usage(FILE *out)
 		"      --libhip PATH       probe this HIP runtime library (libamdhip64.so) too\n"
 		"      --launches          also count kernel launches (a probe per launch)\n"
 		"      --no-api            do not probe the CUDA/HIP libraries\n"
+		"      --no-stacks         no call stacks at GPU init, fork, inherited use, crash\n"
 		"      --perfetto FILE     also export the timeline for ui.perfetto.dev at the end\n"
 		"      --chrome FILE       also export a Chrome JSON timeline at the end\n"
 		"  -q, --quiet             do not print events as they happen\n"
@@ -129,6 +135,7 @@ enum {
 	OPT_LIB,
 	OPT_LAUNCHES,
 	OPT_NO_API,
+	OPT_NO_STACKS,
 	OPT_PERFETTO,
 	OPT_CHROME,
 };
@@ -146,6 +153,7 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		{ "libhip", required_argument, NULL, OPT_LIB },
 		{ "launches", no_argument, NULL, OPT_LAUNCHES },
 		{ "no-api", no_argument, NULL, OPT_NO_API },
+		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 		{ "chrome", required_argument, NULL, OPT_CHROME },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -212,6 +220,9 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		case OPT_NO_API:
 			env->no_api = true;
 			break;
+		case OPT_NO_STACKS:
+			env->no_stacks = true;
+			break;
 		case OPT_PERFETTO:
 			env->perfetto = optarg;
 			break;
@@ -247,6 +258,25 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 	return 0;
 }
 
+static int on_record(void *ctx, __u32 type, const void *data, __u32 len);
+
+/* Stacks: resolve each raw kernel stack into a GCTX_REC_STACK record right away, while the
+ * process's mappings can still be read. */
+static void record_stack_hook(struct record_state *st, __u32 type, const void *data, __u32 len)
+{
+	struct gctx_rec_stack *r;
+	__u32 rlen = 0;
+
+	gctx_stacks__on_record(st->stacks, type, data, len);
+	gctx_pyprobe__on_record(st->pyprobe, type, data, len);
+	if (type != GCTX_EV_STACK)
+		return;
+	r = gctx_stacks__resolve(st->stacks, data, len, &rlen);
+	if (r)
+		on_record(st, GCTX_REC_STACK, r, rlen);
+	free(r);
+}
+
 static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 {
 	struct record_state *st = ctx;
@@ -259,6 +289,7 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	if (!st->env->quiet)
 		gctx_print_event(stdout, type, data, len, st->start_mono);
 	gctx_model__feed(st->model, type, data, len);
+	record_stack_hook(st, type, data, len);
 	if (st->uprobes)
 		gctx_uprobes__on_record(st->uprobes, type, data, len);
 	return 0;
@@ -540,6 +571,7 @@ int cmd_record(int argc, char **argv)
 	o.self_tgid = getpid();
 	o.verbose = env.verbose;
 	o.track_libs = !env.no_api;
+	o.no_stacks = env.no_stacks;
 	o.cb = on_record;
 	o.cb_ctx = &st;
 	gctx_read_majors(&o.uvm_major, &o.kfd_major);
@@ -571,6 +603,11 @@ int cmd_record(int argc, char **argv)
 		for (__u32 i = 0; !env.all && i < seeds.n; i++)
 			gctx_collector__follow(c, seeds.pids[i]);
 	}
+	st.stacks = env.no_stacks ? NULL : gctx_stacks__new();
+	st.pyprobe = env.no_stacks ? NULL
+				   : gctx_pyprobe__new(gctx_collector__map_fd(c, "pyinfo"), env.verbose);
+	for (__u32 i = 0; i < seeds.n; i++)
+		gctx_pyprobe__scan_pid(st.pyprobe, seeds.pids[i]);
 	if (!env.no_api && start_uprobes(&st, c, &seeds))
 		goto cleanup_collector;
 	if (env.cmd) {
@@ -612,6 +649,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 		gctx_trace_writer__flush(st.w);
+		gctx_pyprobe__tick(st.pyprobe);
 		if (child && waitpid(child, &status, WNOHANG) == child) {
 			child_done = true;
 			end.reason = 0;
@@ -644,6 +682,14 @@ int cmd_record(int argc, char **argv)
 		drops.missed_stash += api_missed;
 	}
 	on_record(&st, GCTX_REC_DROPS, &drops, sizeof(drops));
+	if (st.stacks) {
+		struct gctx_rec_stack_drops sd = {
+			.lost = gctx_collector__stack_lost(c),
+			.unresolved = gctx_stacks__unresolved(st.stacks),
+		};
+
+		on_record(&st, GCTX_REC_STACK_DROPS, &sd, sizeof(sd));
+	}
 	if (child && !child_done && waitpid(child, &status, WNOHANG) == child)
 		child_done = true;
 	end.end_ns = gctx_now_mono();
@@ -662,6 +708,8 @@ int cmd_record(int argc, char **argv)
 
 cleanup_collector:
 	gctx_uprobes__free(st.uprobes);
+	gctx_stacks__free(st.stacks);
+	gctx_pyprobe__free(st.pyprobe);
 	gctx_collector__free(c);
 cleanup_child:
 	if (go_fd >= 0)
