@@ -48,10 +48,15 @@ bool gctx_frame_is_library(const struct gctx_rec_frame *f)
 
 int gctx_stack_pick_site(const struct gctx_rec_frame *fr, __u32 n)
 {
+	bool py = false;
+
 	if (!n)
 		return -1;
 	for (__u32 i = 0; i < n; i++)
-		if (!gctx_frame_is_library(&fr[i]))
+		py |= fr[i].kind == GCTX_FRAME_PYTHON;
+	/* in a Python program the user's code is Python: extension modules are libraries */
+	for (__u32 i = 0; i < n; i++)
+		if ((!py || fr[i].kind == GCTX_FRAME_PYTHON) && !gctx_frame_is_library(&fr[i]))
 			return i;
 	/* all library code (e.g. a script under site-packages): the innermost Python frame */
 	for (__u32 i = 0; i < n; i++)
