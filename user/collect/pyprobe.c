@@ -63,6 +63,13 @@ void gctx_pyprobe__free(struct gctx_pyprobe *p)
 	free(p);
 }
 
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
 /* 3.minor from a path naming the interpreter ("python3.12", "libpython3.12.so.1.0"). */
 static int path_minor(const char *path)
 {
@@ -144,6 +151,14 @@ static bool check(struct gctx_pyprobe *p, __u32 pid, bool last_try)
 			continue;
 		if (!find_runtime(fd, &addr, &dbg, &ft) || !gctx_map_bias(fd, mp, &bias, &is_exec)) {
 			close(fd);
+			/* an interpreter we cannot read (e.g. 3.9: no .PyRuntime section): say so
+			 * in its stacks rather than leave them silently without Python frames */
+			if (!strncmp(base_name(mp->path), "libpython", 9) || last_try) {
+				gctx_py_layout_for(minor, &l);
+				l.supported = 0;
+				bpf_map_update_elem(p->fd, &pid, &l, BPF_ANY);
+				return true;
+			}
 			continue;
 		}
 		close(fd);

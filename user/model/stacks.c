@@ -40,6 +40,7 @@ bool gctx_frame_is_library(const struct gctx_rec_frame *f)
 	const char *b = base(f->module);
 
 	return !f->module[0] || has_prefix(f->module, "/lib/") || has_prefix(f->module, "/usr/lib") ||
+	       strstr(f->module, "/lib/python") || strstr(f->module, "-packages/") ||
 	       has_prefix(f->module, "/lib64/") || has_prefix(b, "libcuda") ||
 	       has_prefix(b, "libamdhip") || has_prefix(b, "libpython") ||
 	       has_prefix(b, "python") || has_prefix(b, "ld-linux") || has_prefix(b, "libc.so") ||

@@ -64,11 +64,14 @@ void gctx_frame_format(const struct gctx_rec_frame *fr, char *buf, size_t len)
 			snprintf(buf, len, "%s:%u in %s", file, fr->line, fn);
 		else
 			snprintf(buf, len, "%s in %s", file, fn);
-	} else if (file[0] && fr->line) {
+	} else if (file[0] && fr->line && !gctx_frame_is_library(fr)) {
 		snprintf(buf, len, "%s:%u in %s (%s)", file, fr->line, fn, mod[0] ? mod : "?");
 	} else {
 		snprintf(buf, len, "%s+0x%llx (%s)", fn, (unsigned long long)fr->offset,
 			 mod[0] ? mod : "?");
+		if (file[0] && fr->line && strlen(buf) + 8 < len)
+			snprintf(buf + strlen(buf), len - strlen(buf), " at %s:%u", base(file),
+				 fr->line);
 	}
 }
 
@@ -82,7 +85,8 @@ void gctx_site_format(const struct gctx_stack *s, char *buf, size_t len)
 	}
 	gctx_frame_format(&s->frames[s->site], buf, len);
 	o = strlen(buf);
-	/* the library call it made: "<- torch/cuda/__init__.py:300 in _lazy_init" */
+	/* the library call it made: "<- torch/cuda/__init__.py:300 in _lazy_init", the nearest
+	 * inner frame of the same kind, else the innermost one */
 	for (int i = s->site - 1; i >= 0 && o + 8 < len; i--) {
 		if (s->frames[i].kind != s->frames[s->site].kind && i > 0)
 			continue;
