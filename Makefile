@@ -96,6 +96,13 @@ $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools $< -lpthread -o $@
 
+# The stack test's C workload again, with frame pointers (wl_blame itself has none: -O2).
+$(BUILD)/workloads/wl_blame_fp: tests/workloads/wl_blame.c tools/gpu_uapi.h | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -Itools $< -lpthread -o $@
+
+all: $(BUILD)/workloads/wl_blame_fp
+
 deps:
 	$(Q)tools/install-deps.sh build
 

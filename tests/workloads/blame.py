@@ -24,7 +24,7 @@ class Gpu:
 def init_gpu(gpu):
     if MODE == "cuda":
         cuda = ctypes.CDLL("libcuda.so.1")
-        rc = cuda.cuInit(0)  # BLAME-INIT
+        rc = cuda.cuInit(0)  # BLAME-INIT-CUDA
         assert rc == 0, rc
         gpu.fd = find_ctl_fd()
     else:

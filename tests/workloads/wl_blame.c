@@ -48,7 +48,7 @@ static NOINLINE pid_t spawn_worker(bool crash)
 	pid_t pid = wl_fork(); /* BLAME-FORK */
 
 	if (!pid) {
-		worker_step(crash);
+		worker_step(crash); /* BLAME-STEP */
 		exit(0);
 	}
 	asm volatile("");
@@ -62,8 +62,8 @@ int main(int argc, char **argv)
 	int status;
 	pid_t pid;
 
-	setup_gpu(dir);
-	pid = spawn_worker(crash);
+	setup_gpu(dir); /* BLAME-MAIN-INIT */
+	pid = spawn_worker(crash); /* BLAME-MAIN-FORK */
 	status = wl_wait(pid);
 	if (crash ? !WIFSIGNALED(status) : !WIFEXITED(status) || WEXITSTATUS(status))
 		wl_fail("child %d: unexpected wait status 0x%x", (int)pid, status);

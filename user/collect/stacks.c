@@ -104,6 +104,19 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 			p->maps.n = 0;
 			p->exec_since_fork = true;
 		}
+	} else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
+		/* A library was mapped: keep the mappings now, while the process lives. The
+		 * collector may be busy (probing that library) when this process's stacks
+		 * arrive, and by then the process may be gone. */
+		const struct gctx_ev_libmap *l = data;
+
+		p = sproc_get(st, l->hdr.tgid);
+		if (p && !gctx_maps__read(&st->tmp, l->hdr.tgid) && st->tmp.n) {
+			struct gctx_maps t = p->maps;
+
+			p->maps = st->tmp;
+			st->tmp = t;
+		}
 	}
 }
 

@@ -208,8 +208,7 @@ static void symbolise(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_re
 		gctx_copy_str(f->function, sizeof(f->function), name, strlen(name));
 		f->offset = off + (pc - look);
 	} else {
-		snprintf(f->function, sizeof(f->function), "0x%" PRIx64, (uint64_t)(pc - low));
-		f->offset = pc - low;
+		f->offset = pc - low; /* no symbol: module-relative */
 	}
 	line = dwfl_module_getsrc(mod, look);
 	if (line) {

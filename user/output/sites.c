@@ -66,6 +66,8 @@ void gctx_frame_format(const struct gctx_rec_frame *fr, char *buf, size_t len)
 			snprintf(buf, len, "%s in %s", file, fn);
 	} else if (file[0] && fr->line && !gctx_frame_is_library(fr)) {
 		snprintf(buf, len, "%s:%u in %s (%s)", file, fr->line, fn, mod[0] ? mod : "?");
+	} else if (!fn[0]) {
+		snprintf(buf, len, "%s+0x%llx", mod[0] ? mod : "?", (unsigned long long)fr->offset);
 	} else {
 		snprintf(buf, len, "%s+0x%llx (%s)", fn, (unsigned long long)fr->offset,
 			 mod[0] ? mod : "?");

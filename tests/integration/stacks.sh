@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0
+# Stacks at rare events (issue 11), sourced by run.sh: the report names the function, file and
+# line where the GPU was initialised, where the fork happened, where the child used the
+# inherited state and where it crashed, for C (with and without frame pointers) and for every
+# CPython on the machine.
+
+# stack_scenario NAME KIND SOURCE MODE -- CMD...
+stack_scenario() {
+	local name=$1 kind=$2 src=$3 mode=$4
+	shift 5
+	record "$name" -- "$@"
+	local rc=$?
+	if [ $rc != 0 ]; then
+		echo "workload or report exited $rc" >>"$T/$name.err"
+		result "$name" 1
+		return
+	fi
+	python3 "$top/tests/integration/check_stacks.py" "$kind" "$T/$name.json" "$src" $mode \
+		>>"$T/$name.err" 2>&1
+	result "$name" $?
+}
+
+t_stacks_c() {
+	stack_scenario stacks_c c "$top/tests/workloads/wl_blame.c" crash -- \
+		"$W/wl_blame" "$MNT" crash
+}
+
+t_stacks_c_fp() {
+	stack_scenario stacks_c_fp c "$top/tests/workloads/wl_blame.c" crash -- \
+		"$W/wl_blame_fp" "$MNT" crash
+}
+
+# Every CPython here: Debian's /usr/bin/python3 and pyenv's 3.10-3.13.
+py_interpreters() {
+	echo /usr/bin/python3
+	local root
+	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+	for v in 3.10 3.11 3.12 3.13; do
+		ls -d "$root"/versions/$v.*/bin/python$v 2>/dev/null | tail -1
+	done
+}
+
+t_stacks_py() {
+	local py n
+	for py in $(py_interpreters); do
+		n=stacks_py_$(basename "$py" | tr . _)_$(echo "$py" | cksum | cut -c1-4)
+		stack_scenario "$n" py "$top/tests/workloads/blame.py" "" -- \
+			"$py" "$top/tests/workloads/blame.py" "$MNT"
+	done
+}
+
+t_stacks_py_crash() {
+	stack_scenario stacks_py_crash py "$top/tests/workloads/blame.py" crash -- \
+		/usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" crash
+}
+
+# cuInit (through ctypes and the CUDA double) opens the device: the init site is still
+# the Python line that called cuInit.
+t_stacks_py_cuda() {
+	if [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+		echo "SKIP stacks_py_cuda: build/doubles/libcuda.so.1 was not built"
+		return
+	fi
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario stacks_py_cuda \
+		py "$top/tests/workloads/blame.py" cuda -- \
+		/usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" cuda
+}
+
+# An interpreter whose layout gpuctx does not know (3.9): a note, native frames, no crash.
+t_stacks_py_unknown() {
+	local root py
+	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+	py=$(ls -d "$root"/versions/3.9.*/bin/python3.9 2>/dev/null | tail -1)
+	if [ -z "$py" ]; then
+		echo "SKIP stacks_py_unknown: no CPython 3.9 under $root"
+		return
+	fi
+	stack_scenario stacks_py_unknown py "$top/tests/workloads/blame.py" unknown -- \
+		"$py" "$top/tests/workloads/blame.py" "$MNT"
+}
