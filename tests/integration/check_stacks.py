@@ -44,8 +44,12 @@ if use:
     for r in roles:
         need(r in st and st[r], "finding has no %s stack" % r)
     if kind == "py" and mode != "unknown":
-        want = {"init": ("init_gpu", "INIT-CUDA" if mode == "cuda" else "INIT"), "fork": ("start_worker", "FORK"),
+        want = {"init": ("init_gpu", "INIT-CUDA" if mode == "cuda" else "INIT"),
+                "fork": ("start_worker", "FORK"),
                 "use": ("worker_loop", "USE"), "crash": ("worker_loop", "CRASH")}
+        if mode == "dataloader":
+            want = {"init": ("build_model", "INIT"), "fork": ("main", "FORK"),
+                    "use": ("Frames.__getitem__", "USE")}
         for r in roles:
             fr = (sites.get(r) or {}).get("frame") or {}
             fn, mark = want[r]
@@ -55,6 +59,14 @@ if use:
             need((sites.get(r) or {}).get("note") is None,
                  "%s stack has a note: %s" % (r, (sites.get(r) or {}).get("note")))
         # the caller chain is there too, interleaved with native frames
+        if mode in ("cuda", "dataloader"):
+            # the site's text names the CUDA call it made
+            need("cuInit" in (sites.get("init") or {}).get("text", ""),
+                 "init site does not name cuInit: %r" % (sites.get("init") or {}).get("text"))
+        if mode == "dataloader":
+            fork = [x.get("file") or "" for x in st.get("fork", [])]
+            need(any(f.endswith("torch/utils/data/dataloader.py") for f in fork),
+                 "fork stack lacks torch's dataloader.py: %s" % fork)
         init = [x["function"] for x in st.get("init", [])]
         need("main" in init and "<module>" in init, "init stack lacks main/<module>: %s" % init)
         need(any(x.get("kind") == "native" for x in st.get("init", [])),

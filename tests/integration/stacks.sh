@@ -78,3 +78,14 @@ t_stacks_py_unknown() {
 	stack_scenario stacks_py_unknown py "$top/tests/workloads/blame.py" unknown -- \
 		"$py" "$top/tests/workloads/blame.py" "$MNT"
 }
+
+# The real thing: a torch DataLoader forks its workers after the "model" initialised CUDA.
+t_stacks_dataloader() {
+	if [ ! -e "$top/build/doubles/libcuda.so.1" ] || ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+		echo "SKIP stacks_dataloader: needs build/doubles/libcuda.so.1 and torch for /usr/bin/python3"
+		return
+	fi
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario stacks_dataloader \
+		py "$top/tests/workloads/blame_dataloader.py" dataloader -- \
+		/usr/bin/python3 "$top/tests/workloads/blame_dataloader.py" "$MNT"
+}

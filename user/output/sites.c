@@ -77,6 +77,14 @@ void gctx_frame_format(const struct gctx_rec_frame *fr, char *buf, size_t len)
 	}
 }
 
+static bool is_gpu_lib(const char *module)
+{
+	const char *b = base(module);
+
+	return !strncmp(b, "libcuda", 7) || !strncmp(b, "libamdhip", 9) ||
+	       !strncmp(b, "libnvidia", 9) || !strncmp(b, "libhsa", 6);
+}
+
 void gctx_site_format(const struct gctx_stack *s, char *buf, size_t len)
 {
 	size_t o;
@@ -88,13 +96,21 @@ void gctx_site_format(const struct gctx_stack *s, char *buf, size_t len)
 	gctx_frame_format(&s->frames[s->site], buf, len);
 	o = strlen(buf);
 	/* the library call it made: "<- torch/cuda/__init__.py:300 in _lazy_init", the nearest
-	 * inner frame of the same kind, else the innermost one */
-	for (int i = s->site - 1; i >= 0 && o + 8 < len; i--) {
-		if (s->frames[i].kind != s->frames[s->site].kind && i > 0)
-			continue;
+	 * inner frame of the same kind, else the GPU library's entry point (cuInit), else the
+	 * innermost frame */
+	int callee = -1;
+
+	for (int i = s->site - 1; i >= 0 && callee < 0; i--)
+		if (s->frames[i].kind == s->frames[s->site].kind)
+			callee = i;
+	for (int i = s->site - 1; i >= 0 && callee < 0; i--)
+		if (is_gpu_lib(s->frames[i].module) && s->frames[i].function[0])
+			callee = i;
+	if (callee < 0 && s->site > 0)
+		callee = 0;
+	if (callee >= 0 && o + 8 < len) {
 		snprintf(buf + o, len - o, " <- ");
-		gctx_frame_format(&s->frames[i], buf + o + 4, len - o - 4);
-		break;
+		gctx_frame_format(&s->frames[callee], buf + o + 4, len - o - 4);
 	}
 }
 
