@@ -17,6 +17,7 @@
 #define STK_INHERITED	0x2  /* it got GPU files through fork */
 #define STK_INIT_DONE	0x4
 #define STK_CRASH_DONE	0x8
+#define STK_API_USE_DONE 0x10 /* an API call in a process with inherited state */
 
 #define SIGILL	4
 #define SIGABRT 6
@@ -64,6 +65,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct gctx_ev_stack);
 } stk_scratch SEC(".maps");
+
+static __always_inline void stk_fill_hdr(struct gctx_ev_hdr *h)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	h->type = GCTX_EV_STACK;
+	h->tid = (__u32)id;
+	h->tgid = id >> 32;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+}
 
 struct py_walk {
 	struct gctx_ev_stack *s;
@@ -251,7 +264,7 @@ static __noinline void stack_emit(void *ctx, struct pt_regs *uregs, __u32 role, 
 
 	if (!s)
 		return;
-	fill_hdr(&s->hdr, GCTX_EV_STACK);
+	stk_fill_hdr(&s->hdr);
 	s->role = role;
 	s->trigger = trigger;
 	s->key = key;
@@ -398,6 +411,32 @@ static __always_inline void stack_on_exit(__u32 tgid)
 	bpf_map_delete_elem(&pyinfo, &tgid);
 }
 
+/* CUDA/HIP API entry (api.bpf.c; regs = the probe's pt_regs): cuInit/hipInit is the process's
+ * GPU initialisation when it comes first; any call in a process that inherited GPU state
+ * through fork is its first inherited use (the real libcuda fails such calls in user space,
+ * with no ioctl to catch). */
+static __always_inline void stack_on_api(struct pt_regs *regs, __u32 fn, bool is_init)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *st;
+
+	if (!stacks_on)
+		return;
+	st = stk_get(tgid);
+	/* cuInit in a forked child is a use of the parent's state, not an initialisation */
+	if (is_init && !(st && (*st & STK_INHERITED))) {
+		if (st && (*st & STK_INIT_DONE))
+			return;
+		stk_set(tgid, STK_HOLDS | STK_INIT_DONE);
+		stack_emit(regs, regs, GCTX_STACK_INIT, fn, 0);
+		return;
+	}
+	if (!st || !(*st & STK_INHERITED) || (*st & STK_API_USE_DONE))
+		return;
+	__sync_fetch_and_or(st, STK_API_USE_DONE);
+	stack_emit(regs, regs, GCTX_STACK_USE, fn, 0);
+}
+
+#ifndef GCTX_STACK_NO_SIGNAL
 /* Synchronous fatal faults and aborts of a process that carries inherited GPU state; the
  * first delivery has the faulting registers (a handler that re-raises comes second). */
 SEC("tp/signal/signal_deliver")
@@ -417,5 +456,6 @@ int stack_signal(struct trace_event_raw_signal_deliver *ctx)
 	stack_emit(ctx, user_regs(), GCTX_STACK_CRASH, sig, 0);
 	return 0;
 }
+#endif
 
 #endif /* __GPUCTX_STACK_BPF_H */

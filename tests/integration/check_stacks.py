@@ -28,7 +28,10 @@ def frames_of(stack):
 
 
 use = [f for f in rep["findings"] if f["kind"] == "inherited-gpu-use"]
-need(use, "no inherited-gpu-use finding")
+if mode == "cudause":
+    # no ioctl in the child: the findings about its CUDA calls carry the sites
+    use = [f for f in rep["findings"] if (f.get("stacks") or {}).get("use")]
+need(use, "no finding about the child's use")
 if use:
     f = use[0]
     st = f.get("stacks", {})
@@ -44,9 +47,10 @@ if use:
     for r in roles:
         need(r in st and st[r], "finding has no %s stack" % r)
     if kind == "py" and mode != "unknown":
-        want = {"init": ("init_gpu", "INIT-CUDA" if mode == "cuda" else "INIT"),
+        want = {"init": ("init_gpu", "INIT-CUDA" if "cuda" in mode else "INIT"),
                 "fork": ("start_worker", "FORK"),
-                "use": ("worker_loop", "USE"), "crash": ("worker_loop", "CRASH")}
+                "use": ("worker_loop", "USE-CUDA" if mode == "cudause" else "USE"),
+                "crash": ("worker_loop", "CRASH")}
         if mode == "dataloader":
             want = {"init": ("build_model", "INIT"), "fork": ("main", "FORK"),
                     "use": ("Frames.__getitem__", "USE")}
@@ -59,7 +63,7 @@ if use:
             need((sites.get(r) or {}).get("note") is None,
                  "%s stack has a note: %s" % (r, (sites.get(r) or {}).get("note")))
         # the caller chain is there too, interleaved with native frames
-        if mode in ("cuda", "dataloader"):
+        if mode in ("cuda", "cudause", "dataloader"):
             # the site's text names the CUDA call it made
             need("cuInit" in (sites.get("init") or {}).get("text", ""),
                  "init site does not name cuInit: %r" % (sites.get("init") or {}).get("text"))

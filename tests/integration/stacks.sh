@@ -66,6 +66,17 @@ t_stacks_py_cuda() {
 		/usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" cuda
 }
 
+# The child's use is a CUDA call that never reaches the driver (the API probe takes the stack).
+t_stacks_py_cudause() {
+	if [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+		echo "SKIP stacks_py_cudause: build/doubles/libcuda.so.1 was not built"
+		return
+	fi
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario \
+		stacks_py_cudause py "$top/tests/workloads/blame.py" cudause -- \
+		/usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" cudause
+}
+
 # An interpreter whose layout gpuctx does not know (3.9): a note, native frames, no crash.
 t_stacks_py_unknown() {
 	local root py

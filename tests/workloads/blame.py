@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""blame.py DIR [cuda|crash]: the GPU is initialised in init_gpu(), the fork happens in
+"""blame.py DIR [cuda|cudause|crash]: the GPU is initialised in init_gpu(), the fork happens in
 start_worker(), the child uses the inherited GPU file in worker_loop(). With "cuda" the
 initialisation goes through the CUDA test double (cuInit over ctypes, LD_LIBRARY_PATH must
-name build/doubles), else the device file is opened directly. With "crash" the child then
+name build/doubles), else the device file is opened directly; "cudause" also makes the child's
+use a CUDA call (no ioctl: the driver refuses it in user space). With "crash" the child then
 dies by SIGSEGV. The stack test checks that the report names these functions and the lines
 marked BLAME-*."""
 import ctypes
@@ -22,7 +23,7 @@ class Gpu:
 
 
 def init_gpu(gpu):
-    if MODE == "cuda":
+    if MODE in ("cuda", "cudause"):
         cuda = ctypes.CDLL("libcuda.so.1")
         rc = cuda.cuInit(0)  # BLAME-INIT-CUDA
         assert rc == 0, rc
@@ -42,6 +43,10 @@ def find_ctl_fd():
 
 
 def worker_loop(gpu):
+    if MODE == "cudause":
+        # what PyTorch does in a forked worker: call CUDA again (the driver refuses it)
+        ctypes.CDLL("libcuda.so.1").cuInit(0)  # BLAME-USE-CUDA
+        return
     buf = bytearray(72)
     try:
         fcntl.ioctl(gpu.fd, CHECK_VERSION, buf)  # BLAME-USE

@@ -303,6 +303,8 @@ static int start_uprobes(struct record_state *st, struct gctx_collector *c,
 	struct gctx_uprobes_opts uo = {
 		.events_fd = gctx_collector__map_fd(c, "events"),
 		.followed_fd = gctx_collector__map_fd(c, "followed"),
+		.stk_state_fd = env->no_stacks ? -1 : gctx_collector__map_fd(c, "stk_state"),
+		.pyinfo_fd = env->no_stacks ? -1 : gctx_collector__map_fd(c, "pyinfo"),
 		.follow_all = env->all,
 		.self_tgid = getpid(),
 		.launches = env->launches,

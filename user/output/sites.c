@@ -17,6 +17,9 @@ void gctx_finding_stacks(const struct gctx_model *m, const struct gctx_finding *
 		file = gctx_model__file(m, f->file_id - 1);
 	if (!opener && f->nchain)
 		opener = f->chain[0];
+	/* e.g. an API error in a forked child: the parent's initialisation */
+	if (!opener && p && p->ppid && gctx_model__stack_for(m, p->ppid, GCTX_STACK_INIT, 0))
+		opener = p->ppid;
 	if (opener)
 		out[GCTX_STACK_INIT] = gctx_model__stack_for(m, opener, GCTX_STACK_INIT,
 							     file ? file->file : 0);
@@ -26,10 +29,8 @@ void gctx_finding_stacks(const struct gctx_model *m, const struct gctx_finding *
 							     f->chain[1]);
 	if (!out[GCTX_STACK_FORK] && p && p->ppid)
 		out[GCTX_STACK_FORK] = gctx_model__stack_for(m, p->ppid, GCTX_STACK_FORK, f->pid);
-	if (f->kind == GCTX_FIND_INHERITED_GPU_USE || f->kind == GCTX_FIND_FOREIGN_GPU_USE ||
-	    f->kind == GCTX_FIND_INHERITED_CONTEXT_CALL || f->kind == GCTX_FIND_CRASH_AFTER_INHERITANCE)
-		out[GCTX_STACK_USE] = gctx_model__stack_for(m, f->pid, GCTX_STACK_USE,
-							    file ? file->file : 0);
+	/* only a process that inherited GPU state has use stacks */
+	out[GCTX_STACK_USE] = gctx_model__stack_for(m, f->pid, GCTX_STACK_USE, file ? file->file : 0);
 	if (f->kind == GCTX_FIND_CRASH_AFTER_INHERITANCE)
 		out[GCTX_STACK_CRASH] = gctx_model__stack_for(m, f->pid, GCTX_STACK_CRASH, 0);
 }
