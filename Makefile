@@ -20,7 +20,7 @@ CFLAGS ?= -g -O2
 CFLAGS += -D_GNU_SOURCE -Wall -Wextra -Werror=undef -Wno-unused-parameter -Iinclude -Iuser -I$(OUTPUT) \
 	-DGPUCTX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags libbpf 2>/dev/null)
 LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -ldw -lelf -lz
-STATIC_LDLIBS := -Wl,-Bstatic -lbpf -lelf -lz $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
+STATIC_LDLIBS := -Wl,-Bstatic -lbpf -ldw -lelf -lz $(foreach l,lzma bz2,$(if $(wildcard /usr/lib/$(shell uname -m)-linux-gnu/lib$(l).a),-l$(l))) $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
 
 BPF_UNITS := gpuctx api
 # user/ by stage of the data path (docs/architecture.md). The live side (collect/, cli/) needs
