@@ -332,7 +332,7 @@ all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd 
 	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container
 	stacks_c stacks_c_fp stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
-	stacks_dataloader)
+	stacks_dataloader stacks_timeline)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

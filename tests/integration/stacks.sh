@@ -100,3 +100,29 @@ t_stacks_dataloader() {
 		py "$top/tests/workloads/blame_dataloader.py" dataloader -- \
 		/usr/bin/python3 "$top/tests/workloads/blame_dataloader.py" "$MNT"
 }
+
+# The timeline carries the sites: Chrome JSON args and Perfetto debug annotations of the
+# finding instants.
+t_stacks_timeline() {
+	local name=stacks_timeline rc=0
+	record "$name" -- /usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" || rc=1
+	[ $rc = 0 ] && { "$G" export -q -f chrome -o "$T/$name.chrome.json" "$T/$name.gctx" \
+		2>>"$T/$name.err" || rc=1; }
+	[ $rc = 0 ] && { "$G" export -q -f perfetto -o "$T/$name.pftrace" "$T/$name.gctx" \
+		2>>"$T/$name.err" || rc=1; }
+	[ $rc = 0 ] && { python3 - "$T/$name.chrome.json" "$T/$name.pftrace" >>"$T/$name.err" 2>&1 <<'PY' || rc=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+use = [e for e in ev if e.get("cat") == "finding" and "inherited-gpu-use" in e.get("name", "")]
+assert use, "no inherited-gpu-use instant"
+a = use[0]["args"]
+for k, fn in (("init_site", "init_gpu"), ("fork_site", "start_worker"), ("use_site", "worker_loop")):
+    assert "blame.py:" in a.get(k, "") and fn in a[k], (k, a.get(k))
+assert "in main" in a.get("init_stack", ""), a.get("init_stack")
+# Perfetto: the same text as debug annotations (strings are stored verbatim in the proto)
+raw = open(sys.argv[2], "rb").read()
+assert b"init_site" in raw and b"in init_gpu" in raw, "no init_site annotation in the pftrace"
+PY
+	result "$name" $rc
+}
