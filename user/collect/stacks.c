@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "collect/stacks.h"
 #include "collect/unwind.h"
@@ -32,6 +33,13 @@ struct gctx_stacks {
 
 struct gctx_stacks *gctx_stacks__new(void)
 {
+	struct rlimit rl;
+
+	/* the symbolisation sessions hold the mapped files of a few address spaces open */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	return calloc(1, sizeof(struct gctx_stacks));
 }
 
@@ -43,6 +51,7 @@ void gctx_stacks__free(struct gctx_stacks *st)
 		gctx_maps__clear(&st->procs[i].maps);
 	free(st->procs);
 	gctx_maps__clear(&st->tmp);
+	gctx_unwind_cache_clear();
 	free(st);
 }
 

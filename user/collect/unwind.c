@@ -222,6 +222,7 @@ static void symbolise(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_re
 
 static char *debuginfo_path;
 
+/* Symbols: the binaries' own tables and DWARF, and separate debug info by build-id. */
 static const Dwfl_Callbacks dwfl_cbs = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -229,7 +230,6 @@ static const Dwfl_Callbacks dwfl_cbs = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* Report each mapped executable file once, at its load bias. Returns modules reported. */
 static int report_modules(Dwfl *dwfl, const struct gctx_maps *maps)
 {
 	int n = 0;
@@ -259,10 +259,79 @@ static int report_modules(Dwfl *dwfl, const struct gctx_maps *maps)
 	return n;
 }
 
+/*
+ * libdw sessions, kept by address-space layout: a forked child has its parent's layout, so the
+ * modules, CFI and debug info libdw parsed for one stack (libc's separate DWARF alone takes
+ * ~100 ms) serve the next ones. Each session is attached once to the one unwinding state
+ * (uw_state), whose registers and stack copy change with each stack: libdw asks for the
+ * initial registers again at each walk. A few layouts, the least recently used dropped.
+ */
+#define SESSIONS 4
+
+static struct uw uw_state;
+
+static struct {
+	__u64 sig;
+	Dwfl *dwfl;
+	__u64 used;
+} sessions[SESSIONS];
+static __u64 session_clock;
+
+static __u64 maps_sig(const struct gctx_maps *maps)
+{
+	__u64 h = 1469598103934665603ull;
+
+	for (__u32 i = 0; i < maps->n; i++) {
+		const unsigned char *p = (const unsigned char *)maps->v[i].path;
+
+		h = (h ^ maps->v[i].start) * 1099511628211ull;
+		h = (h ^ maps->v[i].pgoff) * 1099511628211ull;
+		while (*p)
+			h = (h ^ *p++) * 1099511628211ull;
+	}
+	return h ? h : 1;
+}
+
+static Dwfl *session(const struct gctx_maps *maps)
+{
+	__u64 sig = maps_sig(maps);
+	int slot = 0;
+
+	for (int i = 0; i < SESSIONS; i++) {
+		if (sessions[i].dwfl && sessions[i].sig == sig) {
+			sessions[i].used = ++session_clock;
+			return sessions[i].dwfl;
+		}
+		if (sessions[i].used < sessions[slot].used)
+			slot = i;
+	}
+	if (sessions[slot].dwfl)
+		dwfl_end(sessions[slot].dwfl);
+	sessions[slot].sig = sig;
+	sessions[slot].used = ++session_clock;
+	sessions[slot].dwfl = dwfl_begin(&dwfl_cbs);
+	if (sessions[slot].dwfl &&
+	    (report_modules(sessions[slot].dwfl, maps) <= 0 ||
+	     !dwfl_attach_state(sessions[slot].dwfl, NULL, 1, &uw_thread_cbs, &uw_state))) {
+		dwfl_end(sessions[slot].dwfl);
+		sessions[slot].dwfl = NULL;
+	}
+	return sessions[slot].dwfl;
+}
+
+void gctx_unwind_cache_clear(void)
+{
+	for (int i = 0; i < SESSIONS; i++) {
+		if (sessions[i].dwfl)
+			dwfl_end(sessions[i].dwfl);
+		memset(&sessions[i], 0, sizeof(sessions[i]));
+	}
+}
+
 int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_maps *maps,
 		struct gctx_rec_frame *out, int max, const char **how)
 {
-	static struct uw u;
+	struct uw *u = &uw_state;
 	Dwfl *dwfl;
 	int n = 0;
 
@@ -272,40 +341,45 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 	if (max > GCTX_STACK_MAX_FRAMES)
 		max = GCTX_STACK_MAX_FRAMES;
 	elf_version(EV_CURRENT);
-	dwfl = dwfl_begin(&dwfl_cbs);
-	if (!dwfl)
-		return 0;
-	memset(&u, 0, sizeof(u));
-	u.s = s;
-	u.sp = s->regs[7];
-	u.stack_len = s->stack_len;
-	if (len < GCTX_EV_STACK_HDR_LEN + u.stack_len)
-		u.stack_len = len > GCTX_EV_STACK_HDR_LEN ? len - GCTX_EV_STACK_HDR_LEN : 0;
-	u.max = max;
-	if (report_modules(dwfl, maps) > 0 &&
-	    dwfl_attach_state(dwfl, NULL, s->hdr.tid ? s->hdr.tid : 1, &uw_thread_cbs, &u))
-		dwfl_getthread_frames(dwfl, s->hdr.tid ? s->hdr.tid : 1, uw_frame, &u);
-	*how = "dwarf";
+	memset(u, 0, sizeof(*u));
+	u->s = s;
+	u->sp = s->regs[7];
+	u->stack_len = s->stack_len;
+	if (len < GCTX_EV_STACK_HDR_LEN + u->stack_len)
+		u->stack_len = len > GCTX_EV_STACK_HDR_LEN ? len - GCTX_EV_STACK_HDR_LEN : 0;
+	u->max = max;
+	dwfl = session(maps);
+	*how = "no module could be read";
+	if (dwfl) {
+		dwfl_getthread_frames(dwfl, s->hdr.tid ? s->hdr.tid : 1, uw_frame, u);
+		*how = "dwarf";
+	}
 	/* Frame pointers reached further (e.g. code with frame pointers but no CFI). */
-	if (u.n < 2 && s->nips > (__u32)u.n) {
+	if (u->n < 2 && s->nips > (__u32)u->n) {
 		__u32 k = s->nips < GCTX_STACK_MAX_IPS ? s->nips : GCTX_STACK_MAX_IPS;
 
-		u.n = 0;
-		for (__u32 i = 0; i < k && u.n < max; i++) {
-			u.pcs[u.n] = s->ips[i];
-			u.act[u.n] = i == 0;
-			u.n++;
+		u->n = 0;
+		for (__u32 i = 0; i < k && u->n < max; i++) {
+			u->pcs[u->n] = s->ips[i];
+			u->act[u->n] = i == 0;
+			u->n++;
 		}
 		*how = "frame pointers";
 	}
-	if (!u.n) {
-		u.pcs[0] = s->regs[16];
-		u.act[0] = true;
-		u.n = 1;
+	if (!u->n) {
+		u->pcs[0] = s->regs[16];
+		u->act[0] = true;
+		u->n = 1;
 		*how = "no unwind info";
 	}
-	for (int i = 0; i < u.n; i++)
-		symbolise(dwfl, u.pcs[i], u.act[i], &out[n++]);
-	dwfl_end(dwfl);
+	for (int i = 0; i < u->n; i++) {
+		if (dwfl) {
+			symbolise(dwfl, u->pcs[i], u->act[i], &out[n++]);
+		} else {
+			memset(&out[n], 0, sizeof(out[n]));
+			out[n].kind = GCTX_FRAME_NATIVE;
+			out[n++].addr = u->pcs[i];
+		}
+	}
 	return n;
 }

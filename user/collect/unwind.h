@@ -41,4 +41,7 @@ bool gctx_map_bias(int fd, const struct gctx_map *mp, __u64 *bias, bool *is_exec
 int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_maps *maps,
 		struct gctx_rec_frame *out, int max, const char **how);
 
+/* Drop the symbolisation sessions kept between stacks (end of recording). */
+void gctx_unwind_cache_clear(void);
+
 #endif /* __GPUCTX_UNWIND_H */
