@@ -139,10 +139,14 @@ struct gctx_rec_stack {
 	struct gctx_rec_frame frames[];
 };
 
-/* Collector record GCTX_REC_STACK_DROPS: stacks the kernel could not emit. */
+/* Collector record GCTX_REC_STACK_DROPS, written at the end: stacks lost, and what resolving
+ * the others cost the collector. */
 struct gctx_rec_stack_drops {
-	__u64 lost;		   /* ring buffer full */
+	__u64 lost;		   /* the kernel could not emit them: ring buffer full */
 	__u64 unresolved;	   /* raw stacks the collector could not resolve */
+	__u64 resolved;
+	__u64 resolve_ns;	   /* collector time spent resolving them, in total */
+	__u64 resolve_max_ns;	   /* the slowest one (the first of an address space) */
 };
 
 #endif /* __GPUCTX_STACK_H */

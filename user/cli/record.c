@@ -277,6 +277,11 @@ static void record_stack_hook(struct record_state *st, __u32 type, const void *d
 	free(r);
 }
 
+static void watch_python(void *ctx, __u32 pid)
+{
+	gctx_stacks__watch(ctx, pid);
+}
+
 static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 {
 	struct record_state *st = ctx;
@@ -608,6 +613,7 @@ int cmd_record(int argc, char **argv)
 	st.stacks = env.no_stacks ? NULL : gctx_stacks__new();
 	st.pyprobe = env.no_stacks ? NULL
 				   : gctx_pyprobe__new(gctx_collector__map_fd(c, "pyinfo"), env.verbose);
+	gctx_pyprobe__set_found_cb(st.pyprobe, watch_python, st.stacks);
 	for (__u32 i = 0; i < seeds.n; i++)
 		gctx_pyprobe__scan_pid(st.pyprobe, seeds.pids[i]);
 	if (!env.no_api && start_uprobes(&st, c, &seeds))
@@ -685,10 +691,10 @@ int cmd_record(int argc, char **argv)
 	}
 	on_record(&st, GCTX_REC_DROPS, &drops, sizeof(drops));
 	if (st.stacks) {
-		struct gctx_rec_stack_drops sd = {
-			.lost = gctx_collector__stack_lost(c),
-			.unresolved = gctx_stacks__unresolved(st.stacks),
-		};
+		struct gctx_rec_stack_drops sd;
+
+		gctx_stacks__stats(st.stacks, &sd);
+		sd.lost = gctx_collector__stack_lost(c);
 
 		on_record(&st, GCTX_REC_STACK_DROPS, &sd, sizeof(sd));
 	}

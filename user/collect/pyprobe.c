@@ -17,14 +17,18 @@
 
 #define PENDING_NS   (3ull * 1000000000) /* give ld.so this long to map libpython */
 #define MAX_PENDING  1024
+#define RETRY_NS     (20ull * 1000000)
 
 struct pending {
 	__u32 pid;
 	__u64 deadline;
+	__u64 next; /* not before: ld.so maps libpython within milliseconds */
 };
 
 struct gctx_pyprobe {
 	int fd;
+	void (*found)(void *ctx, __u32 pid);
+	void *found_ctx;
 	bool verbose;
 	struct pending *pend;
 	__u32 npend, cap;
@@ -169,6 +173,8 @@ static bool check(struct gctx_pyprobe *p, __u32 pid, bool last_try)
 		l.runtime = bias + addr;
 		if (dbg)
 			l.version = dbg;
+		if (p->found)
+			p->found(p->found_ctx, pid);
 		if (bpf_map_update_elem(p->fd, &pid, &l, BPF_ANY) == 0 && p->verbose)
 			fprintf(stderr, "gpuctx: pid %u runs Python 3.%d (%s), _PyRuntime at 0x%llx\n",
 				pid, minor, l.supported ? "frames on" : "layout unknown",
@@ -177,6 +183,15 @@ static bool check(struct gctx_pyprobe *p, __u32 pid, bool last_try)
 	}
 	/* an interpreter binary whose libpython is not mapped yet: look again later */
 	return looks_python ? last_try : true;
+}
+
+void gctx_pyprobe__set_found_cb(struct gctx_pyprobe *p, void (*cb)(void *ctx, __u32 pid),
+				void *ctx)
+{
+	if (!p)
+		return;
+	p->found = cb;
+	p->found_ctx = ctx;
 }
 
 void gctx_pyprobe__scan_pid(struct gctx_pyprobe *p, __u32 pid)
@@ -197,6 +212,7 @@ void gctx_pyprobe__on_record(struct gctx_pyprobe *p, __u32 type, const void *dat
 		return;
 	p->pend[p->npend].pid = e->hdr.tgid;
 	p->pend[p->npend].deadline = now_ns() + PENDING_NS;
+	p->pend[p->npend].next = now_ns() + RETRY_NS;
 	p->npend++;
 }
 
@@ -208,6 +224,11 @@ void gctx_pyprobe__tick(struct gctx_pyprobe *p)
 		return;
 	now = now_ns();
 	for (__u32 i = 0; i < p->npend;) {
+		if (now < p->pend[i].next) {
+			i++;
+			continue;
+		}
+		p->pend[i].next = now + RETRY_NS;
 		if (check(p, p->pend[i].pid, now >= p->pend[i].deadline)) {
 			p->pend[i] = p->pend[--p->npend];
 			continue;

@@ -21,6 +21,9 @@ void gctx_pyprobe__free(struct gctx_pyprobe *p);
 void gctx_pyprobe__scan_pid(struct gctx_pyprobe *p, __u32 pid);
 /* Every record, in order: exec queues the process for a check. */
 void gctx_pyprobe__on_record(struct gctx_pyprobe *p, __u32 type, const void *data, __u32 len);
+/* Called with each process found to run Python (e.g. to watch its mappings). */
+void gctx_pyprobe__set_found_cb(struct gctx_pyprobe *p, void (*cb)(void *ctx, __u32 pid),
+				void *ctx);
 /* Retry the pending checks (call on each poll). */
 void gctx_pyprobe__tick(struct gctx_pyprobe *p);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 
 #include "collect/stacks.h"
@@ -24,7 +25,7 @@ struct sproc {
 struct gctx_stacks {
 	struct sproc *procs;
 	__u32 n, cap;
-	__u64 unresolved;
+	__u64 unresolved, resolved, resolve_ns, resolve_max_ns;
 	struct gctx_maps tmp; /* scratch for a fresh read */
 	struct gctx_rec_frame native[GCTX_STACK_MAX_FRAMES];
 	struct gctx_rec_frame py[GCTX_STACK_MAX_PY];
@@ -55,9 +56,23 @@ void gctx_stacks__free(struct gctx_stacks *st)
 	free(st);
 }
 
-__u64 gctx_stacks__unresolved(const struct gctx_stacks *st)
+void gctx_stacks__stats(const struct gctx_stacks *st, struct gctx_rec_stack_drops *out)
 {
-	return st ? st->unresolved : 0;
+	memset(out, 0, sizeof(*out));
+	if (!st)
+		return;
+	out->unresolved = st->unresolved;
+	out->resolved = st->resolved;
+	out->resolve_ns = st->resolve_ns;
+	out->resolve_max_ns = st->resolve_max_ns;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static struct sproc *sproc_find(struct gctx_stacks *st, __u32 pid)
@@ -97,7 +112,9 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 	if (type == GCTX_EV_FORK && len >= sizeof(struct gctx_ev_fork)) {
 		const struct gctx_ev_fork *f = data;
 
-		if (f->flags & GCTX_FORK_THREAD)
+		/* only the children of processes that matter here (they had a stack, or run
+		 * Python): no bookkeeping per process for everything else that forks */
+		if ((f->flags & GCTX_FORK_THREAD) || !sproc_find(st, f->hdr.tgid))
 			return;
 		p = sproc_get(st, f->child_tgid);
 		if (p) {
@@ -119,7 +136,7 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 		 * arrive, and by then the process may be gone. */
 		const struct gctx_ev_libmap *l = data;
 
-		p = sproc_get(st, l->hdr.tgid);
+		p = sproc_find(st, l->hdr.tgid);
 		if (p && !gctx_maps__read(&st->tmp, l->hdr.tgid) && st->tmp.n) {
 			struct gctx_maps t = p->maps;
 
@@ -127,6 +144,12 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 			st->tmp = t;
 		}
 	}
+}
+
+void gctx_stacks__watch(struct gctx_stacks *st, __u32 pid)
+{
+	if (st)
+		sproc_get(st, pid);
 }
 
 /* Mappings for pid: read now, or the last ones read for it or its pre-exec ancestors. */
@@ -182,6 +205,7 @@ struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *
 	char note[256] = "", ver[16];
 	int nn = 0, np = 0, n;
 	bool late = false; /* resolved through mappings read earlier: same result */
+	__u64 t0 = mono_ns(), dt;
 	size_t o = 0;
 
 	if (!st || len < GCTX_EV_STACK_HDR_LEN) {
@@ -234,5 +258,10 @@ struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *
 		note[o - 2] = 0;
 	snprintf(r->note, sizeof(r->note), "%s", note);
 	*outlen = sizeof(*r) + n * sizeof(struct gctx_rec_frame);
+	dt = mono_ns() - t0;
+	st->resolved++;
+	st->resolve_ns += dt;
+	if (dt > st->resolve_max_ns)
+		st->resolve_max_ns = dt;
 	return r;
 }

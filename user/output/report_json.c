@@ -641,6 +641,7 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 	for (i = 0; i < gctx_model__nstacks(m); i++)
 		gctx_stack_json(j, gctx_model__stack(m, i));
 	gctx_json__arr_end(j);
+	gctx_stack_stats_json(j, m);
 
 	rep_json_counts(j, m);
 	gctx_json__obj_end(j);

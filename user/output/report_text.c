@@ -398,6 +398,7 @@ int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_t
 	rep_text_files(&c);
 	rep_text_probes(&c);
 	rep_text_findings(&c);
+	gctx_stack_stats_print(c.out, m);
 	gctx_stacks_print(c.out, m, 16);
 	rep_text_counts(&c);
 	rep_api_index__free(&c.ax);

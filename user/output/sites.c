@@ -285,3 +285,36 @@ void gctx_sites_json(struct gctx_json *j, const struct gctx_model *m, const stru
 	}
 	gctx_json__obj_end(j);
 }
+
+void gctx_stack_stats_json(struct gctx_json *j, const struct gctx_model *m)
+{
+	const struct gctx_rec_stack_drops *d = gctx_model__stack_drops(m);
+
+	gctx_json__key(j, "stack_stats");
+	if (!d) {
+		gctx_json__null(j);
+		return;
+	}
+	gctx_json__obj_begin(j);
+	gctx_json__key(j, "lost");
+	gctx_json__u64(j, d->lost);
+	gctx_json__key(j, "unresolved");
+	gctx_json__u64(j, d->unresolved);
+	gctx_json__key(j, "resolved");
+	gctx_json__u64(j, d->resolved);
+	gctx_json__key(j, "resolve_ns");
+	gctx_json__u64(j, d->resolve_ns);
+	gctx_json__key(j, "resolve_max_ns");
+	gctx_json__u64(j, d->resolve_max_ns);
+	gctx_json__obj_end(j);
+}
+
+void gctx_stack_stats_print(FILE *out, const struct gctx_model *m)
+{
+	const struct gctx_rec_stack_drops *d = gctx_model__stack_drops(m);
+
+	if (d && (d->lost || d->unresolved))
+		fprintf(out, "  WARNING: %llu stack%s lost (ring buffer full), %llu not resolved: "
+			"some sites may be missing\n\n", (unsigned long long)d->lost,
+			d->lost == 1 ? "" : "s", (unsigned long long)d->unresolved);
+}

@@ -27,6 +27,10 @@ void gctx_sites_print(FILE *out, const struct gctx_model *m, const struct gctx_f
 void gctx_stacks_print(FILE *out, const struct gctx_model *m, __u32 max_frames);
 /* JSON: "stacks": {"init": [frames], ...} and "sites": {"init": "...", ...} of a finding. */
 void gctx_sites_json(struct gctx_json *j, const struct gctx_model *m, const struct gctx_finding *f);
+/* JSON: "stack_stats": stacks lost, unresolved, and the collector's time resolving them. */
+void gctx_stack_stats_json(struct gctx_json *j, const struct gctx_model *m);
+/* Text report: a line about lost stacks, if any. */
+void gctx_stack_stats_print(FILE *out, const struct gctx_model *m);
 /* JSON: one stack object (pid, role, note, site, frames). */
 void gctx_stack_json(struct gctx_json *j, const struct gctx_stack *s);
 
