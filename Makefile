@@ -177,6 +177,7 @@ bench-build: all $(BENCH_BIN)/empty_loader $(BENCH_BIN)/loops
 bench: bench-build
 	$(Q)tools/install-deps.sh bench
 	$(Q)python3 bench/run.py $(BENCH_ARGS)
+	$(Q)bench/export_bench.sh
 # ---------------------------------------------------------------------------------- end of bench
 
 # API test doubles

@@ -27,6 +27,8 @@ import subprocess
 import sys
 import time
 
+import tl_load
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO = os.path.join(HERE, "gpuctx_trace.proto")
 LANE_TID = 1000000000  # GCTX_CHROME_LANE_TID
@@ -162,55 +164,71 @@ class Timeline:
         return {t["pid"]: tid for tid, t in self.tracks.items() if t["kind"] == "process"}
 
 
-def annotations(te):
+def annotations(te, interned):
     args = {}
     for da in te.get("debug_annotations", []):
         name = one(da, "name")
+        if name is None and "name_iid" in da:
+            name = interned.lookup("debug_annotation_names", one(da, "name_iid"))
         check(name is not None, "debug annotation without a name")
         check(name not in args, "duplicate debug annotation %r" % name)
-        args[name] = da_value(da)
+        args[name] = da_value(da, interned)
     return args
 
 
-def da_value(da):
+def da_value(da, interned):
     for k in ("uint_value", "int_value", "bool_value", "string_value"):
         if k in da:
             return da[k][0]
+    if "string_value_iid" in da:
+        return interned.lookup("debug_annotation_string_values", one(da, "string_value_iid"))
     if "array_values" in da:
-        return [da_value(v) for v in da["array_values"]]
+        return [da_value(v, interned) for v in da["array_values"]]
     return None
 
 
 def load_perfetto(path, proto):
+    """The timeline as Perfetto's trace processor builds it (names: the last descriptor or
+    ProcessTree entry wins), after tl_load checked the import rules."""
     tree = parse_text(protoc_decode(path, proto))
-    tl = Timeline("perfetto")
     packets = tree.get("packet", [])
     check(packets, "no packets")
-    cs = one(packets[0], "clock_snapshot")
-    check(cs is not None, "the first packet is not a ClockSnapshot")
-    check(one(cs, "primary_trace_clock") == "BUILTIN_CLOCK_MONOTONIC",
-          "primary trace clock is not MONOTONIC")
+    errors = tl_load.perfetto_import_errors(packets)
+    check(not errors, "the trace processor would report import errors: %s" % errors)
+    tl = Timeline("perfetto")
+    interned = tl_load.Interned()
+    cs = None
+    for p in packets:
+        cs = one(p, "clock_snapshot")
+        if cs is not None:
+            break
     clocks = {one(c, "clock_id"): one(c, "timestamp") for c in cs.get("clocks", [])}
-    check(3 in clocks and 1 in clocks, "ClockSnapshot lacks MONOTONIC or REALTIME")
-    tl.meta = {"start_mono_ns": clocks[3], "start_wall_ns": clocks[1]}
+    tl.meta = {"start_mono_ns": clocks[3], "start_wall_ns": clocks[1],
+               "start_boot_ns": clocks[6]}
     described_at = {}
+    tl.ppids = {}       # pid -> ppid from ProcessTree
+    tl.tree_names = {}  # pid -> ProcessTree name (cmdline[0])
+    tl.start_ts = {}    # pid -> ProcessDescriptor.start_timestamp_ns
+    tl.placeholders = []  # process descriptors of parents outside the trace
     for i, p in enumerate(packets):
-        seq = one(p, "trusted_packet_sequence_id", 0)
-        check(seq, "packet %d has no trusted_packet_sequence_id" % i)
-        ts = one(p, "timestamp")
-        if i and "clock_snapshot" not in p:
-            check(ts is not None, "packet %d has no timestamp" % i)
-            check(one(p, "timestamp_clock_id") == 3, "packet %d is not on CLOCK_MONOTONIC" % i)
+        if one(p, "sequence_flags", 0) & 1:
+            interned = tl_load.Interned()
+        interned.add(one(p, "interned_data"))
+        ts = p["_ts"]  # resolved by tl_load
         td = one(p, "track_descriptor")
         if td is not None:
             uuid = one(td, "uuid")
-            check(uuid, "track descriptor without uuid")
             t = {"parent": one(td, "parent_uuid", 0), "name": one(td, "name", "")}
             proc, thr, ctr = one(td, "process"), one(td, "thread"), one(td, "counter")
+            if proc is not None and one(proc, "process_name") == "(not traced)":
+                tl.placeholders.append(dict(pid=one(proc, "pid"), name="(not traced)"))
+                continue
             if proc is not None:
                 t.update(kind="process", pid=one(proc, "pid"), tid=one(proc, "pid"),
                          name=one(proc, "process_name", ""), parent=0)
                 check(t["pid"] and t["pid"] > 0, "process descriptor with pid %r" % t["pid"])
+                if "start_timestamp_ns" in proc:
+                    tl.start_ts[t["pid"]] = one(proc, "start_timestamp_ns")
             elif thr is not None:
                 t.update(kind="thread", pid=one(thr, "pid"), tid=one(thr, "tid"),
                          name=one(thr, "thread_name", ""))
@@ -229,21 +247,32 @@ def load_perfetto(path, proto):
                 if t["kind"] == "gpu":
                     check(one(td, "sibling_merge_behavior") == "SIBLING_MERGE_BEHAVIOR_NONE",
                           "GPU track %r may be merged with a same-name sibling" % t["name"])
+                if ctr is not None:
+                    t["unit"] = one(ctr, "unit")
+                    t["unit_name"] = one(ctr, "unit_name")
             old = tl.tracks.get(uuid)
             if old is not None:
-                check(old["kind"] == t["kind"] and old["pid"] == t["pid"],
+                check(old["kind"] == t["kind"] and old["pid"] == t["pid"] and
+                      old.get("tid") == t.get("tid"),
                       "uuid %d described twice as different tracks" % uuid)
-                if t["kind"] == "process" and t["name"]:
-                    check(not old["name"], "process %d named twice" % t["pid"])
-                    old["name"] = t["name"]
+                check(old["kind"] in ("process", "thread"),
+                      "%s track %r described twice" % (old["kind"], old["name"]))
+                old["name"] = t["name"]  # a rename: the latest descriptor wins
+                old.setdefault("names", []).append(t["name"])
             else:
+                t["names"] = [t["name"]]
                 tl.tracks[uuid] = t
                 described_at[uuid] = ts
             continue
         pt = one(p, "process_tree")
         if pt is not None:
             for pr in pt.get("processes", []):
-                tl.cmdlines[one(pr, "pid")] = pr.get("cmdline", [])
+                pid = one(pr, "pid")
+                tl.cmdlines[pid] = pr.get("cmdline", [])
+                if "ppid" in pr:
+                    tl.ppids[pid] = one(pr, "ppid")
+                if pr.get("cmdline"):
+                    tl.tree_names[pid] = pr["cmdline"][0]
             continue
         te = one(p, "track_event")
         if te is None:
@@ -261,12 +290,18 @@ def load_perfetto(path, proto):
             check("counter_value" in te, "counter event without a value")
         else:
             check(kind != "counter", "%s event on a counter track" % ph)
+        name = one(te, "name")
+        if name is None and "name_iid" in te:
+            name = interned.lookup("event_names", one(te, "name_iid"))
+        cat = one(te, "categories")
+        if cat is None and "category_iids" in te:
+            cat = interned.lookup("event_categories", one(te, "category_iids"))
         if ph in "BI":
-            check(one(te, "name"), "%s event without a name" % ph)
+            check(name, "%s event without a name" % ph)
         fo, fi = te.get("flow_ids", []), te.get("terminating_flow_ids", [])
         check(len(fo) <= 1 and len(fi) <= 1, "more than one flow id on an event")
-        tl.add_event(track=uuid, ph=ph, ts=ts, name=one(te, "name"),
-                     cat=one(te, "categories"), args=annotations(te),
+        tl.add_event(track=uuid, ph=ph, ts=ts, name=name, cat=cat,
+                     args=annotations(te, interned),
                      fout=fo[0] if fo else 0, fin=fi[0] if fi else 0,
                      value=one(te, "counter_value"), key=0)
     return tl
@@ -305,6 +340,8 @@ def load_chrome(path):
     doc = strict_json(path)
     check(isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list),
           "no traceEvents array")
+    errors = tl_load.chrome_import_errors(doc)
+    check(not errors, "the trace processor would report import errors: %s" % errors)
     check(doc.get("displayTimeUnit") in (None, "ms", "ns"), "bad displayTimeUnit")
     tl = Timeline("chrome")
     tl.meta = doc.get("metadata", {})
@@ -385,6 +422,10 @@ def load_chrome(path):
         elif tr[0] == "c":
             tl.tracks[tr] = dict(kind="counter", pid=tr[1], tid=None, name=tr[2],
                                  parent=("p", tr[1]))
+    check(names.get(0) == "gpuctx recording" and names.get((0, 0)) == "gpuctx recording",
+          "the recording's pid 0 is not named")
+    names.pop(0)
+    names.pop((0, 0))
     for pid in [k for k in names if isinstance(k, int)]:
         tl.tracks.setdefault(("p", pid), dict(kind="process", pid=pid, tid=pid,
                                               name=names[pid], parent=0))
@@ -458,8 +499,56 @@ def check_findings(tl):
     return found
 
 
+def check_after_end(tl):
+    """No event of a process after its life slice ends: its counters, threads and GPU file
+    holdings (a context it created may outlive it, held by its children)."""
+    end = {}
+    for e in tl.events:
+        t = tl.tracks[e["track"]]
+        if e["ph"] == "E" and t["kind"] == "process" and e.get("begin", {}).get("cat") == \
+                "process":
+            end[t["pid"]] = max(end.get(t["pid"], 0), e["ts"])
+    rec_end = max([e["ts"] for e in tl.events if tl.tracks[e["track"]]["kind"] == "global"])
+    for e in tl.events:
+        check(e["ts"] <= rec_end, "%s %r at %d, after the recording ended at %d" %
+              (e["ph"], e["name"], e["ts"], rec_end))
+        t = tl.tracks[e["track"]]
+        if t["kind"] == "global" or t["pid"] not in end:
+            continue
+        if t["kind"] == "gpu" and (t["name"] or "").startswith("ctx "):
+            continue  # a GPU context lives on in the processes that inherited it
+        check(e["ts"] <= end[t["pid"]], "%s %r on %s track %r of pid %d at %d, after the "
+              "process ended at %d" % (e["ph"], e["name"], t["kind"], t["name"], t["pid"],
+                                       e["ts"], end[t["pid"]]))
+
+
+def check_names(tl):
+    """Perfetto: every process's ProcessTree entry names it as its descriptor does, links it
+    to a parent with a name, and its threads end with their latest names."""
+    if tl.fmt != "perfetto":
+        return
+    for t in tl.tracks.values():
+        if t["kind"] == "counter":  # a unit enum hides the free-form unit name
+            check(not (t.get("unit") and t.get("unit_name")),
+                  "counter %r has both a unit and a unit name" % t["name"])
+            if t["name"] == "ioctl rate":
+                check(t.get("unit_name") == "ioctls/s", "ioctl rate unit %r" % t.get("unit_name"))
+    procs = tl.process_tracks()
+    placeholders = {t["pid"] for t in tl.placeholders}
+    for pid, ppid in tl.ppids.items():
+        check(pid in tl.tree_names, "ProcessTree entry of %d without a name" % pid)
+        if pid in procs:
+            check(tl.tree_names[pid] == tl.tracks[procs[pid]]["name"],
+                  "pid %d: ProcessTree name %r, descriptor %r" %
+                  (pid, tl.tree_names[pid], tl.tracks[procs[pid]]["name"]))
+        check(ppid in procs or ppid in placeholders,
+              "parent %d of %d is a nameless process" % (ppid, pid))
+
+
 def check_common(tl):
     check_nesting(tl)
+    check_after_end(tl)
+    check_names(tl)
     flows = check_flows(tl)
     findings = check_findings(tl)
     procs = tl.process_tracks()
@@ -492,6 +581,24 @@ def check_report(tl, rep, flows, findings, lives):
             check(tl.tracks[procs[p["pid"]]]["name"] == p["comm"],
                   "process %d titled %r, comm %r" % (p["pid"], tl.tracks[procs[p["pid"]]]
                                                      ["name"], p["comm"]))
+    # Perfetto: every forked child is linked to its parent (ProcessTree ppid), its threads
+    # carry their latest names, and its start time is set
+    if tl.fmt == "perfetto":
+        for p in rep["processes"]:
+            if p["ppid"]:  # (without one, the descriptor alone names it)
+                check(tl.ppids.get(p["pid"]) == p["ppid"],
+                      "pid %d has no ProcessTree entry with ppid %d" % (p["pid"], p["ppid"]))
+            if p["start_ns"]:
+                boot = tl.meta["start_boot_ns"] - tl.meta["start_mono_ns"]
+                check(tl.start_ts.get(p["pid"]) == p["start_ns"] + boot,
+                      "pid %d: start_timestamp_ns %r, expected %d (BOOTTIME)" %
+                      (p["pid"], tl.start_ts.get(p["pid"]), p["start_ns"] + boot))
+            main = [t for t in tl.tracks.values() if t["kind"] == "thread" and
+                    t["tid"] == p["pid"]]
+            for t in main:
+                check(t["name"] == p["comm"],
+                      "main thread of %d named %r, its comm is %r" % (p["pid"], t["name"],
+                                                                       p["comm"]))
     # fork arrows: the forking thread of the parent -> the child's life
     fork_flows = {(tl.tracks[s["track"]]["pid"], tl.tracks[d["track"]]["pid"])
                   for s, d in flows if s["cat"] == "fork" and d["cat"] == "process"}
@@ -581,6 +688,40 @@ def expect_scenario(tl, name, flows, findings):
               "no cuMemAlloc slice")
         check(any(t["kind"] == "counter" and t["name"] == "GPU memory allocated"
                   for t in tl.tracks.values()), "no API memory counter")
+    elif name == "launches":
+        # api_cuda_launch --launches: 1000 cuLaunchKernel entries without a return, instants
+        # inside the primary context's slice, which lasts until the context is released
+        launches = [e for e in tl.events if e["name"] == "cuLaunchKernel"]
+        check(len(launches) == 1000, "%d cuLaunchKernel events, expected 1000" % len(launches))
+        check(all(e["ph"] == "I" for e in launches), "an entry-only launch is not an instant")
+        ctx = [e for e in tl.events if e["ph"] == "B" and e["cat"] == "gpu-context" and
+               (e["name"] or "").startswith("CUDA primary context")]
+        check(len(ctx) == 1, "expected one CUDA primary context slice, got %d" % len(ctx))
+        c = ctx[0]
+        check("end" in c, "the primary context's slice never ends")
+        for e in launches:
+            if e["track"] == c["track"]:
+                check(c["ts"] <= e["ts"] <= c["end"]["ts"],
+                      "a launch at %d outside its context's slice [%d, %d]" %
+                      (e["ts"], c["ts"], c["end"]["ts"]))
+        check(all(e["track"] == c["track"] for e in launches),
+              "launches not on the primary context's track")
+    elif name == "fork_storm":
+        procs = tl.process_tracks()
+        check(len(procs) >= 551, "%d processes, expected the storm's 551" % len(procs))
+        if tl.fmt == "perfetto":
+            linked = [p for p in procs if tl.ppids.get(p) in procs]
+            check(len(linked) >= 550, "only %d processes linked to a parent" % len(linked))
+    elif name == "attach":
+        # -p attach: the attached process's parent is outside the trace
+        if tl.fmt == "perfetto":
+            procs = tl.process_tracks()
+            outside = {pp for p, pp in tl.ppids.items() if pp not in procs}
+            check(outside, "no parent outside the trace")
+            for pp in outside:
+                named = [t["name"] for t in tl.placeholders if t["pid"] == pp]
+                check(named == ["(not traced)"],
+                      "parent %d outside the trace named %r" % (pp, named))
     elif name in ("synthetic", "torture"):
         check(len(kinds.get("inherited-gpu-use", [])) == 4, "expected 4 inherited uses")
         check("crash-after-inheritance" in kinds, "no crash finding")
@@ -630,7 +771,7 @@ def normalize(tl):
         return num.sub(lambda m: canon.get(int(m.group()), tcanon.get(int(m.group()),
                                                                      m.group())), s)
 
-    volatile = {"ts", "time_ns", "start_ns", "dur_ns", "file", "start_wall_ns",
+    volatile = {"ts", "time_ns", "start_ns", "dur_ns", "file", "start_wall_ns", "start_boot_ns",
                 "start_mono_ns", "start_wall", "end_ns", "hostname", "kernel", "cmdline",
                 "records", "out", "handle", "context_handle", "offset", "addr", "argv",
                 "filename", "exe", "path", "args", "detail", "symbol", "gpuctx_version",

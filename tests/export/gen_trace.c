@@ -246,6 +246,7 @@ int main(int argc, char **argv)
 	}
 	meta.start_wall_ns = 1763704992123456789ULL;
 	meta.start_mono_ns = T0;
+	meta.start_boot_ns = T0 + 5000000000ULL; /* 5 s suspended before the trace */
 	snprintf(meta.hostname, sizeof(meta.hostname), "gen-host");
 	snprintf(meta.kernel, sizeof(meta.kernel), "6.18.44");
 	snprintf(meta.version, sizeof(meta.version), "0.1.0");

@@ -8,7 +8,7 @@
 # errors, and that a 1,000,000-record trace exports in flat memory.
 # Needs root (for the recording) and protoc. Usage:
 #   tests/export/run.sh [--update-golden] [TEST...]
-#   TEST: demo api synthetic torture errors memory
+#   TEST: demo api launches attach fork_storm synthetic torture errors memory
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -137,17 +137,61 @@ t_demo() {
 	result $name $rc
 }
 
+# export_check NAME RC: when RC is 0, export $T/NAME.gctx and check it against its report and
+# the expectations of scenario NAME; report the result.
+export_check() {
+	local name=$1 rc=$2
+	[ $rc = 0 ] && { export_both $name "$T/$name.gctx" || rc=1; }
+	[ $rc = 0 ] && { $CHECK check --perfetto "$T/$name.pftrace" --chrome "$T/$name.json" \
+		--report "$T/$name.report.json" --expect $name >>"$T/$name.err" 2>&1 || rc=1; }
+	result $name $rc
+}
+
 # CUDA driver API contexts (the libcuda test double over the emulated driver): API context
 # tracks, API calls, API memory, the inherited-context-call arrow.
 t_api() {
-	local name=api rc=0
-	start_fakegpu $name || { result $name 1; return; }
+	local rc=0
+	start_fakegpu api || { result api 1; return; }
 	LD_LIBRARY_PATH=$top/build/doubles record api --libcuda "$top/build/doubles/libcuda.so.1" \
 		-- "$top/build/workloads/api_cuda_fork" "$MNT" || rc=1
-	[ $rc = 0 ] && { export_both $name "$T/api.gctx" || rc=1; }
-	[ $rc = 0 ] && { $CHECK check --perfetto "$T/api.pftrace" --chrome "$T/api.json" \
-		--report "$T/api.report.json" --expect api >>"$T/$name.err" 2>&1 || rc=1; }
-	result $name $rc
+	export_check api $rc
+}
+
+# Kernel launches under --launches: entry-only API calls (no recorded return) become instants,
+# so the primary context's slice keeps its length and every launch nests in it (issue 13).
+t_launches() {
+	local rc=0
+	start_fakegpu launches || { result launches 1; return; }
+	LD_LIBRARY_PATH=$top/build/doubles record launches --launches \
+		--libcuda "$top/build/doubles/libcuda.so.1" \
+		-- "$top/build/workloads/api_cuda_launch" "$MNT" || rc=1
+	export_check launches $rc
+}
+
+# 500 forked children and 50 grandchildren without exec: each one linked to its parent in the
+# .pftrace (ProcessTree ppid) and named by its comm, in both formats (issue 13).
+t_fork_storm() {
+	local rc=0
+	start_fakegpu fork_storm || { result fork_storm 1; return; }
+	record fork_storm -- "$top/build/workloads/wl_fork_storm" "$MNT" 500 || rc=1
+	export_check fork_storm $rc
+}
+
+# -p attach: the attached process's parent is outside the trace; it gets a placeholder name
+# (no nameless process), and the attached process is linked to it.
+t_attach() {
+	local name=attach rc=0 wl rec
+	start_fakegpu $name || { result $name 1; return; }
+	"$top/build/workloads/wl_attach" "$MNT" >"$T/attach.wl" 2>&1 &
+	wl=$!
+	for _ in $(seq 100); do grep -q ready "$T/attach.wl" && break; sleep 0.05; done
+	record attach -p "$wl" &
+	rec=$!
+	for _ in $(seq 200); do grep -q attached "$T/$name.err" 2>/dev/null && break; sleep 0.05; done
+	kill -USR1 "$wl"
+	wait "$wl" || rc=1
+	wait "$rec" || rc=1
+	export_check attach $rc
 }
 
 # A generated trace: every record type the generator has, exact golden listings.
@@ -235,7 +279,7 @@ t_memory() {
 	result $name $rc
 }
 
-all_tests=(demo api synthetic torture errors memory)
+all_tests=(demo api launches attach fork_storm synthetic torture errors memory)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

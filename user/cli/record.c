@@ -343,6 +343,17 @@ static void on_finding(const struct gctx_finding *f, void *ctx)
 	gctx_print_finding(st->env->quiet ? stderr : stdout, f, st->start_mono);
 }
 
+/* CLOCK_BOOTTIME at the CLOCK_MONOTONIC instant mono (they differ by the time suspended). */
+static __u64 boot_at(__u64 mono)
+{
+	struct timespec m, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	return (__u64)b.tv_sec * 1000000000ull + b.tv_nsec -
+	       ((__u64)m.tv_sec * 1000000000ull + m.tv_nsec - mono);
+}
+
 static void fill_meta(struct gctx_trace_meta *meta, const struct record_env *env,
 		      __u64 start_mono)
 {
@@ -354,6 +365,7 @@ static void fill_meta(struct gctx_trace_meta *meta, const struct record_env *env
 	clock_gettime(CLOCK_REALTIME, &ts);
 	meta->start_wall_ns = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	meta->start_mono_ns = start_mono;
+	meta->start_boot_ns = boot_at(start_mono);
 	gethostname(meta->hostname, sizeof(meta->hostname) - 1);
 	if (!uname(&u))
 		snprintf(meta->kernel, sizeof(meta->kernel), "%.63s", u.release);

@@ -13,6 +13,7 @@
 
 #include "output/chrome.h"
 #include "lib/json.h"
+#include "output/names.h"
 
 struct gctx_chrome {
 	struct gctx_tl_sink sink;
@@ -177,6 +178,9 @@ static void ch_begin(struct gctx_tl_sink *s, const struct gctx_trace_meta *meta)
 
 	c->meta = *meta;
 	fputs("{\"traceEvents\":[", c->out);
+	/* the recording's global instants carry pid 0 and tid 0: named, not a nameless process */
+	metadata(c, "process_name", 0, 0, GCTX_NAME_RECORDING);
+	metadata(c, "thread_name", 0, 0, GCTX_NAME_RECORDING);
 }
 
 static void ch_track(struct gctx_tl_sink *s, const struct gctx_tl_track *t, __u64 ts)
@@ -299,6 +303,8 @@ static int ch_end(struct gctx_tl_sink *s, const struct gctx_tl_arg *args, __u32 
 	fputs("\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{", c->out);
 	fprintf(c->out, "\"start_wall_ns\":%llu,\"start_mono_ns\":%llu,",
 		(unsigned long long)m->start_wall_ns, (unsigned long long)m->start_mono_ns);
+	if (m->start_boot_ns) /* CLOCK_BOOTTIME at the start: Perfetto's trace clock */
+		fprintf(c->out, "\"start_boot_ns\":%llu,", (unsigned long long)m->start_boot_ns);
 	fputs("\"clock\":\"CLOCK_MONOTONIC\",\"hostname\":", c->out);
 	jstr(c, m->hostname, sizeof(m->hostname));
 	fputs(",\"kernel\":", c->out);

@@ -15,7 +15,9 @@
  *   - slices on one track nest properly: a begin's timestamp is never before the end of an
  *     earlier slice that is already closed on that track, and ends come innermost first;
  *   - timestamps are CLOCK_MONOTONIC nanoseconds, but sinks must not assume the calls come in
- *     time order across tracks;
+ *     time order across tracks; meta->start_boot_ns (0 in older traces) maps them to BOOTTIME;
+ *   - names come from one rule (output/names.h), the same in every format and in the report;
+ *     ->rename is called whenever a process or thread name changes, also just before its end;
  *   - a flow id is used once with flow_out (its source) and then once with flow_in (its
  *     destination, no earlier in time than the source).
  */
@@ -79,6 +81,10 @@ struct gctx_tl_track {
 	const char *name; /* set when the track is described or renamed */
 	const char *unit; /* COUNTER: "bytes", "files", "ioctls/s" */
 	bool unit_bytes;  /* COUNTER: the unit is bytes */
+	/* appended (Perfetto fidelity): PROCESS only */
+	__u32 ppid;	     /* fork parent, 0 unknown */
+	bool ppid_untraced;  /* the parent is not in the trace (a placeholder names it) */
+	__u64 start_ns;	     /* fork time, 0 unknown (started before the trace) */
 };
 
 enum gctx_tl_arg_type {

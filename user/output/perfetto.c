@@ -1,20 +1,35 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Perfetto protobuf writer and timeline sink.
+ * Perfetto timeline sink: one packet sequence (trusted_packet_sequence_id 1) whose first packet
+ * clears the incremental state, holds the ClockSnapshot and sets TracePacketDefaults; packets
+ * that use interned strings say they need that state (sequence_flags 2).
  *
- * Every packet carries a timestamp in CLOCK_MONOTONIC (timestamp_clock_id 3), declared the
- * trace clock by the ClockSnapshot that starts the file (it also pins CLOCK_REALTIME to the
- * recording's start, so a view can show wall-clock times), and trusted_packet_sequence_id 1.
- * No interning and no incremental state: no sequence flags are needed. Command lines go
- * through ProcessTree (the trace processor ignores ProcessDescriptor.cmdline); flow ids are
- * fixed64.
+ * Clocks: timestamps are CLOCK_MONOTONIC. The snapshot pins MONOTONIC, BOOTTIME and REALTIME to
+ * the recording's start, and BOOTTIME is the trace clock, so the trace lines up with other
+ * Perfetto traces of the machine (traces written before BOOTTIME was recorded take it equal to
+ * MONOTONIC). Packets in time order carry deltas on a sequence-scoped incremental clock (the
+ * sequence default, as Perfetto's SDK does); an earlier one names MONOTONIC with its time.
+ *
+ * Size: event names, categories, debug-annotation names and short string values are interned
+ * (bounded tables, lib/strtab.h: past their bounds a string is written inline); track uuids
+ * are renumbered 1, 2, ... in the order the tracks are described, so they take a byte or two.
+ *
+ * Names (output/names.h): a process is named by its ProcessDescriptor and by a ProcessTree entry
+ * {pid, ppid, cmdline [name], cmdline_is_comm} sent when it is described and on each rename
+ * (the entry is what links it to its parent); a thread by its ThreadDescriptor, re-sent on each
+ * rename (it outranks ProcessTree names in the trace processor). A parent outside the trace
+ * gets a placeholder descriptor; a process whose parent is unknown gets no ProcessTree entry
+ * (the trace processor would link it to pid 0). argv is a debug annotation of the life slice, not a
+ * ProcessTree cmdline (that would rename the process after argv[0]). Flow ids are fixed64.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hmap.h"
+#include "lib/strtab.h"
+#include "output/names.h"
 #include "output/perfetto.h"
-#include "lib/utf8.h"
 
 /* Field numbers (shared/reference/perfetto.md, section 1.2). */
 enum {
@@ -25,8 +40,15 @@ enum {
 	PKT_TIMESTAMP = 8,
 	PKT_SEQ_ID = 10,
 	PKT_TRACK_EVENT = 11,
+	PKT_INTERNED_DATA = 12,
+	PKT_SEQ_FLAGS = 13,
 	PKT_CLOCK_ID = 58,
+	PKT_DEFAULTS = 59,
 	PKT_TRACK_DESCRIPTOR = 60,
+
+	DEF_CLOCK_ID = 58,
+	CLK_INCREMENTAL = 3,
+	CLK_UNIT_MULTIPLIER = 4,
 
 	TD_UUID = 1,
 	TD_NAME = 2,
@@ -38,6 +60,7 @@ enum {
 
 	PD_PID = 1,
 	PD_NAME = 6,
+	PD_START = 7,
 
 	THD_PID = 1,
 	THD_TID = 2,
@@ -46,8 +69,10 @@ enum {
 	CD_UNIT = 3,
 	CD_UNIT_NAME = 6,
 
+	TE_CATEGORY_IIDS = 3,
 	TE_DEBUG_ANNOTATIONS = 4,
 	TE_TYPE = 9,
+	TE_NAME_IID = 10,
 	TE_TRACK_UUID = 11,
 	TE_CATEGORIES = 22,
 	TE_NAME = 23,
@@ -55,12 +80,21 @@ enum {
 	TE_FLOW_IDS = 47,
 	TE_TERMINATING_FLOW_IDS = 48,
 
+	DA_NAME_IID = 1,
 	DA_BOOL = 2,
 	DA_UINT = 3,
 	DA_INT = 4,
 	DA_STRING = 6,
 	DA_NAME = 10,
 	DA_ARRAY = 12,
+	DA_STRING_IID = 17,
+
+	ID_CATEGORIES = 1,
+	ID_NAMES = 2,
+	ID_ANNOTATION_NAMES = 3,
+	ID_STRING_VALUES = 29,
+	IE_IID = 1,
+	IE_NAME = 2, /* also InternedString.str */
 
 	CS_CLOCKS = 1,
 	CS_PRIMARY = 2,
@@ -68,237 +102,61 @@ enum {
 	CLK_TIMESTAMP = 2,
 
 	PT_PROCESSES = 1,
-	PT_THREADS = 2,
 	PTP_PID = 1,
 	PTP_PPID = 2,
 	PTP_CMDLINE = 3,
-	PTT_TID = 1,
-	PTT_NAME = 2,
-	PTT_TGID = 3,
+	PTP_CMDLINE_IS_COMM = 9,
 };
 
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
-enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3 };
-enum { UNIT_COUNT = 2, UNIT_SIZE_BYTES = 3 };
+enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
+/* a sequence-scoped clock (64..127): CLOCK_MONOTONIC as deltas from the previous packet */
+enum { CLOCK_INCREMENTAL_ID = 64 };
+enum { UNIT_SIZE_BYTES = 3 };
 enum { MERGE_NONE = 2 };
+enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 
-#define WT_VARINT 0
-#define WT_I64	  1
-#define WT_LEN	  2
-
-/* ---- protobuf writer ---- */
-
-struct gctx_pb {
-	unsigned char *buf;
-	size_t len, cap;
-	size_t start[GCTX_PB_MAX_DEPTH]; /* content offset of each open nested message */
-	int depth;
-	bool failed;
-};
-
-struct gctx_pb *gctx_pb__new(void)
-{
-	return calloc(1, sizeof(struct gctx_pb));
-}
-
-void gctx_pb__free(struct gctx_pb *b)
-{
-	if (!b)
-		return;
-	free(b->buf);
-	free(b);
-}
-
-void gctx_pb__reset(struct gctx_pb *b)
-{
-	b->len = 0;
-	b->depth = 0;
-	b->failed = false;
-}
-
-const unsigned char *gctx_pb__data(const struct gctx_pb *b)
-{
-	return b->buf;
-}
-
-size_t gctx_pb__len(const struct gctx_pb *b)
-{
-	return b->len;
-}
-
-bool gctx_pb__failed(const struct gctx_pb *b)
-{
-	return b->failed;
-}
-
-static bool reserve(struct gctx_pb *b, size_t n)
-{
-	size_t ncap;
-	unsigned char *nb;
-
-	if (b->failed)
-		return false;
-	if (b->len + n <= b->cap)
-		return true;
-	ncap = b->cap ? b->cap : 256;
-	while (ncap < b->len + n)
-		ncap *= 2;
-	nb = realloc(b->buf, ncap);
-	if (!nb) {
-		b->failed = true;
-		return false;
-	}
-	b->buf = nb;
-	b->cap = ncap;
-	return true;
-}
-
-size_t gctx_pb_varint_len(__u64 v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static size_t put_varint(unsigned char *p, __u64 v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
-
-static void raw_varint(struct gctx_pb *b, __u64 v)
-{
-	if (reserve(b, 10))
-		b->len += put_varint(b->buf + b->len, v);
-}
-
-static void tag(struct gctx_pb *b, __u32 field, __u32 wt)
-{
-	raw_varint(b, ((__u64)field << 3) | wt);
-}
-
-void gctx_pb__varint(struct gctx_pb *b, __u32 field, __u64 v)
-{
-	tag(b, field, WT_VARINT);
-	raw_varint(b, v);
-}
-
-void gctx_pb__int64(struct gctx_pb *b, __u32 field, __s64 v)
-{
-	gctx_pb__varint(b, field, (__u64)v); /* two's complement: negative take 10 bytes */
-}
-
-static void raw_le64(struct gctx_pb *b, __u64 v)
-{
-	int i;
-
-	if (!reserve(b, 8))
-		return;
-	for (i = 0; i < 8; i++)
-		b->buf[b->len++] = (unsigned char)(v >> (8 * i));
-}
-
-void gctx_pb__fixed64(struct gctx_pb *b, __u32 field, __u64 v)
-{
-	tag(b, field, WT_I64);
-	raw_le64(b, v);
-}
-
-void gctx_pb__double(struct gctx_pb *b, __u32 field, double v)
-{
-	__u64 u;
-
-	memcpy(&u, &v, sizeof(u));
-	gctx_pb__fixed64(b, field, u);
-}
-
-void gctx_pb__bytes(struct gctx_pb *b, __u32 field, const void *p, size_t n)
-{
-	tag(b, field, WT_LEN);
-	raw_varint(b, n);
-	if (n && reserve(b, n)) {
-		memcpy(b->buf + b->len, p, n);
-		b->len += n;
-	}
-}
-
-void gctx_pb__begin(struct gctx_pb *b, __u32 field)
-{
-	tag(b, field, WT_LEN);
-	if (b->depth >= GCTX_PB_MAX_DEPTH) {
-		b->failed = true;
-		return;
-	}
-	b->start[b->depth++] = b->len;
-}
-
-void gctx_pb__end(struct gctx_pb *b)
-{
-	size_t start, n, k;
-
-	if (b->failed || b->depth <= 0) {
-		b->failed = true;
-		return;
-	}
-	start = b->start[--b->depth];
-	n = b->len - start;
-	k = gctx_pb_varint_len(n);
-	if (!reserve(b, k))
-		return;
-	memmove(b->buf + start + k, b->buf + start, n);
-	put_varint(b->buf + start, n);
-	b->len += k;
-}
-
-void gctx_pb__string(struct gctx_pb *b, __u32 field, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, run = 0, bad = 0, k;
-
-	n = s ? strnlen(s, n) : 0;
-	gctx_pb__begin(b, field);
-	while (i < n) {
-		k = gctx_utf8_seq(p + i, n - i, &bad);
-		if (k) {
-			i += k;
-			continue;
-		}
-		/* flush the valid run before i, then the replacement character */
-		if (i > run && reserve(b, i - run)) {
-			memcpy(b->buf + b->len, p + run, i - run);
-			b->len += i - run;
-		}
-		if (reserve(b, 3)) {
-			memcpy(b->buf + b->len, "\xef\xbf\xbd", 3);
-			b->len += 3;
-		}
-		i += bad;
-		run = i;
-	}
-	if (n > run && reserve(b, n - run)) {
-		memcpy(b->buf + b->len, p + run, n - run);
-		b->len += n - run;
-	}
-	gctx_pb__end(b);
-}
+/* Interning bounds: the tables stay small whatever the trace holds. */
+#define NAMES_MAX     4096
+#define NAME_LEN_MAX  128
+#define VALUES_MAX    16384
+#define VALUE_LEN_MAX 128
+#define PENDING_MAX   (2 + 2 * 32) /* name, category, a key and a value per arg */
 
 /* ---- the sink ---- */
+
+enum { T_NAMES, T_CATS, T_KEYS, T_VALUES, T_MAX };
+
+/* InternedData field of each table */
+static const __u32 interned_field[T_MAX] = {
+    [T_NAMES] = ID_NAMES,
+    [T_CATS] = ID_CATEGORIES,
+    [T_KEYS] = ID_ANNOTATION_NAMES,
+    [T_VALUES] = ID_STRING_VALUES,
+};
+
+/* A string interned while the current packet is built: defined in its InternedData. */
+struct pending {
+	int table;
+	__u32 iid;
+	const char *s;
+	size_t n;
+};
 
 struct gctx_perfetto {
 	struct gctx_tl_sink sink;
 	FILE *out;
 	struct gctx_pb *b;
-	int err; /* first write error (-errno) */
+	struct gctx_strtab *tab[T_MAX];
+	struct pending pend[PENDING_MAX];
+	__u32 npend;
+	struct gctx_hmap uuids; /* exporter uuid -> our track number */
+	__u32 ntracks;
+	struct gctx_hmap untraced; /* placeholder parents already sent */
+	bool iids;		   /* the packet being built uses interned strings */
+	__u64 last_inc;		   /* value of the incremental clock */
+	__s64 boot_minus_mono;	   /* BOOTTIME - MONOTONIC */
+	int err;		   /* first error (-errno) */
 };
 
 static struct gctx_perfetto *PF(struct gctx_tl_sink *s)
@@ -306,11 +164,40 @@ static struct gctx_perfetto *PF(struct gctx_tl_sink *s)
 	return (struct gctx_perfetto *)s;
 }
 
+/* Our number of an exporter track uuid: small, so it takes a byte or two. */
+static __u64 track_id(struct gctx_perfetto *pf, __u64 uuid, bool add)
+{
+	__u32 v;
+
+	if (!uuid)
+		return 0;
+	if (gctx_hmap__get(&pf->uuids, uuid, 0, &v))
+		return v;
+	if (!add)
+		return uuid | (1ULL << 63); /* never described: a bug; keep it apart */
+	if (gctx_hmap__put(&pf->uuids, uuid, 0, ++pf->ntracks)) {
+		if (!pf->err)
+			pf->err = -ENOMEM;
+		return uuid | (1ULL << 63);
+	}
+	return pf->ntracks;
+}
+
+/*
+ * Timestamps: most packets come in time order, so they are deltas on the sequence's
+ * incremental clock (CLOCK_INCREMENTAL, the sequence default); a packet earlier than the
+ * previous one names CLOCK_MONOTONIC and carries the absolute time.
+ */
 static void packet_begin(struct gctx_perfetto *pf, __u64 ts, bool timed)
 {
 	gctx_pb__reset(pf->b);
+	pf->npend = 0;
+	pf->iids = false;
 	gctx_pb__begin(pf->b, TRACE_PACKET);
-	if (timed) {
+	if (timed && ts >= pf->last_inc) {
+		gctx_pb__varint(pf->b, PKT_TIMESTAMP, ts - pf->last_inc);
+		pf->last_inc = ts;
+	} else if (timed) {
 		gctx_pb__varint(pf->b, PKT_TIMESTAMP, ts);
 		gctx_pb__varint(pf->b, PKT_CLOCK_ID, CLOCK_MONOTONIC_ID);
 	}
@@ -319,6 +206,10 @@ static void packet_begin(struct gctx_perfetto *pf, __u64 ts, bool timed)
 
 static void packet_end(struct gctx_perfetto *pf)
 {
+	/* the state that packets using interned strings need (shared/reference/perfetto.md 1.4);
+	 * the sequence's first packet clears it, so it is never invalid in our files */
+	if (pf->iids)
+		gctx_pb__varint(pf->b, PKT_SEQ_FLAGS, SEQ_NEEDS_STATE);
 	gctx_pb__end(pf->b);
 	if (gctx_pb__failed(pf->b)) {
 		if (!pf->err)
@@ -330,143 +221,236 @@ static void packet_end(struct gctx_perfetto *pf)
 		pf->err = -EIO;
 }
 
+/* The iid of s in table, 0 when written inline; a new one is defined in this packet. */
+static __u32 intern(struct gctx_perfetto *pf, int table, const char *s, size_t n)
+{
+	bool added;
+	__u32 iid;
+
+	if (pf->npend >= PENDING_MAX)
+		return 0;
+	iid = gctx_strtab__intern(pf->tab[table], s, n, &added);
+	pf->iids |= iid != 0;
+	if (iid && added)
+		pf->pend[pf->npend++] = (struct pending){table, iid, s, n};
+	return iid;
+}
+
+/* The InternedData of the strings first used by this packet. */
+static void interned_data(struct gctx_perfetto *pf)
+{
+	__u32 i;
+
+	if (!pf->npend)
+		return;
+	gctx_pb__begin(pf->b, PKT_INTERNED_DATA);
+	for (i = 0; i < pf->npend; i++) {
+		const struct pending *p = &pf->pend[i];
+
+		gctx_pb__begin(pf->b, interned_field[p->table]);
+		gctx_pb__varint(pf->b, IE_IID, p->iid);
+		gctx_pb__string(pf->b, IE_NAME, p->s, p->n);
+		gctx_pb__end(pf->b);
+	}
+	gctx_pb__end(pf->b);
+}
+
+static void clock(struct gctx_pb *b, __u32 id, __u64 ts, bool incremental)
+{
+	gctx_pb__begin(b, CS_CLOCKS);
+	gctx_pb__varint(b, CLK_ID, id);
+	gctx_pb__varint(b, CLK_TIMESTAMP, ts);
+	if (incremental) {
+		gctx_pb__varint(b, CLK_INCREMENTAL, 1);
+		gctx_pb__varint(b, CLK_UNIT_MULTIPLIER, 1); /* deltas in ns */
+	}
+	gctx_pb__end(b);
+}
+
 static void pf_begin(struct gctx_tl_sink *s, const struct gctx_trace_meta *meta)
 {
 	struct gctx_perfetto *pf = PF(s);
+	__u64 boot = meta->start_boot_ns ? meta->start_boot_ns : meta->start_mono_ns;
 
-	/* the trace clock is CLOCK_MONOTONIC; REALTIME at the same instant dates the trace */
-	packet_begin(pf, 0, false);
+	pf->boot_minus_mono = (__s64)(boot - meta->start_mono_ns);
+	pf->last_inc = meta->start_mono_ns;
+	/* the first packet: clears the sequence's state, sets its defaults, pins the clocks */
+	gctx_pb__reset(pf->b);
+	gctx_pb__begin(pf->b, TRACE_PACKET);
+	gctx_pb__varint(pf->b, PKT_SEQ_ID, GCTX_PERFETTO_SEQ_ID);
+	gctx_pb__varint(pf->b, PKT_SEQ_FLAGS, SEQ_CLEARED);
+	gctx_pb__begin(pf->b, PKT_DEFAULTS);
+	gctx_pb__varint(pf->b, DEF_CLOCK_ID, CLOCK_INCREMENTAL_ID);
+	gctx_pb__end(pf->b);
 	gctx_pb__begin(pf->b, PKT_CLOCK_SNAPSHOT);
-	gctx_pb__begin(pf->b, CS_CLOCKS);
-	gctx_pb__varint(pf->b, CLK_ID, CLOCK_MONOTONIC_ID);
-	gctx_pb__varint(pf->b, CLK_TIMESTAMP, meta->start_mono_ns);
+	clock(pf->b, CLOCK_MONOTONIC_ID, meta->start_mono_ns, false);
+	clock(pf->b, CLOCK_BOOTTIME_ID, boot, false);
+	clock(pf->b, CLOCK_REALTIME_ID, meta->start_wall_ns, false);
+	clock(pf->b, CLOCK_INCREMENTAL_ID, meta->start_mono_ns, true);
+	gctx_pb__varint(pf->b, CS_PRIMARY, CLOCK_BOOTTIME_ID);
 	gctx_pb__end(pf->b);
-	gctx_pb__begin(pf->b, CS_CLOCKS);
-	gctx_pb__varint(pf->b, CLK_ID, CLOCK_REALTIME_ID);
-	gctx_pb__varint(pf->b, CLK_TIMESTAMP, meta->start_wall_ns);
 	gctx_pb__end(pf->b);
-	gctx_pb__varint(pf->b, CS_PRIMARY, CLOCK_MONOTONIC_ID);
+	if (gctx_pb__failed(pf->b))
+		pf->err = -ENOMEM;
+	else if (fwrite(gctx_pb__data(pf->b), 1, gctx_pb__len(pf->b), pf->out) !=
+		 gctx_pb__len(pf->b))
+		pf->err = -EIO;
+}
+
+/* ProcessTree entry {pid, ppid, cmdline [name], cmdline_is_comm}: names the process and links
+ * it to its parent. */
+static void process_tree(struct gctx_perfetto *pf, __u64 ts, __u32 pid, __u32 ppid,
+			 const char *name)
+{
+	packet_begin(pf, ts, true);
+	gctx_pb__begin(pf->b, PKT_PROCESS_TREE);
+	gctx_pb__begin(pf->b, PT_PROCESSES);
+	gctx_pb__int64(pf->b, PTP_PID, pid);
+	gctx_pb__int64(pf->b, PTP_PPID, ppid);
+	gctx_pb__cstr(pf->b, PTP_CMDLINE, name);
+	gctx_pb__varint(pf->b, PTP_CMDLINE_IS_COMM, 1);
+	gctx_pb__end(pf->b);
 	gctx_pb__end(pf->b);
 	packet_end(pf);
+}
+
+/* A packet with the TrackDescriptor of t, open for its fields */
+static void descriptor_begin(struct gctx_perfetto *pf, const struct gctx_tl_track *t, __u64 ts)
+{
+	packet_begin(pf, ts, true);
+	gctx_pb__begin(pf->b, PKT_TRACK_DESCRIPTOR);
+	gctx_pb__varint(pf->b, TD_UUID, track_id(pf, t->uuid, true));
+}
+
+static void descriptor_end(struct gctx_perfetto *pf)
+{
+	gctx_pb__end(pf->b);
+	packet_end(pf);
+}
+
+/* A parent outside the trace, named by a process descriptor of its own (once). */
+static void untraced_parent(struct gctx_perfetto *pf, __u32 ppid, __u64 ts)
+{
+	__u32 seen;
+
+	if (gctx_hmap__get(&pf->untraced, ppid, 0, &seen))
+		return;
+	if (gctx_hmap__put(&pf->untraced, ppid, 0, 1) && !pf->err)
+		pf->err = -ENOMEM;
+	packet_begin(pf, ts, true);
+	gctx_pb__begin(pf->b, PKT_TRACK_DESCRIPTOR);
+	gctx_pb__varint(pf->b, TD_UUID, ++pf->ntracks); /* no event uses it */
+	gctx_pb__begin(pf->b, TD_PROCESS);
+	gctx_pb__int64(pf->b, PD_PID, ppid);
+	gctx_pb__cstr(pf->b, PD_NAME, GCTX_NAME_UNTRACED);
+	gctx_pb__end(pf->b);
+	gctx_pb__end(pf->b);
+	packet_end(pf);
+}
+
+static void process_track(struct gctx_perfetto *pf, const struct gctx_tl_track *t, __u64 ts)
+{
+	descriptor_begin(pf, t, ts);
+	gctx_pb__begin(pf->b, TD_PROCESS);
+	gctx_pb__int64(pf->b, PD_PID, t->pid);
+	gctx_pb__cstr(pf->b, PD_NAME, t->name);
+	if (t->start_ns)
+		gctx_pb__int64(pf->b, PD_START, (__s64)t->start_ns + pf->boot_minus_mono);
+	gctx_pb__end(pf->b);
+	descriptor_end(pf);
+	if (t->ppid && t->ppid_untraced)
+		untraced_parent(pf, t->ppid, ts);
+	/* without a ppid the trace processor would make pid 0 its parent: the descriptor alone
+	 * names it */
+	if (t->ppid)
+		process_tree(pf, ts, t->pid, t->ppid, t->name);
+}
+
+static void thread_track(struct gctx_perfetto *pf, const struct gctx_tl_track *t, __u64 ts)
+{
+	descriptor_begin(pf, t, ts);
+	gctx_pb__begin(pf->b, TD_THREAD);
+	gctx_pb__int64(pf->b, THD_PID, t->pid);
+	gctx_pb__int64(pf->b, THD_TID, t->tid);
+	gctx_pb__cstr(pf->b, THD_NAME, t->name);
+	gctx_pb__end(pf->b);
+	descriptor_end(pf);
 }
 
 static void pf_track(struct gctx_tl_sink *s, const struct gctx_tl_track *t, __u64 ts)
 {
 	struct gctx_perfetto *pf = PF(s);
-	const char *name = t->name ? t->name : "";
 
-	packet_begin(pf, ts, true);
-	gctx_pb__begin(pf->b, PKT_TRACK_DESCRIPTOR);
-	gctx_pb__varint(pf->b, TD_UUID, t->uuid);
-	switch (t->kind) {
-	case GCTX_TL_PROCESS:
-		/* named when it ends (pf_process_end): the trace processor keeps the first name */
-		gctx_pb__begin(pf->b, TD_PROCESS);
-		gctx_pb__int64(pf->b, PD_PID, t->pid);
-		gctx_pb__end(pf->b);
-		break;
-	case GCTX_TL_THREAD:
-		gctx_pb__begin(pf->b, TD_THREAD);
-		gctx_pb__int64(pf->b, THD_PID, t->pid);
-		gctx_pb__int64(pf->b, THD_TID, t->tid);
-		gctx_pb__string(pf->b, THD_NAME, name, strlen(name));
-		gctx_pb__end(pf->b);
-		break;
-	case GCTX_TL_COUNTER:
-		gctx_pb__varint(pf->b, TD_PARENT_UUID, t->parent);
-		gctx_pb__string(pf->b, TD_NAME, name, strlen(name));
-		gctx_pb__begin(pf->b, TD_COUNTER);
-		gctx_pb__varint(pf->b, CD_UNIT, t->unit_bytes ? UNIT_SIZE_BYTES : UNIT_COUNT);
-		if (t->unit)
-			gctx_pb__string(pf->b, CD_UNIT_NAME, t->unit, strlen(t->unit));
-		gctx_pb__end(pf->b);
-		break;
-	case GCTX_TL_GPU:
-		gctx_pb__varint(pf->b, TD_PARENT_UUID, t->parent);
-		gctx_pb__string(pf->b, TD_NAME, name, strlen(name));
-		gctx_pb__varint(pf->b, TD_SIBLING_MERGE, MERGE_NONE);
-		break;
-	case GCTX_TL_GLOBAL:
-		gctx_pb__string(pf->b, TD_NAME, name, strlen(name));
-		break;
+	if (t->kind == GCTX_TL_PROCESS) {
+		process_track(pf, t, ts);
+		return;
 	}
-	gctx_pb__end(pf->b);
-	packet_end(pf);
+	if (t->kind == GCTX_TL_THREAD) {
+		thread_track(pf, t, ts);
+		return;
+	}
+	descriptor_begin(pf, t, ts);
+	if (t->parent)
+		gctx_pb__varint(pf->b, TD_PARENT_UUID, track_id(pf, t->parent, false));
+	gctx_pb__cstr(pf->b, TD_NAME, t->name);
+	if (t->kind == GCTX_TL_COUNTER) {
+		gctx_pb__begin(pf->b, TD_COUNTER);
+		/* the enum only for bytes: a unit enum would hide unit_name ("ioctls/s") */
+		if (t->unit_bytes)
+			gctx_pb__varint(pf->b, CD_UNIT, UNIT_SIZE_BYTES);
+		else if (t->unit)
+			gctx_pb__cstr(pf->b, CD_UNIT_NAME, t->unit);
+		gctx_pb__end(pf->b);
+	} else if (t->kind == GCTX_TL_GPU) {
+		gctx_pb__varint(pf->b, TD_SIBLING_MERGE, MERGE_NONE);
+	}
+	descriptor_end(pf);
 }
 
-/*
- * A process's name: the trace processor takes the first ProcessDescriptor.process_name it sees
- * and lets a ProcessTree command line override it (argv[0]). So the descriptor is named once,
- * with the final name (a forked worker's prctl name, not its parent's); after an exec, argv[0]
- * from the ProcessTree titles it.
- */
-static void pf_process_end(struct gctx_tl_sink *s, const struct gctx_tl_track *t, __u64 ts)
-{
-	struct gctx_perfetto *pf = PF(s);
-	const char *name = t->name ? t->name : "";
-
-	packet_begin(pf, ts, true);
-	gctx_pb__begin(pf->b, PKT_TRACK_DESCRIPTOR);
-	gctx_pb__varint(pf->b, TD_UUID, t->uuid);
-	gctx_pb__begin(pf->b, TD_PROCESS);
-	gctx_pb__int64(pf->b, PD_PID, t->pid);
-	gctx_pb__string(pf->b, PD_NAME, name, strlen(name));
-	gctx_pb__end(pf->b);
-	gctx_pb__end(pf->b);
-	packet_end(pf);
-}
-
+/* A new name: the descriptor again (its name wins), and for a process its ProcessTree entry. */
 static void pf_rename(struct gctx_tl_sink *s, const struct gctx_tl_track *t, __u64 ts)
 {
 	struct gctx_perfetto *pf = PF(s);
-	const char *name = t->name ? t->name : "";
 
-	/* process names come from the command line (ProcessTree, at exec); thread names here */
-	if (t->kind != GCTX_TL_THREAD)
-		return;
-	packet_begin(pf, ts, true);
-	gctx_pb__begin(pf->b, PKT_PROCESS_TREE);
-	gctx_pb__begin(pf->b, PT_THREADS);
-	gctx_pb__int64(pf->b, PTT_TID, t->tid);
-	gctx_pb__string(pf->b, PTT_NAME, name, strlen(name));
-	gctx_pb__int64(pf->b, PTT_TGID, t->pid);
-	gctx_pb__end(pf->b);
-	gctx_pb__end(pf->b);
-	packet_end(pf);
+	if (t->kind == GCTX_TL_THREAD)
+		thread_track(pf, t, ts);
+	else if (t->kind == GCTX_TL_PROCESS)
+		process_track(pf, t, ts);
+}
+
+static void pf_process_end(struct gctx_tl_sink *s, const struct gctx_tl_track *t, __u64 ts)
+{
+	/* named already: the exporter renames before the end */
 }
 
 static void pf_cmdline(struct gctx_tl_sink *s, __u64 ts, __u32 pid, __u32 ppid, const char *args,
 		       __u32 len)
 {
-	struct gctx_perfetto *pf = PF(s);
-	__u32 i = 0, n;
-
-	while (len && !args[len - 1])
-		len--;
-	if (!len)
-		return;
-	packet_begin(pf, ts, true);
-	gctx_pb__begin(pf->b, PKT_PROCESS_TREE);
-	gctx_pb__begin(pf->b, PT_PROCESSES);
-	gctx_pb__int64(pf->b, PTP_PID, pid);
-	if (ppid)
-		gctx_pb__int64(pf->b, PTP_PPID, ppid);
-	while (i < len) {
-		n = strnlen(args + i, len - i);
-		gctx_pb__string(pf->b, PTP_CMDLINE, args + i, n);
-		i += n + 1;
-	}
-	gctx_pb__end(pf->b);
-	gctx_pb__end(pf->b);
-	packet_end(pf);
+	/* argv is an arg of the life slice and of each exec instant: as a ProcessTree command
+	 * line it would rename the process after argv[0] (output/names.h) */
 }
 
-static void annotation(struct gctx_pb *b, const struct gctx_tl_arg *a)
+static void string_value(struct gctx_perfetto *pf, const char *s, size_t n)
 {
-	__u32 i, n;
+	__u32 iid = n <= VALUE_LEN_MAX ? intern(pf, T_VALUES, s, n) : 0;
+
+	if (iid)
+		gctx_pb__varint(pf->b, DA_STRING_IID, iid);
+	else
+		gctx_pb__string(pf->b, DA_STRING, s, n);
+}
+
+static void annotation(struct gctx_perfetto *pf, const struct gctx_tl_arg *a)
+{
+	struct gctx_pb *b = pf->b;
+	__u32 i, n, iid;
 
 	gctx_pb__begin(b, TE_DEBUG_ANNOTATIONS);
-	gctx_pb__string(b, DA_NAME, a->key, strlen(a->key));
+	iid = intern(pf, T_KEYS, a->key, strlen(a->key));
+	if (iid)
+		gctx_pb__varint(b, DA_NAME_IID, iid);
+	else
+		gctx_pb__cstr(b, DA_NAME, a->key);
 	switch (a->type) {
 	case GCTX_TL_U64:
 		gctx_pb__varint(b, DA_UINT, a->u);
@@ -478,7 +462,7 @@ static void annotation(struct gctx_pb *b, const struct gctx_tl_arg *a)
 		gctx_pb__varint(b, DA_BOOL, a->b);
 		break;
 	case GCTX_TL_STR:
-		gctx_pb__string(b, DA_STRING, a->str.p, a->str.n);
+		string_value(pf, a->str.p, strnlen(a->str.p, a->str.n));
 		break;
 	case GCTX_TL_STRV:
 		for (i = 0; i < a->str.n; i += n + 1) {
@@ -503,23 +487,34 @@ static void annotation(struct gctx_pb *b, const struct gctx_tl_arg *a)
 
 static void event(struct gctx_perfetto *pf, int type, const struct gctx_tl_event *e)
 {
-	__u32 i;
+	__u32 i, iid;
 
 	packet_begin(pf, e->ts, true);
 	gctx_pb__begin(pf->b, PKT_TRACK_EVENT);
 	gctx_pb__varint(pf->b, TE_TYPE, type);
-	gctx_pb__varint(pf->b, TE_TRACK_UUID, e->track->uuid);
-	if (e->name)
-		gctx_pb__string(pf->b, TE_NAME, e->name, strlen(e->name));
-	if (e->cat)
-		gctx_pb__string(pf->b, TE_CATEGORIES, e->cat, strlen(e->cat));
+	gctx_pb__varint(pf->b, TE_TRACK_UUID, track_id(pf, e->track->uuid, false));
+	if (e->name) {
+		iid = intern(pf, T_NAMES, e->name, strlen(e->name));
+		if (iid)
+			gctx_pb__varint(pf->b, TE_NAME_IID, iid);
+		else
+			gctx_pb__cstr(pf->b, TE_NAME, e->name);
+	}
+	if (e->cat) {
+		iid = intern(pf, T_CATS, e->cat, strlen(e->cat));
+		if (iid)
+			gctx_pb__varint(pf->b, TE_CATEGORY_IIDS, iid);
+		else
+			gctx_pb__cstr(pf->b, TE_CATEGORIES, e->cat);
+	}
 	for (i = 0; i < e->nargs; i++)
-		annotation(pf->b, &e->args[i]);
+		annotation(pf, &e->args[i]);
 	if (e->flow_out)
 		gctx_pb__fixed64(pf->b, TE_FLOW_IDS, e->flow_out);
 	if (e->flow_in)
 		gctx_pb__fixed64(pf->b, TE_TERMINATING_FLOW_IDS, e->flow_in);
 	gctx_pb__end(pf->b);
+	interned_data(pf);
 	packet_end(pf);
 }
 
@@ -545,7 +540,7 @@ static void pf_counter(struct gctx_tl_sink *s, const struct gctx_tl_track *t, __
 	packet_begin(pf, ts, true);
 	gctx_pb__begin(pf->b, PKT_TRACK_EVENT);
 	gctx_pb__varint(pf->b, TE_TYPE, TYPE_COUNTER);
-	gctx_pb__varint(pf->b, TE_TRACK_UUID, t->uuid);
+	gctx_pb__varint(pf->b, TE_TRACK_UUID, track_id(pf, t->uuid, false));
 	gctx_pb__int64(pf->b, TE_COUNTER_VALUE, v);
 	gctx_pb__end(pf->b);
 	packet_end(pf);
@@ -563,9 +558,14 @@ static int pf_end(struct gctx_tl_sink *s, const struct gctx_tl_arg *args, __u32 
 static void pf_free(struct gctx_tl_sink *s)
 {
 	struct gctx_perfetto *pf = PF(s);
+	int i;
 
 	if (!pf)
 		return;
+	for (i = 0; i < T_MAX; i++)
+		gctx_strtab__free(pf->tab[i]);
+	gctx_hmap__free(&pf->uuids);
+	gctx_hmap__free(&pf->untraced);
 	gctx_pb__free(pf->b);
 	free(pf);
 }
@@ -588,15 +588,22 @@ static const struct gctx_tl_ops perfetto_ops = {
 struct gctx_tl_sink *gctx_perfetto__new(FILE *out)
 {
 	struct gctx_perfetto *pf = calloc(1, sizeof(*pf));
+	int i;
 
 	if (!pf)
 		return NULL;
-	pf->b = gctx_pb__new();
-	if (!pf->b) {
-		free(pf);
-		return NULL;
-	}
 	pf->sink.ops = &perfetto_ops;
 	pf->out = out;
+	pf->b = gctx_pb__new();
+	for (i = 0; i < T_MAX; i++)
+		pf->tab[i] = i == T_VALUES ? gctx_strtab__new(VALUES_MAX, VALUE_LEN_MAX)
+					   : gctx_strtab__new(NAMES_MAX, NAME_LEN_MAX);
+	for (i = 0; i < T_MAX && pf->b; i++)
+		if (!pf->tab[i])
+			break;
+	if (!pf->b || i < T_MAX) {
+		pf_free(&pf->sink);
+		return NULL;
+	}
 	return &pf->sink;
 }

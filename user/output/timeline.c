@@ -172,6 +172,9 @@ void tl_trk_proc(struct exporter *x, __u32 pi, struct gctx_tl_track *t)
 	t->kind = GCTX_TL_PROCESS;
 	t->pid = p->pid;
 	t->tid = p->pid;
+	t->ppid = p->ppid;
+	t->ppid_untraced = p->ppid && p->parent_idx < 0;
+	t->start_ns = p->start_ns; /* fork time, or the start read at attach */
 }
 
 void tl_trk_thread(struct exporter *x, __u32 pi, __u32 ti, struct gctx_tl_track *t)
@@ -260,6 +263,17 @@ void tl_emit(struct exporter *x, int what, const struct gctx_tl_track *t, __u64 
 		x->s->ops->instant(x->s, &e);
 }
 
+void tl_slice(struct exporter *x, const struct gctx_tl_track *t, __u64 start, __u64 end,
+	      const char *name, const char *cat, const struct args *a, __u64 flow_in)
+{
+	if (end <= start) {
+		tl_emit(x, 'I', t, start, name, cat, a, 0, flow_in);
+		return;
+	}
+	tl_emit(x, 'B', t, start, name, cat, a, 0, flow_in);
+	tl_emit(x, 'E', t, end, NULL, NULL, NULL, 0, 0);
+}
+
 void tl_describe(struct exporter *x, const struct gctx_tl_track *t, __u64 ts)
 {
 	x->s->ops->track(x->s, t, ts);
@@ -275,6 +289,8 @@ void tl_counter(struct exporter *x, __u32 pi, int c, __u64 ts, __s64 v)
 	struct xproc *xp = &x->procs[pi];
 	struct gctx_tl_track t;
 
+	if (xp->end_ts && ts > xp->end_ts)
+		ts = xp->end_ts; /* what the process held went with it */
 	trk_counter(x, pi, c, &t);
 	if (!(xp->ctr_described & (1u << c))) {
 		xp->ctr_described |= 1u << c;
@@ -296,10 +312,17 @@ void tl_rate_flush(struct exporter *x, __u32 pi, __u64 next_bucket, bool final)
 		return;
 	/* the value of a bucket at its start (not before the process), 0 after a quiet one */
 	ts = max64(xp->rate_bucket * RATE_BUCKET_NS, xp->begin_ts);
+	if (xp->end_ts && ts > xp->end_ts)
+		ts = max64(xp->end_ts, xp->begin_ts);
 	tl_counter(x, pi, CTR_RATE, ts, (__s64)(xp->rate_n * RATE_PER_SEC));
-	if (final || next_bucket > xp->rate_bucket + 1)
-		tl_counter(x, pi, CTR_RATE, max64((xp->rate_bucket + 1) * RATE_BUCKET_NS, ts + 1),
-			   0);
+	if (final || next_bucket > xp->rate_bucket + 1) {
+		__u64 z = max64((xp->rate_bucket + 1) * RATE_BUCKET_NS, ts + 1);
+
+		/* the bucket's end, but never after the process's */
+		if (xp->end_ts && z > xp->end_ts)
+			z = max64(xp->end_ts, ts);
+		tl_counter(x, pi, CTR_RATE, z, 0);
+	}
 	xp->rate_on = !final;
 	xp->rate_bucket = next_bucket;
 	xp->rate_n = 0;
@@ -470,7 +493,7 @@ static void export_begin(struct exporter *x)
 
 	x->s->ops->begin(x->s, &x->meta);
 	trk_global(&t);
-	t.name = "gpuctx recording";
+	t.name = GCTX_NAME_RECORDING;
 	tl_describe(x, &t, x->meta.start_mono_ns);
 	a.n = 0;
 	tl_arg_u64(&a, "start_wall_ns", w);
@@ -482,6 +505,8 @@ static void export_begin(struct exporter *x)
 		tl_arg_str(&a, "start_wall", wall);
 	}
 	tl_arg_u64(&a, "start_mono_ns", x->meta.start_mono_ns);
+	if (x->meta.start_boot_ns)
+		tl_arg_u64(&a, "start_boot_ns", x->meta.start_boot_ns);
 	tl_arg_str(&a, "clock", "CLOCK_MONOTONIC");
 	tl_arg_strn(&a, "hostname", x->meta.hostname, sizeof(x->meta.hostname));
 	tl_arg_strn(&a, "kernel", x->meta.kernel, sizeof(x->meta.kernel));

@@ -254,7 +254,10 @@ void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_befo
 	}
 	if (gctx_api_size_arg(ev->fn) >= 0)
 		tl_arg_u64(&a, "size", ev->args[gctx_api_size_arg(ev->fn)]);
-	tl_arg_u64(&a, "dur_ns", ev->dur_ns);
-	tl_emit(x, 'B', &t, start, gctx_api_fn_name(ev->fn), "api", &a, 0, flow);
-	tl_emit(x, 'E', &t, end, NULL, NULL, NULL, 0, 0);
+	if (start != ev->hdr.ts_ns || end != ev->hdr.ts_ns + ev->dur_ns) {
+		/* moved to nest on a busy track: the times it really took */
+		tl_arg_u64(&a, "start_ns", ev->hdr.ts_ns);
+		tl_arg_u64(&a, "dur_ns", ev->dur_ns);
+	}
+	tl_slice(x, &t, start, end, gctx_api_fn_name(ev->fn), "api", &a, flow);
 }

@@ -341,9 +341,12 @@ void tl_on_ioctl(struct exporter *x, const struct gctx_ev_ioctl *ev, __u32 objs_
 		tl_arg_strn(&a, "args", d.detail, sizeof(d.detail));
 	snprintf(cmd, sizeof(cmd), "0x%08x", ev->cmd);
 	tl_arg_str(&a, "cmd", cmd);
-	tl_arg_u64(&a, "dur_ns", ev->dur_ns);
+	if (start != ev->hdr.ts_ns || end != ev->hdr.ts_ns + ev->dur_ns) {
+		/* moved to nest on a busy track: the times it really took */
+		tl_arg_u64(&a, "start_ns", ev->hdr.ts_ns);
+		tl_arg_u64(&a, "dur_ns", ev->dur_ns);
+	}
 	tl_arg_u64(&a, "file_id", (__u32)fi + 1);
-	tl_emit(x, 'B', &t, start, d.name, "ioctl", &a, 0, flow);
-	tl_emit(x, 'E', &t, end, NULL, NULL, NULL, 0, 0);
+	tl_slice(x, &t, start, end, d.name, "ioctl", &a, flow);
 	tl_rate_add(x, pi, ev->hdr.ts_ns);
 }

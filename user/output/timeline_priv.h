@@ -19,6 +19,7 @@
 #include "lib/str.h"
 #include "model/model.h"
 #include "output/export.h"
+#include "output/names.h"
 #include "trace/records.h"
 
 /* Track uuids: the kind in the top byte, model indices below. */
@@ -32,7 +33,7 @@ enum { CTR_MEM_API, CTR_MEM, CTR_FILES, CTR_RATE, CTR_MAX };
 struct xthread {
 	bool described, open;
 	__u64 begin_ts;
-	char name[GCTX_COMM_LEN];
+	char name[GCTX_NAME_LEN]; /* as last told to the sink */
 };
 
 struct href {
@@ -43,7 +44,8 @@ struct href {
 struct xproc {
 	bool described, open, cmdline_done;
 	__u64 begin_ts;
-	char name[GCTX_COMM_LEN];
+	__u64 end_ts; /* set when it ends: no event of it after this */
+	char name[GCTX_NAME_LEN]; /* as last told to the sink */
 	struct xthread *th;
 	__u32 nth, cap_th;
 	struct href *held; /* holders with an open holding slice */
@@ -168,6 +170,10 @@ void tl_trk_obj(struct exporter *x, __u32 xi, struct gctx_tl_track *t);
 void tl_emit(struct exporter *x, int what, const struct gctx_tl_track *t, __u64 ts,
 	     const char *name, const char *cat, const struct args *a, __u64 flow_out,
 	     __u64 flow_in);
+/* A slice from start to end, or an instant when it has no duration (an entry-only event): a
+ * zero-length begin/end pair breaks nesting in trace processors. */
+void tl_slice(struct exporter *x, const struct gctx_tl_track *t, __u64 start, __u64 end,
+	      const char *name, const char *cat, const struct args *a, __u64 flow_in);
 void tl_describe(struct exporter *x, const struct gctx_tl_track *t, __u64 ts);
 __u64 tl_new_flow(struct exporter *x);
 void tl_counter(struct exporter *x, __u32 pi, int c, __u64 ts, __s64 v);

@@ -78,16 +78,15 @@ static void thread_describe(struct exporter *x, __u32 pi, __u32 ti, __u64 flow_i
 	if (gctx_hmap__put(&x->thread_map, pi, th->tid, ti))
 		nomem(x);
 	tl_trk_thread(x, pi, ti, &t);
-	gctx_copy_str(xt->name, sizeof(xt->name), th->comm, sizeof(th->comm));
+	gctx_name_thread(xt->name, sizeof(xt->name), th);
 	t.name = xt->name;
 	tl_describe(x, &t, xt->begin_ts);
 	xt->described = true;
-	if (th->tid == p->pid && x->s->ops->process_is_main_thread)
-		return;
+	if (th->tid == p->pid)
+		return; /* the main thread's life is the process's, on the process track */
 	snprintf(name, sizeof(name), "thread %u", th->tid);
 	a.n = 0;
 	tl_arg_u64(&a, "tid", th->tid);
-	tl_arg_str(&a, "comm", xt->name);
 	if (!th->start_ns)
 		tl_arg_bool(&a, "started_before_trace", true);
 	tl_emit(x, 'B', &t, xt->begin_ts, name, "thread", &a, 0, flow_in);
@@ -98,11 +97,14 @@ static void thread_end(struct exporter *x, __u32 pi, __u32 ti, __u64 ts)
 {
 	struct xthread *xt = &x->procs[pi].th[ti];
 	struct gctx_tl_track t;
+	struct args a;
 
 	if (!xt->open)
 		return;
 	tl_trk_thread(x, pi, ti, &t);
-	tl_emit(x, 'E', &t, max64(ts, xt->begin_ts), NULL, NULL, NULL, 0, 0);
+	a.n = 0;
+	tl_arg_str(&a, "comm", xt->name); /* its last name */
+	tl_emit(x, 'E', &t, max64(ts, xt->begin_ts), NULL, NULL, &a, 0, 0);
 	xt->open = false;
 }
 
@@ -156,28 +158,51 @@ int tl_thread_index(struct exporter *x, __u32 pi, __u32 tid)
 	return -1;
 }
 
-/* A thread or process that took a new name (exec, prctl): tell the sink. */
-static void rename_check(struct exporter *x, __u32 pi, __u32 tid, __u64 ts)
+/* A process that took a new name (exec, prctl, or one learnt late): tell the sink. */
+static void proc_rename_check(struct exporter *x, __u32 pi, __u64 ts)
 {
 	const struct gctx_proc *p = gctx_model__proc(x->m, pi);
 	struct xproc *xp = &x->procs[pi];
 	struct gctx_tl_track t;
+	char name[GCTX_NAME_LEN];
+
+	gctx_name_proc(name, sizeof(name), p);
+	if (!xp->described || !strcmp(xp->name, name))
+		return;
+	memcpy(xp->name, name, sizeof(name));
+	tl_trk_proc(x, pi, &t);
+	t.name = xp->name;
+	x->s->ops->rename(x->s, &t, max64(ts, xp->begin_ts));
+}
+
+static void thread_rename_check(struct exporter *x, __u32 pi, __u32 ti, __u64 ts)
+{
+	const struct gctx_proc *p = gctx_model__proc(x->m, pi);
+	struct xproc *xp = &x->procs[pi];
+	struct xthread *xt;
+	struct gctx_tl_track t;
+	char name[GCTX_NAME_LEN];
+
+	if (ti >= xp->nth || !xp->th[ti].described)
+		return;
+	xt = &xp->th[ti];
+	gctx_name_thread(name, sizeof(name), &p->threads[ti]);
+	if (!strcmp(xt->name, name))
+		return;
+	memcpy(xt->name, name, sizeof(name));
+	tl_trk_thread(x, pi, ti, &t);
+	t.name = xt->name;
+	x->s->ops->rename(x->s, &t, max64(ts, xt->begin_ts));
+}
+
+/* A thread or process that took a new name (exec, prctl): tell the sink. */
+static void rename_check(struct exporter *x, __u32 pi, __u32 tid, __u64 ts)
+{
 	int ti = tl_thread_index(x, pi, tid);
 
-	if (xp->described && strncmp(xp->name, p->comm, sizeof(xp->name))) {
-		gctx_copy_str(xp->name, sizeof(xp->name), p->comm, sizeof(p->comm));
-		tl_trk_proc(x, pi, &t);
-		t.name = xp->name;
-		x->s->ops->rename(x->s, &t, ts);
-	}
-	if (ti < 0 || (__u32)ti >= xp->nth || !xp->th[ti].described)
-		return;
-	if (!strncmp(xp->th[ti].name, p->threads[ti].comm, sizeof(xp->th[ti].name)))
-		return;
-	gctx_copy_str(xp->th[ti].name, sizeof(xp->th[ti].name), p->threads[ti].comm, GCTX_COMM_LEN);
-	tl_trk_thread(x, pi, ti, &t);
-	t.name = xp->th[ti].name;
-	x->s->ops->rename(x->s, &t, ts);
+	proc_rename_check(x, pi, ts);
+	if (ti >= 0)
+		thread_rename_check(x, pi, (__u32)ti, ts);
 }
 
 /* The process track and its life slice, once; flow_in ends a fork flow at the life slice. */
@@ -202,7 +227,7 @@ void tl_proc_describe(struct exporter *x, __u32 pi, __u64 flow_in)
 		ts = x->now;
 	xp->described = true;
 	xp->begin_ts = ts;
-	gctx_copy_str(xp->name, sizeof(xp->name), p->comm, sizeof(p->comm));
+	gctx_name_proc(xp->name, sizeof(xp->name), p);
 	tl_trk_proc(x, pi, &t);
 	t.name = xp->name;
 	tl_describe(x, &t, ts);
@@ -213,7 +238,6 @@ void tl_proc_describe(struct exporter *x, __u32 pi, __u64 flow_in)
 	tl_arg_u64(&a, "pid", p->pid);
 	if (p->ppid)
 		tl_arg_u64(&a, "ppid", p->ppid);
-	tl_arg_str(&a, "comm", xp->name);
 	argv = proc_argv(x->m, p, ts, &len);
 	if (argv)
 		tl_arg_strv(&a, "argv", argv, len);
@@ -243,6 +267,7 @@ void tl_proc_end(struct exporter *x, __u32 pi, __u64 ts, bool at_end)
 
 	if (!xp->open)
 		return;
+	ts = max64(ts, xp->begin_ts);
 	tl_findings_flush(x, pi);
 	tl_proc_holders_sync(x, pi);
 	if (at_end) {
@@ -265,10 +290,15 @@ void tl_proc_end(struct exporter *x, __u32 pi, __u64 ts, bool at_end)
 		tl_counter(x, pi, CTR_MEM_API, ts, 0);
 	}
 	threads_sync(x, pi, true);
-	for (i = 0; i < xp->nth; i++)
+	for (i = 0; i < xp->nth; i++) {
+		thread_rename_check(x, pi, i, ts);
 		thread_end(x, pi, i, ts);
+	}
+	xp->end_ts = ts;
 	tl_rate_flush(x, pi, 0, true);
+	proc_rename_check(x, pi, ts);
 	a.n = 0;
+	tl_arg_str(&a, "comm", xp->name); /* its last name (output/names.h) */
 	if (at_end) {
 		tl_arg_bool(&a, "running_at_end", true);
 	} else if (p->signal) {
@@ -282,11 +312,10 @@ void tl_proc_end(struct exporter *x, __u32 pi, __u64 ts, bool at_end)
 		tl_arg_bool(&a, "exit_not_seen", true);
 	}
 	tl_trk_proc(x, pi, &t);
-	tl_emit(x, 'E', &t, max64(ts, xp->begin_ts), NULL, NULL, &a, 0, 0);
+	tl_emit(x, 'E', &t, ts, NULL, NULL, &a, 0, 0);
 	xp->open = false;
-	gctx_copy_str(xp->name, sizeof(xp->name), p->comm, sizeof(p->comm));
 	t.name = xp->name;
-	x->s->ops->process_end(x->s, &t, max64(ts, xp->begin_ts));
+	x->s->ops->process_end(x->s, &t, ts);
 }
 
 /* ---- record handlers (after the model took the record) ---- */

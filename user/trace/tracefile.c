@@ -33,7 +33,9 @@
 #define GCTX_RBUF_SIZE	      (64 * 1024)
 #define GCTX_ERR_LEN	      512
 
-_Static_assert(sizeof(struct gctx_trace_meta) == 688, "trace meta layout changed");
+_Static_assert(sizeof(struct gctx_trace_meta) == 696, "trace meta layout changed");
+_Static_assert(offsetof(struct gctx_trace_meta, start_boot_ns) == GCTX_TRACE_META_MIN_LEN,
+	       "fields are appended to the meta, never inserted");
 _Static_assert(GCTX_TRACE_HEADER_LEN <= 0xffff, "header_len is a u16");
 
 struct gctx_trace_writer {
@@ -106,17 +108,21 @@ static void meta_to_file(struct gctx_trace_meta *dst, const struct gctx_trace_me
 		memset(dst, 0, sizeof(*dst));
 	dst->start_wall_ns = htole64(dst->start_wall_ns);
 	dst->start_mono_ns = htole64(dst->start_mono_ns);
+	dst->start_boot_ns = htole64(dst->start_boot_ns);
 	dst->hostname[sizeof(dst->hostname) - 1] = '\0';
 	dst->kernel[sizeof(dst->kernel) - 1] = '\0';
 	dst->version[sizeof(dst->version) - 1] = '\0';
 	dst->cmdline[sizeof(dst->cmdline) - 1] = '\0';
 }
 
-static void meta_from_file(struct gctx_trace_meta *dst, const unsigned char *src)
+/* len: the meta bytes in the file; an older, shorter meta leaves the fields after it 0 */
+static void meta_from_file(struct gctx_trace_meta *dst, const unsigned char *src, size_t len)
 {
-	memcpy(dst, src, sizeof(*dst));
+	memset(dst, 0, sizeof(*dst));
+	memcpy(dst, src, len < sizeof(*dst) ? len : sizeof(*dst));
 	dst->start_wall_ns = le64toh(dst->start_wall_ns);
 	dst->start_mono_ns = le64toh(dst->start_mono_ns);
+	dst->start_boot_ns = le64toh(dst->start_boot_ns);
 	dst->hostname[sizeof(dst->hostname) - 1] = '\0';
 	dst->kernel[sizeof(dst->kernel) - 1] = '\0';
 	dst->version[sizeof(dst->version) - 1] = '\0';
@@ -364,9 +370,9 @@ static int reader_header(struct gctx_trace_reader *r, char *errbuf, size_t errle
 			   version, GCTX_TRACE_MIN_VERSION, GCTX_TRACE_VERSION);
 		return -1;
 	}
-	if (hlen < GCTX_TRACE_HEADER_LEN) {
-		format_err(errbuf, errlen, "%s: corrupt header (length %u, expected at least %zu)",
-			   path, hlen, GCTX_TRACE_HEADER_LEN);
+	if (hlen < GCTX_TRACE_FIXED_LEN + GCTX_TRACE_META_MIN_LEN) {
+		format_err(errbuf, errlen, "%s: corrupt header (length %u, expected at least %d)",
+			   path, hlen, GCTX_TRACE_FIXED_LEN + GCTX_TRACE_META_MIN_LEN);
 		return -1;
 	}
 	got = reader_fill(r, hlen);
@@ -386,7 +392,7 @@ static int reader_header(struct gctx_trace_reader *r, char *errbuf, size_t errle
 		return -1;
 	}
 	/* Fields a later minor revision appends after the meta are skipped. */
-	meta_from_file(&r->meta, h + GCTX_TRACE_FIXED_LEN);
+	meta_from_file(&r->meta, h + GCTX_TRACE_FIXED_LEN, hlen - GCTX_TRACE_FIXED_LEN);
 	reader_consume(r, hlen);
 	return 0;
 }

@@ -31,7 +31,13 @@ struct gctx_trace_meta {
 	char kernel[64];     /* uname -r */
 	char version[32];    /* gpuctx version that wrote the file */
 	char cmdline[512];   /* what was traced ("-- python train.py", "-p 1234", "-a") */
+	/* Appended (timeline work): CLOCK_BOOTTIME at the same instant, so exports line up with
+	 * other Perfetto traces; 0 in files written before it (the reader zero-fills). */
+	__u64 start_boot_ns;
 };
+
+/* The meta of files written before start_boot_ns was appended: still accepted. */
+#define GCTX_TRACE_META_MIN_LEN 688
 
 struct gctx_trace_writer;
 struct gctx_trace_reader;

@@ -132,9 +132,12 @@ static void test_processes_and_threads(void **state)
 		     "assert (life['pid'], life['tid']) == (1000, 1000)\n"
 		     "assert ns(life) == 1000001000 and ns(life['end']) == 1000014000\n"
 		     "assert life['args']['ppid'] == 999\n"
-		     "assert life['end']['args'] == {'exit_code': 0}\n"
+		     "assert life['end']['args'] == {'exit_code': 0, 'comm': 'trainer'}\n"
 		     "w = one([s for s in slices if s['name'] == 'process 1001'], 'worker')\n"
-		     "assert w['end']['args'] == {'signal': 'SIGSEGV', 'core_dumped': True}\n"
+		     "assert w['end']['args'] == {'signal': 'SIGSEGV', 'core_dumped': True,\n"
+		     "                            'comm': 'pt_worker'}\n"
+		     /* the recording's global events: pid 0 is named, not a nameless process */
+		     "assert M[('process_name', 0, 0)] == 'gpuctx recording'\n"
 		     "assert w['args']['argv'] == ['python3', 'train.py', '--epochs', '1']\n"
 		     /* the exec with its new argv, on the process */
 		     "x = one(ev('i', 'exec python3', 1000), 'exec')\n"

@@ -153,7 +153,7 @@ struct trk {
 	__u64 uuid, parent;
 	int kind;
 	__s64 pid, tid;
-	__u64 unit, merge;
+	__u64 unit, merge, start;
 	char name[160];
 };
 
@@ -172,11 +172,28 @@ struct decoded {
 	int ntrk;
 	struct evt *ev;
 	int nev, cap;
-	__u64 clock_mono, clock_real, primary;
+	__u64 clock_mono, clock_real, clock_boot, primary;
 	int npackets;
 	char cmdlines[2048]; /* "pid:argv0 argv1;" */
 	char thread_names[1024];
+	char ppids[1024]; /* "pid<ppid;" from ProcessTree */
+	/* interned strings by table (0 names, 1 categories, 2 annotation names, 3 values) */
+	char intern[4][512][160];
+	bool defined[4][512];
+	__u64 inc;	  /* the incremental clock's value */
+	__u64 def_clock; /* TracePacketDefaults.timestamp_clock_id */
+	__u64 first_flags;
 };
+
+static struct decoded *cur; /* the trace being decoded: its interned strings */
+
+static const char *interned(int table, __u64 iid)
+{
+	if (iid == 0 || iid >= 512 || !cur->defined[table][iid])
+		fail_msg("interned string %llu of table %d used before it was defined",
+			 (unsigned long long)iid, table);
+	return cur->intern[table][iid];
+}
 
 static void args_append(char *dst, size_t len, const char *fmt, ...)
 {
@@ -202,6 +219,14 @@ static void rd_annotation(struct pbr *r, char *out, size_t len, bool named)
 		case 10:
 			EXPECT_WT(wt, 2);
 			rd_string(r, name, sizeof(name));
+			break;
+		case 1:
+			EXPECT_WT(wt, 0);
+			snprintf(name, sizeof(name), "%s", interned(2, rd_varint(r)));
+			break;
+		case 17:
+			EXPECT_WT(wt, 0);
+			snprintf(val, sizeof(val), "%s", interned(3, rd_varint(r)));
 			break;
 		case 2:
 		case 3:
@@ -265,6 +290,14 @@ static void rd_track_event(struct pbr *r, struct evt *e)
 		case 23:
 			EXPECT_WT(wt, 2);
 			rd_string(r, e->name, sizeof(e->name));
+			break;
+		case 10:
+			EXPECT_WT(wt, 0);
+			snprintf(e->name, sizeof(e->name), "%s", interned(0, rd_varint(r)));
+			break;
+		case 3:
+			EXPECT_WT(wt, 0);
+			snprintf(e->cat, sizeof(e->cat), "%s", interned(1, rd_varint(r)));
 			break;
 		case 22:
 			EXPECT_WT(wt, 2);
@@ -334,6 +367,9 @@ static void rd_descriptor(struct pbr *r, struct trk *t)
 				} else if ((f2 == 6 && field == 3) || (f2 == 5 && field == 4)) {
 					assert_int_equal(w2, 2);
 					rd_string(&sub, t->name, sizeof(t->name));
+				} else if (f2 == 7 && field == 3) {
+					assert_int_equal(w2, 0);
+					t->start = rd_varint(&sub);
 				} else {
 					fail_msg("process/thread descriptor field %u", f2);
 				}
@@ -393,6 +429,12 @@ static void rd_process_tree(struct pbr *r, struct decoded *d)
 					args_append(field == 1 ? d->cmdlines : d->thread_names,
 						    sizeof(d->cmdlines), "%llu:",
 						    (unsigned long long)v);
+				if (f2 == 1 && field == 1)
+					args_append(d->ppids, sizeof(d->ppids), "%llu<",
+						    (unsigned long long)v);
+				if (f2 == 2 && field == 1)
+					args_append(d->ppids, sizeof(d->ppids), "%llu;",
+						    (unsigned long long)v);
 				continue;
 			}
 			assert_int_equal(w2, 2);
@@ -408,16 +450,86 @@ static void rd_process_tree(struct pbr *r, struct decoded *d)
 	}
 }
 
+static void rd_interned(struct pbr *r, struct decoded *d)
+{
+	__u32 field, wt, f2, w2;
+
+	while (rd_field(r, &field, &wt)) {
+		struct pbr sub;
+		int table = field == 2 ? 0 : field == 1 ? 1 : field == 3 ? 2 : field == 29 ? 3 : -1;
+		__u64 iid = 0;
+		char str[160] = "";
+
+		if (table < 0)
+			fail_msg("interned data field %u", field);
+		EXPECT_WT(wt, 2);
+		sub = rd_len(r);
+		while (rd_field(&sub, &f2, &w2)) {
+			if (f2 == 1) {
+				iid = rd_varint(&sub);
+			} else if (f2 == 2) {
+				rd_string(&sub, str, sizeof(str));
+			} else {
+				fail_msg("interned entry field %u", f2);
+			}
+		}
+		assert_true(iid > 0 && iid < 512);
+		assert_false(d->defined[table][iid]); /* defined once */
+		d->defined[table][iid] = true;
+		snprintf(d->intern[table][iid], sizeof(d->intern[table][iid]), "%s", str);
+	}
+}
+
+static void rd_clock_snapshot(struct pbr *sub, struct decoded *d)
+{
+	__u32 f3, w3, f4, w4;
+
+	while (rd_field(sub, &f3, &w3)) {
+		if (f3 == 2) {
+			d->primary = rd_varint(sub);
+			continue;
+		}
+		struct pbr c = rd_len(sub);
+		__u64 id = 0, cts = 0, inc = 0;
+
+		while (rd_field(&c, &f4, &w4)) {
+			__u64 v = rd_varint(&c);
+
+			if (f4 == 1)
+				id = v;
+			else if (f4 == 2)
+				cts = v;
+			else if (f4 == 3)
+				inc = v;
+			else if (f4 == 4)
+				assert_int_equal(v, 1); /* ns */
+			else
+				fail_msg("clock field %u", f4);
+		}
+		if (id == 3)
+			d->clock_mono = cts;
+		if (id == 1)
+			d->clock_real = cts;
+		if (id == 6)
+			d->clock_boot = cts;
+		if (id == 64) {
+			assert_true(inc); /* the sequence's incremental clock */
+			d->inc = cts;
+		}
+	}
+}
+
 static void decode(const unsigned char *buf, size_t len, struct decoded *d)
 {
 	struct pbr r = { buf, buf + len };
 	__u32 field, wt, f2, w2;
 
 	memset(d, 0, sizeof(*d) - 0);
+	cur = d;
 	while (rd_field(&r, &field, &wt)) {
-		struct pbr pkt;
-		__u64 ts = 0, seq = 0, clock = 0;
-		bool is_event = false;
+		struct pbr pkt, te = { NULL, NULL }, sub;
+		__u64 ts = 0, seq = 0, clock = 0, flags = 0;
+		bool is_event = false, timed = false;
 		struct evt e;
 
 		assert_int_equal(field, 1); /* Trace.packet */
@@ -425,13 +537,13 @@ static void decode(const unsigned char *buf, size_t len, struct decoded *d)
 		pkt = rd_len(&r);
 		memset(&e, 0, sizeof(e));
 		d->npackets++;
+		/* interned data may follow the event that uses it: the event is read last */
 		while (rd_field(&pkt, &f2, &w2)) {
-			struct pbr sub;
-
 			switch (f2) {
 			case 8:
 				assert_int_equal(w2, 0);
 				ts = rd_varint(&pkt);
+				timed = true;
 				break;
 			case 58:
 				assert_int_equal(w2, 0);
@@ -441,32 +553,32 @@ static void decode(const unsigned char *buf, size_t len, struct decoded *d)
 				assert_int_equal(w2, 0);
 				seq = rd_varint(&pkt);
 				break;
-			case 6: { /* ClockSnapshot */
-				__u32 f3, w3, f4, w4;
+			case 13:
+				assert_int_equal(w2, 0);
+				flags = rd_varint(&pkt);
+				break;
+			case 12:
+				assert_int_equal(w2, 2);
+				assert_int_equal(d->first_flags, 1); /* the state was cleared first */
+				sub = rd_len(&pkt);
+				rd_interned(&sub, d);
+				break;
+			case 59: {
+				__u32 f3, w3;
 
 				assert_int_equal(w2, 2);
 				sub = rd_len(&pkt);
 				while (rd_field(&sub, &f3, &w3)) {
-					if (f3 == 2) {
-						d->primary = rd_varint(&sub);
-						continue;
-					}
-					struct pbr c = rd_len(&sub);
-					__u64 id = 0, cts = 0;
-
-					while (rd_field(&c, &f4, &w4)) {
-						if (f4 == 1)
-							id = rd_varint(&c);
-						else
-							cts = rd_varint(&c);
-					}
-					if (id == 3)
-						d->clock_mono = cts;
-					if (id == 1)
-						d->clock_real = cts;
+					assert_int_equal(f3, 58);
+					d->def_clock = rd_varint(&sub);
 				}
 				break;
 			}
+			case 6: /* ClockSnapshot */
+				assert_int_equal(w2, 2);
+				sub = rd_len(&pkt);
+				rd_clock_snapshot(&sub, d);
+				break;
 			case 60:
 				assert_int_equal(w2, 2);
 				sub = rd_len(&pkt);
@@ -477,10 +589,10 @@ static void decode(const unsigned char *buf, size_t len, struct decoded *d)
 					memset(&t, 0, sizeof(t));
 					rd_descriptor(&sub, &t);
 					old = trk_find(d, t.uuid);
-					if (old) { /* a process named at its end */
+					if (old) { /* a rename: the latest name wins */
 						assert_int_equal(old->kind, t.kind);
+						assert_true(t.kind == K_PROCESS || t.kind == K_THREAD);
 						assert_int_equal(old->pid, t.pid);
-						assert_string_equal(old->name, "");
 						strcpy(old->name, t.name);
 					} else {
 						assert_true(d->ntrk < 256);
@@ -492,8 +604,7 @@ static void decode(const unsigned char *buf, size_t len, struct decoded *d)
 				break;
 			case 11:
 				assert_int_equal(w2, 2);
-				sub = rd_len(&pkt);
-				rd_track_event(&sub, &e);
+				te = rd_len(&pkt);
 				is_event = true;
 				break;
 			case 2:
@@ -506,10 +617,20 @@ static void decode(const unsigned char *buf, size_t len, struct decoded *d)
 			}
 		}
 		assert_int_equal(seq, GCTX_PERFETTO_SEQ_ID);
-		if (d->npackets > 1)
-			assert_int_equal(clock, 3); /* CLOCK_MONOTONIC */
+		if (d->npackets == 1) {
+			d->first_flags = flags;
+			assert_int_equal(flags, 1); /* SEQ_INCREMENTAL_STATE_CLEARED */
+			assert_int_equal(d->def_clock, 64);
+		}
+		if (timed && clock) {
+			assert_int_equal(clock, 3); /* an earlier time: absolute CLOCK_MONOTONIC */
+		} else if (timed) {
+			d->inc += ts; /* a delta on the incremental clock */
+			ts = d->inc;
+		}
 		if (!is_event)
 			continue;
+		rd_track_event(&te, &e);
 		e.ts = ts;
 		assert_non_null(trk_find(d, e.track)); /* described before use */
 		if (d->nev == d->cap) {
@@ -767,8 +888,11 @@ static void test_clock_and_packets(void **state)
 	struct decoded *d = export_scenario("pt_worker");
 	int i;
 
-	assert_int_equal(d->primary, 3); /* BUILTIN_CLOCK_MONOTONIC */
+	/* BOOTTIME is the trace clock (the trace processor always syncs it): a trace written
+	 * before BOOTTIME was recorded takes it equal to MONOTONIC */
+	assert_int_equal(d->primary, 6);
 	assert_int_equal(d->clock_mono, T0);
+	assert_int_equal(d->clock_boot, T0);
 	assert_int_equal(d->clock_real, WALL0); /* wall-clock start: line the trace up with logs */
 	for (i = 0; i < d->nev; i++)
 		assert_true(d->ev[i].ts >= T0 && d->ev[i].ts <= T0 + 20000 + 10000000);
@@ -786,7 +910,14 @@ static void test_process_and_thread_tracks(void **state)
 	assert_string_equal(p1000->name, "trainer");
 	assert_string_equal(p1001->name, "pt_worker");
 	assert_string_equal(p999->name, "bash");
-	assert_contains(d->cmdlines, "1000:python3 train.py --epochs 1 ;");
+	/* ProcessTree names each process as its descriptor does and links it to its parent */
+	assert_contains(d->cmdlines, "1000:trainer ;");
+	assert_contains(d->cmdlines, "1001:pt_worker ;");
+	assert_contains(d->ppids, "1001<1000;");
+	assert_contains(d->ppids, "1000<999;");
+	/* the main thread carries its latest name (its descriptor is sent again on a rename) */
+	assert_string_equal(thread_track(d, 1000)->name, "trainer");
+	assert_int_equal(p1000->start, T0 + 1000); /* fork time on the trace clock */
 	/* threads nest in their process through their pid */
 	assert_int_equal(t1100->pid, 1000);
 	assert_int_equal(thread_track(d, 1000)->pid, 1000);
@@ -797,6 +928,7 @@ static void test_process_and_thread_tracks(void **state)
 	end = last_event(d, p1000->uuid, END);
 	assert_int_equal(end->ts, T0 + 14000);
 	assert_contains(end->args, "exit_code=0;");
+	assert_contains(end->args, "comm=trainer;"); /* the name it ended with */
 	end = last_event(d, p1001->uuid, END);
 	assert_contains(end->args, "signal=SIGSEGV;");
 	assert_contains(end->args, "core_dumped=true;");
@@ -954,6 +1086,50 @@ static void test_hostile_names(void **state)
 	decoded_free(d);
 }
 
+/* An API call whose return was not recorded (kernel launches under --launches) is an instant:
+ * a begin and an end at one time would close the enclosing slice in a trace processor. */
+static void test_entry_only_call_is_instant(void **state)
+{
+	char trace[] = "/tmp/gctx_test_pf_api_XXXXXX";
+	struct gctx_trace_writer *w;
+	struct gctx_trace_meta meta;
+	struct gctx_ev_api call, launch;
+	struct decoded *d = calloc(1, sizeof(*d));
+	struct evt *e;
+	size_t len;
+	char *buf;
+	int fd = mkstemp(trace), err, i;
+
+	assert_true(fd >= 0 && d);
+	close(fd);
+	meta_fill(&meta, "-- ./launch");
+	w = gctx_trace_writer__new(trace, &meta, &err);
+	assert_non_null(w);
+	scn_fork(w, 999, 1000, T0 + 1000, "bash", false);
+	call = ev_api(1000, 1000, T0 + 2000, "launch", 500, GCTX_CU_INIT, 0, 0);
+	put(w, GCTX_EV_API, &call, sizeof(call));
+	launch = ev_api(1000, 1000, T0 + 3000, "launch", 0, GCTX_CU_LAUNCH_KERNEL, 0, 0);
+	launch.flags = 0; /* entry only */
+	put(w, GCTX_EV_API, &launch, sizeof(launch));
+	scn_exit(w, 1000, 1000, T0 + 4000, "launch", 0, true);
+	assert_int_equal(gctx_trace_writer__free(w), 0);
+	buf = export_to_mem(trace, &len);
+	unlink(trace);
+	decode((unsigned char *)buf, len, d);
+	free(buf);
+
+	e = find_event(d, thread_track(d, 1000)->uuid, INSTANT, "cuLaunchKernel");
+	assert_int_equal(e->ts, T0 + 3000);
+	assert_contains(e->args, "returned=false;");
+	e = find_event(d, thread_track(d, 1000)->uuid, BEGIN, "cuInit");
+	assert_int_equal(e->ts, T0 + 2000);
+	/* no begin and end at one time anywhere */
+	for (i = 1; i < d->nev; i++)
+		assert_false(d->ev[i].type == END && d->ev[i - 1].type == BEGIN &&
+			     d->ev[i].track == d->ev[i - 1].track && d->ev[i].ts == d->ev[i - 1].ts);
+	decoded_free(d);
+}
+
 static void test_deterministic_and_streaming(void **state)
 {
 	char trace[] = "/tmp/gctx_test_pf_det_XXXXXX";
@@ -1044,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(test_flows),
 		cmocka_unit_test(test_findings),
 		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_entry_only_call_is_instant),
 		cmocka_unit_test(test_deterministic_and_streaming),
 		cmocka_unit_test(test_errors),
 	};

@@ -27,6 +27,7 @@ static void make_meta(struct gctx_trace_meta *m)
 	memset(m, 0, sizeof(*m));
 	m->start_wall_ns = 1700000000123456789ull;
 	m->start_mono_ns = 98765432101234ull;
+	m->start_boot_ns = 98765432101234ull + 3600000000000ull; /* an hour suspended */
 	strcpy(m->hostname, "node-17");
 	strcpy(m->kernel, "6.8.0-45-generic");
 	strcpy(m->version, "0.1.0");
@@ -418,6 +419,50 @@ static void test_larger_header(void **state)
 	unlink(path);
 }
 
+/* A file written before start_boot_ns was appended to the meta (688 bytes): read, with
+ * start_boot_ns 0 and everything else as written. */
+static void test_older_meta(void **state)
+{
+	const size_t cut = sizeof(struct gctx_trace_meta) - GCTX_TRACE_META_MIN_LEN;
+	struct gctx_trace_reader *r;
+	struct gctx_trace_meta meta;
+	unsigned char *file, *old;
+	char path[64], err[256];
+	const void *data;
+	__u32 type, len;
+	size_t size, i;
+
+	(void)state;
+	assert_int_equal(cut, 8);
+	tmp_path(path, sizeof(path));
+	write_small(path);
+	file = read_file(path, &size);
+	old = malloc(size - cut);
+	assert_non_null(old);
+	memcpy(old, file, HEADER_LEN - cut);
+	memcpy(old + HEADER_LEN - cut, file + HEADER_LEN, size - HEADER_LEN);
+	old[10] = (HEADER_LEN - cut) & 0xff;
+	old[11] = (HEADER_LEN - cut) >> 8;
+	put32(old + 12, crc32(0, old + 16, HEADER_LEN - cut - 16));
+	write_file(path, old, size - cut);
+
+	r = gctx_trace_reader__open(path, err, sizeof(err));
+	if (!r)
+		fail_msg("%s", err);
+	make_meta(&meta);
+	meta.start_boot_ns = 0;
+	assert_memory_equal(gctx_trace_reader__meta(r), &meta, sizeof(meta));
+	for (i = 0; i < NSMALL; i++) {
+		assert_int_equal(gctx_trace_reader__next(r, &type, &data, &len), 1);
+		check_payload(data, i, len);
+	}
+	assert_int_equal(gctx_trace_reader__next(r, &type, &data, &len), 0);
+	gctx_trace_reader__free(r);
+	free(old);
+	free(file);
+	unlink(path);
+}
+
 /* Read the small file at path: expect records [0, good), then next() == ret. */
 static struct gctx_trace_reader *read_until(const char *path, unsigned int good, int ret)
 {
@@ -684,6 +729,7 @@ int main(void)
 		cmocka_unit_test(test_truncate_everywhere),
 		cmocka_unit_test(test_bad_header),
 		cmocka_unit_test(test_larger_header),
+		cmocka_unit_test(test_older_meta),
 		cmocka_unit_test(test_corrupt_records),
 		cmocka_unit_test(test_killed_writer),
 		cmocka_unit_test(test_live_writer),
