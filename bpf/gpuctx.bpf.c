@@ -87,6 +87,7 @@ struct mmap_args {
 	__u32 kind;
 	__u32 active;
 	__u32 pad;
+	__u64 stk_file; /* last file this task's mmaps were checked for a use stack */
 };
 
 /* In-flight ioctl: the record being built, plus where its parameters live. */
@@ -94,6 +95,7 @@ struct ioctl_slot {
 	struct gctx_ev_ioctl ev;
 	__u64 params; /* user pointer of the (inner) parameters */
 	__u64 active;
+	__u64 stk_file; /* last file this task's ioctls were checked for a use stack */
 };
 
 /* In-flight syscalls, per task: task-local storage costs no insert/delete per call. */
@@ -585,11 +587,15 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!kind)
 		return 0;
 
-	stack_on_use(ctx, (__u64)f, fd);
 	s = bpf_task_storage_get(&ioctl_stash, cur(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
 		__sync_fetch_and_add(&missed_stash, 1);
 		return 0;
+	}
+	/* the use-stack check once per task and file: nothing more on the hot path */
+	if (s->stk_file != (__u64)f) {
+		s->stk_file = (__u64)f;
+		stack_on_use(ctx, (__u64)f, fd);
 	}
 	cmd = ctx->args[1];
 	params = ctx->args[2];
@@ -705,11 +711,14 @@ int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 			emit_libmap(f);
 		return 0;
 	}
-	stack_on_use(ctx, (__u64)f, fd);
 	a = bpf_task_storage_get(&mmap_stash, cur(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!a) {
 		__sync_fetch_and_add(&missed_stash, 1);
 		return 0;
+	}
+	if (a->stk_file != (__u64)f) {
+		a->stk_file = (__u64)f;
+		stack_on_use(ctx, (__u64)f, fd);
 	}
 	a->fd = fd;
 	a->file = (__u64)f;

@@ -194,6 +194,22 @@ void gctx_pyprobe__set_found_cb(struct gctx_pyprobe *p, void (*cb)(void *ctx, __
 	p->found_ctx = ctx;
 }
 
+static bool looks_python(const struct gctx_ev_exec *e)
+{
+	char fn[GCTX_PATH_LEN + 1], a0[GCTX_ARGS_LEN + 1], comm[GCTX_COMM_LEN + 1];
+	size_t n = e->args_len < GCTX_ARGS_LEN ? e->args_len : GCTX_ARGS_LEN;
+
+	/* fixed-size fields of a record: terminate before searching them */
+	memcpy(fn, e->filename, GCTX_PATH_LEN);
+	fn[GCTX_PATH_LEN] = 0;
+	memcpy(a0, e->args, n);
+	a0[n] = 0;
+	memcpy(comm, e->hdr.comm, GCTX_COMM_LEN);
+	comm[GCTX_COMM_LEN] = 0;
+	return strstr(base_name(fn), "python") || strstr(base_name(a0), "python") ||
+	       strstr(comm, "python");
+}
+
 void gctx_pyprobe__scan_pid(struct gctx_pyprobe *p, __u32 pid)
 {
 	if (p)
@@ -205,6 +221,11 @@ void gctx_pyprobe__on_record(struct gctx_pyprobe *p, __u32 type, const void *dat
 	const struct gctx_ev_exec *e = data;
 
 	if (!p || type != GCTX_EV_EXEC || len < sizeof(*e))
+		return;
+	/* Only what looks like an interpreter is looked at: no work per exec of anything else
+	 * (process churn). A program embedding libpython under another name is found only
+	 * when it is present at attach. */
+	if (!looks_python(e))
 		return;
 	if (check(p, e->hdr.tgid, false))
 		return;

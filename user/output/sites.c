@@ -147,6 +147,10 @@ void gctx_sites_print(FILE *out, const struct gctx_model *m, const struct gctx_f
 	}
 }
 
+/* A DataLoader with many workers has two stacks per worker: the findings name the sites, this
+ * section shows the first stacks whole; --json has all of them. */
+#define GCTX_TEXT_MAX_STACKS 12
+
 void gctx_stacks_print(FILE *out, const struct gctx_model *m, __u32 max_frames)
 {
 	__u32 n = gctx_model__nstacks(m);
@@ -155,7 +159,7 @@ void gctx_stacks_print(FILE *out, const struct gctx_model *m, __u32 max_frames)
 	if (!n)
 		return;
 	fprintf(out, "Stacks (%u, innermost frame first; > marks the site)\n", n);
-	for (__u32 i = 0; i < n; i++) {
+	for (__u32 i = 0; i < n && i < GCTX_TEXT_MAX_STACKS; i++) {
 		const struct gctx_stack *s = gctx_model__stack(m, i);
 
 		fprintf(out, "  %s pid %u tid %u", gctx_stack_role_name(s->role), s->pid, s->tid);
@@ -173,6 +177,8 @@ void gctx_stacks_print(FILE *out, const struct gctx_model *m, __u32 max_frames)
 		if (s->nframes > max_frames)
 			fprintf(out, "     ... %u more\n", s->nframes - max_frames);
 	}
+	if (n > GCTX_TEXT_MAX_STACKS)
+		fprintf(out, "  ... %u more stacks in report --json\n", n - GCTX_TEXT_MAX_STACKS);
 	fputc('\n', out);
 }
 
