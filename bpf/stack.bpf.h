@@ -13,10 +13,10 @@
 #ifndef __GPUCTX_STACK_BPF_H
 #define __GPUCTX_STACK_BPF_H
 
-#define STK_HOLDS	0x1  /* the process opened or inherited a GPU file */
-#define STK_INHERITED	0x2  /* it got GPU files through fork */
-#define STK_INIT_DONE	0x4
-#define STK_CRASH_DONE	0x8
+#define STK_HOLDS	 0x1 /* the process opened or inherited a GPU file */
+#define STK_INHERITED	 0x2 /* it got GPU files through fork */
+#define STK_INIT_DONE	 0x4
+#define STK_CRASH_DONE	 0x8
 #define STK_API_USE_DONE 0x10 /* an API call in a process with inherited state */
 
 #define SIGILL	4
@@ -95,8 +95,8 @@ static __always_inline __u64 rd_ptr(__u64 addr)
 }
 
 /* Copy a str object's data (at most cap bytes; the tail when tail is set). */
-static __always_inline __u16 py_str(const struct gctx_py_layout *l, __u64 str, char *dst,
-				    __u32 cap, __u8 *kind_out, bool tail, bool *cut)
+static __always_inline __u16 py_str(const struct gctx_py_layout *l, __u64 str, char *dst, __u32 cap,
+				    __u8 *kind_out, bool tail, bool *cut)
 {
 	__u64 len = 0, off;
 	__u32 state = 0, kind, n;
@@ -197,7 +197,8 @@ static long py_frame_cb(__u32 i, struct py_walk *w)
 		if (lt_size > GCTX_PY_LT_LEN)
 			f->flags |= GCTX_PYF_LT_CUT;
 		barrier_var(n);
-		if (n > 0 && n <= GCTX_PY_LT_LEN && !bpf_probe_read_user(f->lt, n, (void *)(lt + 32)))
+		if (n > 0 && n <= GCTX_PY_LT_LEN &&
+		    !bpf_probe_read_user(f->lt, n, (void *)(lt + 32)))
 			f->lt_len = n;
 	}
 	w->n++;
@@ -345,7 +346,7 @@ static __always_inline void stk_set(__u32 tgid, __u32 bits)
 static __always_inline void stack_on_open(void *ctx, __u64 file, __s32 fd)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *st;
-	struct stk_file_key k = { .tgid = tgid, .file = file };
+	struct stk_file_key k = {.tgid = tgid, .file = file};
 	__u8 one = 1;
 
 	if (!stacks_on)
@@ -362,7 +363,7 @@ static __always_inline void stack_on_open(void *ctx, __u64 file, __s32 fd)
 static __always_inline void stack_on_use(void *ctx, __u64 file, __s32 fd)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *st;
-	struct stk_file_key k = { .tgid = tgid, .file = file };
+	struct stk_file_key k = {.tgid = tgid, .file = file};
 	__u8 one = 1;
 
 	if (!stacks_on)

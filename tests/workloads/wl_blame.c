@@ -24,7 +24,7 @@ static NOINLINE void setup_gpu(const char *dir)
 
 static NOINLINE void worker_crash(void)
 {
-	struct rlimit no_core = { 0, 0 };
+	struct rlimit no_core = {0, 0};
 	volatile int *volatile null_ptr = NULL;
 
 	setrlimit(RLIMIT_CORE, &no_core);
@@ -36,8 +36,10 @@ static NOINLINE void worker_step(bool crash)
 {
 	__u32 tsg = 0;
 
-	nv_expect_ok(nv_rm_alloc(g.ctl_fd, g.client, g.device, KEPLER_CHANNEL_GROUP_A, /* BLAME-USE */
-				 &tsg), "child RM_ALLOC channel group");
+	nv_expect_ok(nv_rm_alloc(g.ctl_fd, g.client, g.device,
+				 KEPLER_CHANNEL_GROUP_A, /* BLAME-USE */
+				 &tsg),
+		     "child RM_ALLOC channel group");
 	if (crash)
 		worker_crash();
 	asm volatile("");
@@ -62,7 +64,7 @@ int main(int argc, char **argv)
 	int status;
 	pid_t pid;
 
-	setup_gpu(dir); /* BLAME-MAIN-INIT */
+	setup_gpu(dir);		   /* BLAME-MAIN-INIT */
 	pid = spawn_worker(crash); /* BLAME-MAIN-FORK */
 	status = wl_wait(pid);
 	if (crash ? !WIFSIGNALED(status) : !WIFEXITED(status) || WEXITSTATUS(status))

@@ -15,9 +15,9 @@
 #include "decode/pystack.h"
 #include "lib/grow.h"
 
-#define PENDING_NS   (3ull * 1000000000) /* give ld.so this long to map libpython */
-#define MAX_PENDING  1024
-#define RETRY_NS     (20ull * 1000000)
+#define PENDING_NS  (3ull * 1000000000) /* give ld.so this long to map libpython */
+#define MAX_PENDING 1024
+#define RETRY_NS    (20ull * 1000000)
 
 struct pending {
 	__u32 pid;
@@ -111,7 +111,8 @@ static bool find_runtime(int fd, __u64 *addr, __u64 *dbg_version, bool *free_thr
 			continue;
 		*addr = sh.sh_addr;
 		ok = true;
-		/* _Py_DebugOffsets leads _PyRuntime from 3.13: "xdebugpy", version, free_threaded */
+		/* _Py_DebugOffsets leads _PyRuntime from 3.13: "xdebugpy", version, free_threaded
+		 */
 		if (sh.sh_type == SHT_PROGBITS && sh.sh_size >= 24) {
 			char hdr[24];
 
@@ -153,7 +154,8 @@ static bool check(struct gctx_pyprobe *p, __u32 pid, bool last_try)
 		fd = gctx_map_open(&p->maps, mp);
 		if (fd < 0)
 			continue;
-		if (!find_runtime(fd, &addr, &dbg, &ft) || !gctx_map_bias(fd, mp, &bias, &is_exec)) {
+		if (!find_runtime(fd, &addr, &dbg, &ft) ||
+		    !gctx_map_bias(fd, mp, &bias, &is_exec)) {
 			close(fd);
 			/* an interpreter we cannot read (e.g. 3.9: no .PyRuntime section): say so
 			 * in its stacks rather than leave them silently without Python frames */
@@ -176,8 +178,9 @@ static bool check(struct gctx_pyprobe *p, __u32 pid, bool last_try)
 		if (p->found)
 			p->found(p->found_ctx, pid);
 		if (bpf_map_update_elem(p->fd, &pid, &l, BPF_ANY) == 0 && p->verbose)
-			fprintf(stderr, "gpuctx: pid %u runs Python 3.%d (%s), _PyRuntime at 0x%llx\n",
-				pid, minor, l.supported ? "frames on" : "layout unknown",
+			fprintf(stderr,
+				"gpuctx: pid %u runs Python 3.%d (%s), _PyRuntime at 0x%llx\n", pid,
+				minor, l.supported ? "frames on" : "layout unknown",
 				(unsigned long long)l.runtime);
 		return true;
 	}
@@ -185,8 +188,7 @@ static bool check(struct gctx_pyprobe *p, __u32 pid, bool last_try)
 	return looks_python ? last_try : true;
 }
 
-void gctx_pyprobe__set_found_cb(struct gctx_pyprobe *p, void (*cb)(void *ctx, __u32 pid),
-				void *ctx)
+void gctx_pyprobe__set_found_cb(struct gctx_pyprobe *p, void (*cb)(void *ctx, __u32 pid), void *ctx)
 {
 	if (!p)
 		return;

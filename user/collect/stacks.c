@@ -13,12 +13,12 @@
 #include "decode/pystack.h"
 #include "lib/grow.h"
 
-#define MAX_PROCS 4096	/* processes whose mappings are kept for late resolution */
-#define MAX_HOPS  32	/* parent links followed for mappings */
+#define MAX_PROCS 4096 /* processes whose mappings are kept for late resolution */
+#define MAX_HOPS  32   /* parent links followed for mappings */
 
 struct sproc {
 	__u32 pid, ppid;
-	bool exec_since_fork; /* exec'd: its parent's mappings no longer apply */
+	bool exec_since_fork;  /* exec'd: its parent's mappings no longer apply */
 	struct gctx_maps maps; /* last mappings read, n == 0 if none */
 };
 
@@ -241,7 +241,8 @@ struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *
 	r->py_version = s->py_version;
 	r->native_frames = nn;
 	if (!maps)
-		o += snprintf(note + o, sizeof(note) - o, "native frames unavailable: process gone "
+		o += snprintf(note + o, sizeof(note) - o,
+			      "native frames unavailable: process gone "
 			      "before its mappings were read; ");
 	else if (strcmp(how, "dwarf"))
 		o += snprintf(note + o, sizeof(note) - o, "native frames: %s; ", how);

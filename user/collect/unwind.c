@@ -161,9 +161,9 @@ static bool uw_set_regs(Dwfl_Thread *thread, void *arg)
 }
 
 static const Dwfl_Thread_Callbacks uw_thread_cbs = {
-	.next_thread = uw_next_thread,
-	.memory_read = uw_memory_read,
-	.set_initial_registers = uw_set_regs,
+    .next_thread = uw_next_thread,
+    .memory_read = uw_memory_read,
+    .set_initial_registers = uw_set_regs,
 };
 
 static int uw_frame(Dwfl_Frame *frame, void *arg)
@@ -224,10 +224,10 @@ static char *debuginfo_path;
 
 /* Symbols: the binaries' own tables and DWARF, and separate debug info by build-id. */
 static const Dwfl_Callbacks dwfl_cbs = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
 };
 
 static int report_modules(Dwfl *dwfl, const struct gctx_maps *maps)

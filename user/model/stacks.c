@@ -39,12 +39,12 @@ bool gctx_frame_is_library(const struct gctx_rec_frame *f)
 	}
 	const char *b = base(f->module);
 
-	return !f->module[0] || has_prefix(f->module, "/lib/") || has_prefix(f->module, "/usr/lib") ||
-	       strstr(f->module, "/lib/python") || strstr(f->module, "-packages/") ||
-	       has_prefix(f->module, "/lib64/") || has_prefix(b, "libcuda") ||
-	       has_prefix(b, "libamdhip") || has_prefix(b, "libpython") ||
-	       has_prefix(b, "python") || has_prefix(b, "ld-linux") || has_prefix(b, "libc.so") ||
-	       has_prefix(b, "libpthread");
+	return !f->module[0] || has_prefix(f->module, "/lib/") ||
+	       has_prefix(f->module, "/usr/lib") || strstr(f->module, "/lib/python") ||
+	       strstr(f->module, "-packages/") || has_prefix(f->module, "/lib64/") ||
+	       has_prefix(b, "libcuda") || has_prefix(b, "libamdhip") ||
+	       has_prefix(b, "libpython") || has_prefix(b, "python") || has_prefix(b, "ld-linux") ||
+	       has_prefix(b, "libc.so") || has_prefix(b, "libpthread");
 }
 
 int gctx_stack_pick_site(const struct gctx_rec_frame *fr, __u32 n)
@@ -198,8 +198,10 @@ const struct gctx_rec_stack_drops *gctx_model__stack_drops(const struct gctx_mod
 const char *gctx_stack_role_name(__u32 role)
 {
 	static const char *const names[GCTX_STACK_ROLE_MAX] = {
-		[GCTX_STACK_INIT] = "init", [GCTX_STACK_FORK] = "fork",
-		[GCTX_STACK_USE] = "use",   [GCTX_STACK_CRASH] = "crash",
+	    [GCTX_STACK_INIT] = "init",
+	    [GCTX_STACK_FORK] = "fork",
+	    [GCTX_STACK_USE] = "use",
+	    [GCTX_STACK_CRASH] = "crash",
 	};
 
 	return role < GCTX_STACK_ROLE_MAX && names[role] ? names[role] : "?";

@@ -21,16 +21,17 @@ void gctx_finding_stacks(const struct gctx_model *m, const struct gctx_finding *
 	if (!opener && p && p->ppid && gctx_model__stack_for(m, p->ppid, GCTX_STACK_INIT, 0))
 		opener = p->ppid;
 	if (opener)
-		out[GCTX_STACK_INIT] = gctx_model__stack_for(m, opener, GCTX_STACK_INIT,
-							     file ? file->file : 0);
+		out[GCTX_STACK_INIT] =
+		    gctx_model__stack_for(m, opener, GCTX_STACK_INIT, file ? file->file : 0);
 	/* the fork that carried the state out of the process that initialised it */
 	if (f->nchain >= 2)
-		out[GCTX_STACK_FORK] = gctx_model__stack_for(m, f->chain[0], GCTX_STACK_FORK,
-							     f->chain[1]);
+		out[GCTX_STACK_FORK] =
+		    gctx_model__stack_for(m, f->chain[0], GCTX_STACK_FORK, f->chain[1]);
 	if (!out[GCTX_STACK_FORK] && p && p->ppid)
 		out[GCTX_STACK_FORK] = gctx_model__stack_for(m, p->ppid, GCTX_STACK_FORK, f->pid);
 	/* only a process that inherited GPU state has use stacks */
-	out[GCTX_STACK_USE] = gctx_model__stack_for(m, f->pid, GCTX_STACK_USE, file ? file->file : 0);
+	out[GCTX_STACK_USE] =
+	    gctx_model__stack_for(m, f->pid, GCTX_STACK_USE, file ? file->file : 0);
 	if (f->kind == GCTX_FIND_CRASH_AFTER_INHERITANCE)
 		out[GCTX_STACK_CRASH] = gctx_model__stack_for(m, f->pid, GCTX_STACK_CRASH, 0);
 }
@@ -56,10 +57,10 @@ void gctx_frame_format(const struct gctx_rec_frame *fr, char *buf, size_t len)
 	char mod[GCTX_ESC_SIZE(GCTX_SFILE_LEN)];
 
 	gctx_format_str(fn, sizeof(fn), fr->function, sizeof(fr->function));
-	gctx_format_str(file, sizeof(file), short_path(fr->file), strnlen(short_path(fr->file),
-		       sizeof(fr->file)));
-	gctx_format_str(mod, sizeof(mod), base(fr->module), strnlen(base(fr->module),
-		       sizeof(fr->module)));
+	gctx_format_str(file, sizeof(file), short_path(fr->file),
+			strnlen(short_path(fr->file), sizeof(fr->file)));
+	gctx_format_str(mod, sizeof(mod), base(fr->module),
+			strnlen(base(fr->module), sizeof(fr->module)));
 	if (fr->kind == GCTX_FRAME_PYTHON) {
 		if (fr->line)
 			snprintf(buf, len, "%s:%u in %s", file, fr->line, fn);
@@ -116,10 +117,10 @@ void gctx_site_format(const struct gctx_stack *s, char *buf, size_t len)
 }
 
 static const char *const role_text[GCTX_STACK_ROLE_MAX] = {
-	[GCTX_STACK_INIT] = "GPU initialised at",
-	[GCTX_STACK_FORK] = "forked at",
-	[GCTX_STACK_USE] = "used at",
-	[GCTX_STACK_CRASH] = "crashed at",
+    [GCTX_STACK_INIT] = "GPU initialised at",
+    [GCTX_STACK_FORK] = "forked at",
+    [GCTX_STACK_USE] = "used at",
+    [GCTX_STACK_CRASH] = "crashed at",
 };
 
 void gctx_sites_print(FILE *out, const struct gctx_model *m, const struct gctx_finding *f)
@@ -142,8 +143,10 @@ void gctx_sites_print(FILE *out, const struct gctx_model *m, const struct gctx_f
 				  sizeof(a));
 		gctx_frame_format(&st[GCTX_STACK_FORK]->frames[st[GCTX_STACK_FORK]->site], b,
 				  sizeof(b));
-		fprintf(out, "        fix: move the GPU initialisation at %s after the fork at %s "
-			"(into the child), or start the child with spawn instead of fork there\n", a, b);
+		fprintf(out,
+			"        fix: move the GPU initialisation at %s after the fork at %s "
+			"(into the child), or start the child with spawn instead of fork there\n",
+			a, b);
 	}
 }
 
@@ -229,7 +232,8 @@ void gctx_stack_json(struct gctx_json *j, const struct gctx_stack *s)
 	gctx_json__str(j, s->note[0] ? s->note : NULL);
 	gctx_json__key(j, "python");
 	if (s->py_version) {
-		snprintf(site, sizeof(site), "%u.%u", s->py_version >> 24, (s->py_version >> 16) & 0xff);
+		snprintf(site, sizeof(site), "%u.%u", s->py_version >> 24,
+			 (s->py_version >> 16) & 0xff);
 		gctx_json__str(j, site);
 	} else {
 		gctx_json__null(j);
@@ -320,7 +324,9 @@ void gctx_stack_stats_print(FILE *out, const struct gctx_model *m)
 	const struct gctx_rec_stack_drops *d = gctx_model__stack_drops(m);
 
 	if (d && (d->lost || d->unresolved))
-		fprintf(out, "  WARNING: %llu stack%s lost (ring buffer full), %llu not resolved: "
-			"some sites may be missing\n\n", (unsigned long long)d->lost,
-			d->lost == 1 ? "" : "s", (unsigned long long)d->unresolved);
+		fprintf(out,
+			"  WARNING: %llu stack%s lost (ring buffer full), %llu not resolved: "
+			"some sites may be missing\n\n",
+			(unsigned long long)d->lost, d->lost == 1 ? "" : "s",
+			(unsigned long long)d->unresolved);
 }

@@ -70,10 +70,22 @@ static void test_line_311_forms(void **state)
 {
 	/* no-column +2 (2 units), short (1), one-line +1 (3), none (1), long -3 (1),
 	 * no-column +200 (varint over two bytes) (1) */
-	static const __u8 t[] = { 0x80 | 13 << 3 | 1, 4,	  0x80 | 0 << 3 | 0, 0x10,
-				  0x80 | 11 << 3 | 2, 1,	  2,		     0x80 | 15 << 3,
-				  0x80 | 14 << 3,     7,	  0,		     1,
-				  2,		      0x80 | 13 << 3, 0x40 | (400 & 63), 400 >> 6 };
+	static const __u8 t[] = {0x80 | 13 << 3 | 1,
+				 4,
+				 0x80 | 0 << 3 | 0,
+				 0x10,
+				 0x80 | 11 << 3 | 2,
+				 1,
+				 2,
+				 0x80 | 15 << 3,
+				 0x80 | 14 << 3,
+				 7,
+				 0,
+				 1,
+				 2,
+				 0x80 | 13 << 3,
+				 0x40 | (400 & 63),
+				 400 >> 6};
 
 	(void)state;
 	assert_int_equal(gctx_py311_line(t, sizeof(t), 10, 0), 12);
@@ -89,11 +101,11 @@ static void test_line_311_forms(void **state)
 
 static void test_str_utf8(void **state)
 {
-	static const __u8 latin1[] = { 'a', 0xe9 };
-	static const __u8 ucs2[] = { 0xac, 0x20, 'x', 0 };
-	static const __u8 ucs4[] = { 0x00, 0xf6, 0x01, 0x00 };
-	static const __u8 ctl[] = { 'a', '\n', 0x1b, 'b' };
-	static const __u8 bad4[] = { 0x00, 0x00, 0x11, 0x00 }; /* > U+10FFFF */
+	static const __u8 latin1[] = {'a', 0xe9};
+	static const __u8 ucs2[] = {0xac, 0x20, 'x', 0};
+	static const __u8 ucs4[] = {0x00, 0xf6, 0x01, 0x00};
+	static const __u8 ctl[] = {'a', '\n', 0x1b, 'b'};
+	static const __u8 bad4[] = {0x00, 0x00, 0x11, 0x00}; /* > U+10FFFF */
 	char out[16];
 
 	(void)state;
@@ -175,13 +187,16 @@ static struct gctx_rec_frame pyf(const char *fn)
 /* Each eval-loop frame gives way to the Python frames it ran (up to an entry frame). */
 static void test_splice(void **state)
 {
-	struct gctx_rec_frame n[] = { nat("__open"), nat("os_open"),
-				      nat("_PyEval_EvalFrameDefault"), nat("cfunc_call"),
-				      nat("_PyEval_EvalFrameDefault"), nat("Py_RunMain") };
-	struct gctx_rec_frame p[] = { pyf("leaf"), pyf("mid"), pyf("<module>") };
-	__u8 flags[] = { 0, GCTX_PYF_ENTRY, GCTX_PYF_ENTRY };
-	const char *want[] = { "__open", "os_open", "leaf", "mid", "cfunc_call", "<module>",
-			       "Py_RunMain" };
+	struct gctx_rec_frame n[] = {nat("__open"),
+				     nat("os_open"),
+				     nat("_PyEval_EvalFrameDefault"),
+				     nat("cfunc_call"),
+				     nat("_PyEval_EvalFrameDefault"),
+				     nat("Py_RunMain")};
+	struct gctx_rec_frame p[] = {pyf("leaf"), pyf("mid"), pyf("<module>")};
+	__u8 flags[] = {0, GCTX_PYF_ENTRY, GCTX_PYF_ENTRY};
+	const char *want[] = {"__open",	    "os_open",	"leaf",	     "mid",
+			      "cfunc_call", "<module>", "Py_RunMain"};
 	struct gctx_rec_frame out[16];
 	int k;
 

@@ -60,10 +60,12 @@ static void test_python_site(void **state)
 	(void)state;
 	start(&r, 100, GCTX_STACK_FORK, 101, 0);
 	frame(&r, GCTX_FRAME_NATIVE, "_Fork", "", 0, "/usr/lib/x86_64-linux-gnu/libc.so.6");
-	frame(&r, GCTX_FRAME_PYTHON, "Popen._launch", "/usr/lib/python3.11/multiprocessing/popen_fork.py", 66, "");
+	frame(&r, GCTX_FRAME_PYTHON, "Popen._launch",
+	      "/usr/lib/python3.11/multiprocessing/popen_fork.py", 66, "");
 	frame(&r, GCTX_FRAME_PYTHON, "DataLoader.__iter__",
 	      "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", 435, "");
-	frame(&r, GCTX_FRAME_NATIVE, "fcntl_ioctl", "", 0, "/opt/py/lib/python3.12/lib-dynload/fcntl.so");
+	frame(&r, GCTX_FRAME_NATIVE, "fcntl_ioctl", "", 0,
+	      "/opt/py/lib/python3.12/lib-dynload/fcntl.so");
 	frame(&r, GCTX_FRAME_PYTHON, "main", "/srv/train.py", 40, "");
 	frame(&r, GCTX_FRAME_PYTHON, "<module>", "/srv/train.py", 50, "");
 	assert_int_equal(feed(m, &r), 0);
