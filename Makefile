@@ -178,6 +178,7 @@ bench: bench-build
 	$(Q)tools/install-deps.sh bench
 	$(Q)python3 bench/run.py $(BENCH_ARGS)
 	$(Q)bench/export_bench.sh
+	$(Q)python3 bench/hold.py
 # ---------------------------------------------------------------------------------- end of bench
 
 # API test doubles

@@ -15,6 +15,7 @@
 #include <bpf/bpf_core_read.h>
 #include "gpuctx_events.h"
 #include "common.bpf.h"
+#include "hold.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -396,8 +397,10 @@ static __always_inline void on_exit(struct task_struct *task)
 	}
 	if (group_dead && !follow_all)
 		bpf_map_delete_elem(&followed, &tgid);
-	if (group_dead)
+	if (group_dead) {
 		stack_on_exit(tgid);
+		hold_forget(tgid);
+	}
 }
 
 SEC("tp_btf/sched_process_exit")
@@ -707,8 +710,10 @@ int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind) {
-		if (track_libs && (ctx->args[2] & PROT_EXEC))
+		if (track_libs && (ctx->args[2] & PROT_EXEC)) {
 			emit_libmap(f);
+			watch_apimap(f);
+		}
 		return 0;
 	}
 	a = bpf_task_storage_get(&mmap_stash, cur(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);

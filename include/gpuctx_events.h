@@ -26,10 +26,11 @@ enum gctx_ev_type {
 	GCTX_EV_FD_KEPT = 8, /* struct gctx_ev_fd: a GPU fd that survived exec (no O_CLOEXEC) */
 	GCTX_EV_API = 9,     /* struct gctx_ev_api: a CUDA driver / HIP runtime call (uprobes) */
 	GCTX_EV_LIBMAP = 10, /* struct gctx_ev_libmap: an executable file mapping (library load) */
-	GCTX_EV_STACK = 11,  /* struct gctx_ev_stack (gpuctx_stack.h): stack at a rare event */
-	/* Reserved so that work landing in parallel does not collide (see docs/architecture.md):
-	 * 12    API-library hold / first-call events from the kernel (issue 12) */
+	GCTX_EV_STACK = 11,  /* struct gctx_ev_stack (gpuctx_stack.h): stack at a rare event; past
+			      * GCTX_EV_KERNEL_MAX too (its losses: GCTX_REC_STACK_DROPS) */
 	GCTX_EV_KERNEL_MAX = 11,
+	/* Past GCTX_EV_KERNEL_MAX so that the drop counters keep their size (trace format 2). */
+	GCTX_EV_APIMAP = 12, /* struct gctx_ev_apimap: a CUDA/HIP library mapped before its probes */
 
 	/* Collector records (trace file only). */
 	GCTX_REC_PROC_PRESENT = 64, /* struct gctx_rec_proc: process present at attach */
@@ -39,11 +40,13 @@ enum gctx_ev_type {
 	GCTX_REC_END = 68,	    /* struct gctx_rec_end: the recording ended cleanly */
 	GCTX_REC_PROBE = 69,	    /* struct gctx_rec_probe: an API entry point that was probed */
 	GCTX_REC_THREAD_PRESENT = 70, /* struct gctx_rec_thread: a thread present at attach */
+	GCTX_REC_API_GAP = 71,	    /* struct gctx_rec_api_gap: API calls could not be seen */
+	GCTX_REC_HOLD = 72,	    /* struct gctx_rec_hold: a mapping thread held until probed */
 	GCTX_REC_STACK = 75,	    /* struct gctx_rec_stack: a resolved GCTX_EV_STACK */
 	GCTX_REC_STACK_DROPS = 76,  /* struct gctx_rec_stack_drops: written at end */
 	/* Reserved for work landing in parallel:
-	 * 71-74 API coverage: hold / gap records (issue 12)
-	 * 75-79 stacks and symbols (issue 11): 75, 76 below
+	 * 73-74 API coverage (issue 12)
+	 * 77-79 stacks and symbols (issue 11)
 	 * 80-84 hardening: resync, write-loss accounting (issue 9)
 	 * 85-89 timeline / process names (issue 13)
 	 * 90-94 diagnosis (issue 10) */
@@ -220,6 +223,24 @@ struct gctx_ev_libmap {
 	__u64 ino;
 };
 
+#define GCTX_APIMAP_NAME_LEN 64
+#define GCTX_APIMAP_HELD     0x1 /* the process was stopped until the collector probed it */
+#define GCTX_APIMAP_NO_HOLD  0x2 /* holding is off (--no-hold) or not armed yet */
+#define GCTX_APIMAP_FAILED   0x4 /* a hold was wanted but could not be made */
+#define GCTX_APIMAP_OUTSIDE  0x8 /* not held: its parent is outside the traced job (-p, --cgroup)
+				  * and would see the stop */
+
+/* An executable mapping of a file named like a CUDA/HIP library (libcuda.so*, libamdhip64.so*)
+ * whose probes were not attached yet. Sent at once (wakeup), before the mapping returns. */
+struct gctx_ev_apimap {
+	struct gctx_ev_hdr hdr;
+	__u32 dev;		 /* kernel dev_t of the file's filesystem */
+	__u32 flags;		 /* GCTX_APIMAP_* */
+	__u64 ino;
+	char name[GCTX_APIMAP_NAME_LEN]; /* file name (last path component) */
+};
+
+_Static_assert(sizeof(struct gctx_ev_apimap) == 120, "apimap size");
 _Static_assert(sizeof(struct gctx_ev_hdr) == 40, "hdr size");
 _Static_assert(sizeof(struct gctx_ev_api) == 192, "api size");
 _Static_assert(sizeof(struct gctx_ev_libmap) == 56, "libmap size");
@@ -297,6 +318,41 @@ struct gctx_rec_probe {
 	__u8 insn[8];		  /* first bytes of the function */
 	char symbol[64];	  /* symbol name, or the cuGetProcAddress name */
 	char lib[GCTX_PATH_LEN];  /* library file */
+};
+
+/* Why API calls of a process could not be seen for a while. */
+enum gctx_gap_reason {
+	GCTX_GAP_NO_HOLD = 1,	   /* holding was off: probes came after the mapping */
+	GCTX_GAP_HOLD_TIMEOUT = 2, /* the hold timed out before the probes were attached */
+	GCTX_GAP_HOLD_FAILED = 3,  /* the process could not be held */
+	GCTX_GAP_NOT_CANDIDATE = 4, /* not named like a CUDA/HIP library: found by its exports */
+	GCTX_GAP_PROBE_FAILED = 5, /* the library could not be probed at all */
+	GCTX_GAP_LOST = 6,	   /* the mapping record was lost (ring buffer full) */
+	GCTX_GAP_OUTSIDE = 7,	   /* not held: its parent is outside the job (-p, --cgroup) */
+};
+
+struct gctx_rec_api_gap {
+	__u32 pid;
+	__u32 tid;		  /* the thread that mapped the library */
+	__u32 reason;		  /* enum gctx_gap_reason */
+	__u32 dev;		  /* kernel dev_t of the library file */
+	__u64 ino;
+	__u64 from_ns;		  /* the library was mapped (calls possible from here) */
+	__u64 to_ns;		  /* its probes were live; 0: never (to the end of the trace) */
+	char lib[GCTX_PATH_LEN];  /* library path as the process sees it */
+};
+
+/* A hold: the mapping process was stopped from from_ns to to_ns while the library was probed. */
+struct gctx_rec_hold {
+	__u32 pid;
+	__u32 tid;
+	__u32 released_by;	  /* 0 the collector (probes live), 1 the timeout, 2 a SIGCONT
+				   * from elsewhere, before the probes */
+	__u32 dev;
+	__u64 ino;
+	__u64 from_ns;
+	__u64 to_ns;
+	char lib[GCTX_PATH_LEN];
 };
 
 struct gctx_rec_drops {

@@ -333,6 +333,7 @@ all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd 
 	api_hip_real api_container
 	stacks_c stacks_c_fp stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_dataloader stacks_timeline)
+. "$top/tests/integration/api_coverage.sh"
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

@@ -25,6 +25,7 @@
 #include "collect/uprobes.h"
 #include "collect/stacks.h"
 #include "collect/pyprobe.h"
+#include "collect/libwatch.h"
 
 #define POLL_MS 10
 
@@ -43,6 +44,8 @@ struct record_env {
 	bool no_api;
 	bool no_stacks;
 	bool launches;
+	bool no_hold;			/* --no-hold */
+	__u32 hold_timeout_ms;		/* --hold-timeout */
 	const char *perfetto;		/* --perfetto FILE */
 	const char *chrome;		/* --chrome FILE */
 	char **cmd;
@@ -55,6 +58,7 @@ struct record_state {
 	struct gctx_uprobes *uprobes;
 	struct gctx_stacks *stacks;	/* resolves kernel stacks (blame) */
 	struct gctx_pyprobe *pyprobe;	/* tells the kernel where Python lives */
+	struct gctx_libwatch *libwatch;
 	__u64 start_mono;
 	__u64 records;
 	int write_err;
@@ -89,6 +93,9 @@ static void usage(FILE *out)
 		"      --launches          also count kernel launches (a probe per launch)\n"
 		"      --no-api            do not probe the CUDA/HIP libraries\n"
 		"      --no-stacks         no call stacks at GPU init, fork, inherited use, crash\n"
+		"      --no-hold           never stop a process that maps a CUDA/HIP library not\n"
+		"                          probed yet (its first calls may then be missed: reported)\n"
+		"      --hold-timeout MS   resume such a process after MS at most (default 500)\n"
 		"      --perfetto FILE     also export the timeline for ui.perfetto.dev at the end\n"
 		"      --chrome FILE       also export a Chrome JSON timeline at the end\n"
 		"  -q, --quiet             do not print events as they happen\n"
@@ -138,6 +145,8 @@ enum {
 	OPT_NO_STACKS,
 	OPT_PERFETTO,
 	OPT_CHROME,
+	OPT_NO_HOLD,
+	OPT_HOLD_TIMEOUT,
 };
 
 static int parse_args(struct record_env *env, int argc, char **argv)
@@ -156,6 +165,8 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 		{ "chrome", required_argument, NULL, OPT_CHROME },
+		{ "no-hold", no_argument, NULL, OPT_NO_HOLD },
+		{ "hold-timeout", required_argument, NULL, OPT_HOLD_TIMEOUT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -165,6 +176,7 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 	int c, modes;
 
 	env->output = "gpuctx.gctx";
+	env->hold_timeout_ms = 500;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:p:aqvh", opts, NULL)) != -1) {
 		switch (c) {
@@ -229,6 +241,22 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		case OPT_CHROME:
 			env->chrome = optarg;
 			break;
+		case OPT_NO_HOLD:
+			env->no_hold = true;
+			break;
+		case OPT_HOLD_TIMEOUT: {
+			long ms;
+
+			errno = 0;
+			ms = strtol(optarg, &end, 10);
+			if (errno || *end || ms < 1 || ms > 10000) {
+				fprintf(stderr, "gpuctx: bad --hold-timeout '%s': want 1 to 10000 "
+						"milliseconds\n", optarg);
+				return -1;
+			}
+			env->hold_timeout_ms = ms;
+			break;
+		}
 		case 'q':
 			env->quiet = true;
 			break;
@@ -297,6 +325,7 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	record_stack_hook(st, type, data, len);
 	if (st->uprobes)
 		gctx_uprobes__on_record(st->uprobes, type, data, len);
+	gctx_libwatch__on_record(st->libwatch, type, data, len);
 	return 0;
 }
 
@@ -316,9 +345,26 @@ static int start_uprobes(struct record_state *st, struct gctx_collector *c,
 		.verbose = env->verbose,
 		.cb = on_record,
 		.cb_ctx = st,
+		.on_lib = gctx_libwatch__on_lib,
+	};
+	struct gctx_libwatch_opts wo = {
+		.known_fd = gctx_collector__map_fd(c, "known_libs"),
+		.holds_fd = gctx_collector__map_fd(c, "holds"),
+		.ctl_fd = gctx_collector__map_fd(c, "hold_ctl"),
+		.hold = !env->no_hold,
+		.hold_timeout_ms = env->hold_timeout_ms,
+		.verbose = env->verbose,
+		.cb = on_record,
+		.cb_ctx = st,
 	};
 	char err[512];
 
+	st->libwatch = gctx_libwatch__new(&wo, err, sizeof(err));
+	if (!st->libwatch) {
+		fprintf(stderr, "gpuctx: %s\n", err);
+		return -1;
+	}
+	uo.on_lib_ctx = st->libwatch;
 	st->uprobes = gctx_uprobes__new(&uo, err, sizeof(err));
 	if (!st->uprobes) {
 		fprintf(stderr, "gpuctx: %s\n", err);
@@ -331,8 +377,15 @@ static int start_uprobes(struct record_state *st, struct gctx_collector *c,
 		}
 	}
 	gctx_uprobes__add_system_libs(st->uprobes);
+	gctx_libwatch__attach(st->libwatch, st->uprobes);
 	for (__u32 i = 0; i < seeds->n; i++)
 		gctx_uprobes__scan_pid(st->uprobes, seeds->pids[i]);
+	/* what the processes will load next, found the way their loader will find it */
+	if (env->cmd || env->all)
+		gctx_libwatch__predict_cmd(st->libwatch, env->cmd);
+	else
+		for (__u32 i = 0; i < seeds->n; i++)
+			gctx_libwatch__predict_pid(st->libwatch, seeds->pids[i]);
 	return 0;
 }
 
@@ -591,6 +644,7 @@ int cmd_record(int argc, char **argv)
 	o.verbose = env.verbose;
 	o.track_libs = !env.no_api;
 	o.no_stacks = env.no_stacks;
+	o.hold = !env.no_hold;
 	o.cb = on_record;
 	o.cb_ctx = &st;
 	gctx_read_majors(&o.uvm_major, &o.kfd_major);
@@ -701,6 +755,7 @@ int cmd_record(int argc, char **argv)
 		drops.drops[GCTX_EV_API] += api_drops;
 		drops.missed_stash += api_missed;
 	}
+	gctx_libwatch__finish(st.libwatch, gctx_collector__apimap_lost(c));
 	on_record(&st, GCTX_REC_DROPS, &drops, sizeof(drops));
 	if (st.stacks) {
 		struct gctx_rec_stack_drops sd;
@@ -731,6 +786,7 @@ cleanup_collector:
 	gctx_stacks__free(st.stacks);
 	gctx_pyprobe__free(st.pyprobe);
 	gctx_collector__free(c);
+	gctx_libwatch__free(st.libwatch); /* after the programs are gone: no hold is left */
 cleanup_child:
 	if (go_fd >= 0)
 		close(go_fd); /* the stopped child sees EOF and exits */

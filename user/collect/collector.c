@@ -97,6 +97,7 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 	s->rodata->nr_regdevs = o->ndevs;
 	s->rodata->track_libs = o->track_libs;
 	s->rodata->stacks_on = !o->no_stacks;
+	s->rodata->hold_on = o->track_libs && o->hold;
 	choose_lineage(s, btf);
 	bpf_program__set_autoload(s->progs.gpu_file_iter, iter);
 	bpf_program__set_autoattach(s->progs.gpu_file_iter, false);
@@ -293,6 +294,11 @@ void gctx_collector__drops(const struct gctx_collector *c, struct gctx_rec_drops
 __u64 gctx_collector__stack_lost(const struct gctx_collector *c)
 {
 	return __atomic_load_n(&c->skel->bss->stack_lost, __ATOMIC_RELAXED);
+}
+
+__u64 gctx_collector__apimap_lost(const struct gctx_collector *c)
+{
+	return __atomic_load_n(&c->skel->bss->apimap_lost, __ATOMIC_RELAXED);
 }
 
 int gctx_collector__map_fd(const struct gctx_collector *c, const char *name)

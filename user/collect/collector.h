@@ -25,6 +25,7 @@ struct gctx_collector_opts {
 	bool verbose;			     /* libbpf debug output */
 	bool track_libs;		     /* report executable mappings (for API probes) */
 	bool no_stacks;			     /* no stacks at rare events (--no-stacks) */
+	bool hold;			     /* hold a process mapping an unprobed API library */
 	gctx_record_fn cb;
 	void *cb_ctx;
 };
@@ -51,6 +52,8 @@ int gctx_collector__poll(struct gctx_collector *c, int timeout_ms);
 int gctx_collector__scan_files(struct gctx_collector *c,
 			       void (*fn)(void *ctx, const struct gctx_found_file *f), void *ctx);
 void gctx_collector__drops(const struct gctx_collector *c, struct gctx_rec_drops *out);
+/* API-library mappings the kernel could not report (ring buffer full). */
+__u64 gctx_collector__apimap_lost(const struct gctx_collector *c);
 const char *gctx_collector__features(const struct gctx_collector *c);
 /* Stacks the kernel could not emit (ring buffer full). */
 __u64 gctx_collector__stack_lost(const struct gctx_collector *c);

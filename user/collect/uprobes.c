@@ -657,9 +657,12 @@ int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, s
 	}
 	if (ret == 0) {
 		snprintf(err, errlen, "%s exports none of the CUDA/HIP functions gpuctx probes", path);
-		return -ENOENT;
+		ret = -ENOENT;
 	}
-	return ret < 0 ? ret : 0;
+	ret = ret < 0 ? ret : 0;
+	if (u->o.on_lib)
+		u->o.on_lib(u->o.on_lib_ctx, path, st.st_dev, st.st_ino, ret);
+	return ret;
 }
 
 void gctx_uprobes__add_system_libs(struct gctx_uprobes *u)

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include "collect/collector.h"
 
@@ -23,6 +24,10 @@ struct gctx_uprobes_opts {
 	bool verbose;
 	gctx_record_fn cb;	/* receives GCTX_REC_PROBE records */
 	void *cb_ctx;
+	/* A library file looked at for the first time: ret is what add_lib returns (0 probed,
+	 * -ENOENT not a CUDA/HIP library, other -errno). May be NULL. */
+	void (*on_lib)(void *ctx, const char *path, dev_t dev, ino_t ino, int ret);
+	void *on_lib_ctx;
 };
 
 struct gctx_uprobes;

@@ -473,3 +473,54 @@ int mdl_apierr_count(struct gctx_model *m, struct proc_priv *p, const struct gct
 	finding_emit(m, fd);
 	return 0;
 }
+
+/* Why a gap happened, as the user can act on it. */
+static const char *gap_why(__u32 reason)
+{
+	switch (reason) {
+	case GCTX_GAP_NO_HOLD:
+		return "holding was off (--no-hold), so the probes came after the mapping";
+	case GCTX_GAP_HOLD_TIMEOUT:
+		return "probing took longer than --hold-timeout, and the process was resumed first";
+	case GCTX_GAP_HOLD_FAILED:
+		return "the process could not be held until it was probed (another thread's mapping "
+		       "raced the stop, or a SIGCONT from elsewhere resumed it)";
+	case GCTX_GAP_NOT_CANDIDATE:
+		return "the file is not named like a CUDA/HIP library and was recognised by its "
+		       "exports only after it was mapped";
+	case GCTX_GAP_PROBE_FAILED:
+		return "the library could not be probed";
+	case GCTX_GAP_OUTSIDE:
+		return "it was attached to (-p, --cgroup) and is not held, because its parent, "
+		       "outside the traced job, would see it stopped";
+	default:
+		return "of an unknown cause";
+	}
+}
+
+/* api-calls-unseen: a window where the process could call the library unseen. */
+int mdl_unseen_raise(struct gctx_model *m, struct proc_priv *p, const struct gctx_rec_api_gap *g)
+{
+	struct gctx_finding *fd = finding_new(m, GCTX_FIND_API_CALLS_UNSEEN, GCTX_SEV_WARNING, p);
+	char lib[GCTX_PATH_LEN + 1], span[64];
+
+	if (!fd)
+		return -ENOMEM;
+	fd->tid = g->tid ? g->tid : p->pub.pid;
+	fd->time_ns = g->from_ns;
+	fd->event_type = GCTX_REC_API_GAP;
+	gctx_copy_str(lib, sizeof(lib), g->lib, sizeof(g->lib));
+	if (g->to_ns && g->to_ns >= g->from_ns)
+		mdl_textf(span, sizeof(span), "for %.1f ms after it mapped",
+			  (g->to_ns - g->from_ns) / 1e6);
+	else
+		mdl_textf(span, sizeof(span), "from the moment it mapped, to the end,");
+	mdl_textf(fd->detail, sizeof(fd->detail),
+		  "pid %u (%s) could call %s unseen %s it: %s; its inherited-context-call and "
+		  "api-error findings (and its children's) may be missing, so the trace cannot "
+		  "show that this process is free of such errors",
+		  p->pub.pid, p->pub.comm, lib[0] ? lib : "a CUDA/HIP library", span,
+		  gap_why(g->reason));
+	finding_emit(m, fd);
+	return 0;
+}

@@ -88,6 +88,7 @@ void gctx_model__free(struct gctx_model *m)
 	gctx_hmap__free(&m->mem_map);
 	gctx_hmap__free(&m->apierr_map);
 	free(m->probes);
+	mdl_coverage_free(m);
 	for (i = 0; i < m->files.n; i++)
 		free(F(m, i)->pub.holders);
 	gctx_chunks__free(&m->procs);
@@ -175,6 +176,9 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 		return ev_probe(m, &r.probe);
 	case GCTX_REC_THREAD_PRESENT:
 		return mdl_ev_thread_present(m, &r.thread);
+	case GCTX_REC_API_GAP:
+	case GCTX_REC_HOLD:
+		return mdl_coverage_feed(m, type, &r);
 	}
 	return 0;
 }
@@ -331,6 +335,8 @@ const char *gctx_finding_kind_name(enum gctx_finding_kind k)
 		return "inherited-context-call";
 	case GCTX_FIND_API_ERROR:
 		return "api-error";
+	case GCTX_FIND_API_CALLS_UNSEEN:
+		return "api-calls-unseen";
 	default:
 		return "?";
 	}

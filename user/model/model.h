@@ -134,6 +134,7 @@ enum gctx_finding_kind {
 	GCTX_FIND_CRASH_AFTER_INHERITANCE, /* error */
 	GCTX_FIND_INHERITED_CONTEXT_CALL,  /* error: CUDA/HIP called after fork without exec */
 	GCTX_FIND_API_ERROR,		 /* warning: API calls that failed, per process/call/code */
+	GCTX_FIND_API_CALLS_UNSEEN,	 /* warning: a window where API calls could not be seen */
 	GCTX_FIND_MAX,
 };
 
@@ -215,6 +216,14 @@ struct gctx_api_mem {
 	__u64 alloc_ns;
 	__u64 free_ns;
 	bool freed;
+};
+
+/* A window in which a process's API calls could not be seen (GCTX_REC_API_GAP). */
+struct gctx_api_gap {
+	struct gctx_rec_api_gap r;
+	bool has_proc;			/* proc_idx is valid (a gap may name no known process) */
+	__u32 proc_idx;
+	__u32 finding_id;		/* its api-calls-unseen finding, 0 none */
 };
 
 struct gctx_model;
@@ -299,6 +308,15 @@ const char *gctx_stack_role_name(__u32 role); /* "init", "fork", "use", "crash" 
 bool gctx_frame_is_library(const struct gctx_rec_frame *f);
 /* Index of the site among n frames, -1 when n is 0. */
 int gctx_stack_pick_site(const struct gctx_rec_frame *fr, __u32 n);
+/* API coverage: the gaps, and the holds that avoided one (GCTX_REC_HOLD records). */
+__u32 gctx_model__ngaps(const struct gctx_model *m);
+const struct gctx_api_gap *gctx_model__gap(const struct gctx_model *m, __u32 idx);
+__u32 gctx_model__nholds(const struct gctx_model *m);
+const struct gctx_rec_hold *gctx_model__hold(const struct gctx_model *m, __u32 idx);
+/* Gaps of a process, and of its ancestors before they forked it: 0 when its API trace is
+ * complete as far as the recording knows. */
+__u32 gctx_model__api_unseen(const struct gctx_model *m, __u32 proc_idx);
+const char *gctx_gap_reason_name(__u32 reason); /* "no-hold", "hold-timeout", ... */
 
 const char *gctx_finding_kind_name(enum gctx_finding_kind k); /* "inherited-gpu-use", ... */
 const char *gctx_severity_name(enum gctx_severity s);	       /* "info", "warning", "error" */

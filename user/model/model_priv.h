@@ -110,6 +110,7 @@ struct gctx_model {
 	gctx_finding_cb cb;
 	void *cb_ctx;
 	struct mdl_stacks *stk; /* stacks.c */
+	struct mdl_coverage *cov; /* API coverage (coverage.c), NULL until a record needs it */
 };
 
 static inline struct proc_priv *P(const struct gctx_model *m, __u32 idx)
@@ -203,5 +204,10 @@ int mdl_across_exec_raise(struct gctx_model *m, struct proc_priv *p, struct file
 			  __s32 fd_no, const struct gctx_ev_exec *ev);
 int mdl_icc_raise(struct gctx_model *m, struct proc_priv *p, const struct gctx_ev_api *ev, __u32 v);
 int mdl_apierr_count(struct gctx_model *m, struct proc_priv *p, const struct gctx_ev_api *ev);
+int mdl_unseen_raise(struct gctx_model *m, struct proc_priv *p, const struct gctx_rec_api_gap *g);
+
+/* coverage.c */
+int mdl_coverage_feed(struct gctx_model *m, __u32 type, const void *rec);
+void mdl_coverage_free(struct gctx_model *m);
 
 #endif /* __GPUCTX_MODEL_PRIV_H */

@@ -241,6 +241,7 @@ static void rep_json_proc(struct gctx_json *j, const struct gctx_model *m,
 	rep_json_u64(j, "gpu_ioctls", p->nioctls);
 	rep_json_u64(j, "gpu_mmaps", p->nmmaps);
 	rep_json_u64(j, "api_calls", gctx_model__api_calls(m, p->idx));
+	rep_json_bool(j, "api_trace_complete", !gctx_model__api_unseen(m, p->idx));
 	gctx_json__key(j, "contexts");
 	gctx_json__arr_begin(j);
 	for (i = p->idx < ax->nprocs ? ax->ctx_off[p->idx] : 0;
@@ -624,6 +625,7 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 	gctx_json__arr_end(j);
 
 	rep_json_api(j, m);
+	rep_json_coverage(j, m);
 
 	gctx_json__key(j, "findings");
 	gctx_json__arr_begin(j);

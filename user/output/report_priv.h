@@ -91,4 +91,9 @@ void rep_text_time(char *dst, size_t len, const struct rep_ctx *c, __u64 ts);
 /* report_text_procs.c: the Processes section */
 void rep_text_procs(struct rep_ctx *c);
 
+/* report_coverage.c: the API coverage section */
+struct gctx_json;
+void rep_text_coverage(struct rep_ctx *c);
+void rep_json_coverage(struct gctx_json *j, const struct gctx_model *m);
+
 #endif /* __GPUCTX_REPORT_PRIV_H */

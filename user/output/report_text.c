@@ -317,6 +317,11 @@ static void rep_text_findings(struct rep_ctx *c)
 		else if (f && f->severity == GCTX_SEV_WARNING)
 			nwarn++;
 	}
+	if (!n && gctx_model__ngaps(c->m)) {
+		fputs("No findings in what was seen, but API calls may be missing (see API coverage): "
+		      "this does not show the run is free of inherited contexts.\n\n", c->out);
+		return;
+	}
 	if (!n) {
 		fputs("No findings.\n\n", c->out);
 		return;
@@ -397,6 +402,7 @@ int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_t
 	rep_text_procs(&c);
 	rep_text_files(&c);
 	rep_text_probes(&c);
+	rep_text_coverage(&c);
 	rep_text_findings(&c);
 	gctx_stack_stats_print(c.out, m);
 	gctx_stacks_print(c.out, m, 16);

@@ -50,6 +50,12 @@ __u32 gctx_record_min_len(__u32 type)
 		return sizeof(struct gctx_rec_probe);
 	case GCTX_REC_THREAD_PRESENT:
 		return sizeof(struct gctx_rec_thread);
+	case GCTX_EV_APIMAP:
+		return sizeof(struct gctx_ev_apimap);
+	case GCTX_REC_API_GAP:
+		return sizeof(struct gctx_rec_api_gap);
+	case GCTX_REC_HOLD:
+		return sizeof(struct gctx_rec_hold);
 	default:
 		return 0;
 	}

@@ -30,6 +30,9 @@ union gctx_record {
 	struct gctx_rec_end end;
 	struct gctx_rec_probe probe;
 	struct gctx_rec_thread thread;
+	struct gctx_ev_apimap apimap;
+	struct gctx_rec_api_gap gap;
+	struct gctx_rec_hold hold;
 };
 
 /* Size of the struct of a record type: a shorter record is malformed. 0 when the type is

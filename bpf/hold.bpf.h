@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * First calls of a CUDA/HIP library found late. When a followed process maps a file named like
+ * one (libcuda.so*, libamdhip64.so*) executable and that file is not probed yet, stop the
+ * process (SIGSTOP, sent here, taken on the way back from mmap) and tell the collector at once;
+ * the collector probes the file and resumes the process. Holding needs no kprobe: a syscall
+ * tracepoint and bpf_send_signal().
+ *
+ * Never a stop that nothing ends: a hold is made only while the releaser (collect/hold.c, a
+ * process of its own that outlives a SIGKILLed collector) has armed hold_ctl, and the releaser
+ * resumes every hold past its timeout and all of them when the collector is gone.
+ * Include after common.bpf.h.
+ */
+#ifndef __GPUCTX_HOLD_BPF_H
+#define __GPUCTX_HOLD_BPF_H
+
+#include "gpuctx_hold.h"
+
+#define SIG_STOP 19
+#define SIG_CONT 18
+
+const volatile bool hold_on = false; /* holding wanted (record without --no-hold) */
+
+__u64 apimap_lost = 0; /* API-library mappings not reported: ring buffer full */
+
+/* Library files whose probes are live, or that are not CUDA/HIP libraries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GCTX_MAX_KNOWN_LIBS);
+	__type(key, struct gctx_lib_key);
+	__type(value, __u8);
+} known_libs SEC(".maps");
+
+/* tgid -> hold: processes stopped until their library is probed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GCTX_MAX_HOLDS);
+	__type(key, __u32);
+	__type(value, struct gctx_hold_val);
+} holds SEC(".maps");
+
+/* [0]: armed while a releaser runs (no hold is made without one), gpuctx's executable. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gctx_hold_ctl);
+} hold_ctl SEC(".maps");
+
+/* A process of gpuctx's own executable (it forked and did not exec): never report or hold. */
+static __always_inline bool is_self_exe(const struct gctx_hold_ctl *ctl)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct inode *inode = BPF_CORE_READ(t, mm, exe_file, f_inode);
+
+	return ctl && ctl->self_ino && inode && BPF_CORE_READ(inode, i_ino) == ctl->self_ino &&
+	       BPF_CORE_READ(inode, i_sb, s_dev) == ctl->self_dev;
+}
+
+static __always_inline bool has_prefix(const char *s, const char *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (s[i] != p[i])
+			return false;
+	return true;
+}
+
+/* As gctx_ldso_is_api_name(): libcuda.so[.*], libamdhip64.so[.*] */
+static __always_inline bool is_api_name(const char *name)
+{
+	return (has_prefix(name, "libcuda.so", 10) && (name[10] == 0 || name[10] == '.')) ||
+	       (has_prefix(name, "libamdhip64.so", 14) && (name[14] == 0 || name[14] == '.'));
+}
+
+/*
+ * A stop is seen by the parent (SIGCHLD, wait with WUNTRACED: an interactive shell shows the
+ * job as stopped and takes the terminal back). Within the traced job the parent is gpuctx or
+ * a followed process (Python, a launcher) that does not ask; a process attached to with -p
+ * or --cgroup has a parent outside it, so it is not held (under -a everyone is followed).
+ */
+static __always_inline bool parent_in_job(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 ptgid = BPF_CORE_READ(t, real_parent, tgid);
+
+	return follow_all || ptgid == self_tgid || bpf_map_lookup_elem(&followed, &ptgid);
+}
+
+/* An executable mapping of f by the current (followed) process. */
+static __noinline void watch_apimap(struct file *f)
+{
+	struct gctx_lib_key key = {};
+	struct gctx_ev_apimap *e;
+	struct gctx_hold_ctl *ctl;
+	struct inode *inode;
+	__u32 zero = 0, tgid;
+	__u64 id;
+
+	if (!f)
+		return;
+	inode = BPF_CORE_READ(f, f_inode);
+	if (!inode)
+		return;
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	if (bpf_map_lookup_elem(&known_libs, &key))
+		return;
+	ctl = bpf_map_lookup_elem(&hold_ctl, &zero);
+	if (is_self_exe(ctl))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&apimap_lost, 1);
+		return;
+	}
+	if (bpf_probe_read_kernel_str(e->name, sizeof(e->name),
+				      BPF_CORE_READ(f, f_path.dentry, d_name.name)) < 0 ||
+	    !is_api_name(e->name)) {
+		bpf_ringbuf_discard(e, 0);
+		return;
+	}
+	id = bpf_get_current_pid_tgid();
+	tgid = id >> 32;
+	e->hdr.type = GCTX_EV_APIMAP;
+	e->hdr.tid = (__u32)id;
+	e->hdr.tgid = tgid;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(e->hdr.comm, sizeof(e->hdr.comm));
+	e->dev = key.dev;
+	e->ino = key.ino;
+	if (!hold_on || !ctl || !ctl->armed) {
+		e->flags = GCTX_APIMAP_NO_HOLD;
+	} else if (!parent_in_job()) {
+		e->flags = GCTX_APIMAP_OUTSIDE;
+	} else {
+		struct gctx_hold_val v = {
+			.since_ns = e->hdr.ts_ns, .tid = (__u32)id, .dev = key.dev, .ino = key.ino,
+		};
+
+		/* one hold per process: a second mapping racing the stop is reported unheld */
+		e->flags = GCTX_APIMAP_FAILED;
+		if (!bpf_map_update_elem(&holds, &tgid, &v, BPF_NOEXIST)) {
+			if (!bpf_send_signal(SIG_STOP))
+				e->flags = GCTX_APIMAP_HELD;
+			else
+				bpf_map_delete_elem(&holds, &tgid);
+		}
+	}
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * A SIGCONT to a held process: the releaser and the collector delete the hold before they
+ * send theirs, so one that finds the hold still there comes from elsewhere (the job's own
+ * shell, another tracer) and ended the hold early: say so, the collector reports the gap.
+ */
+SEC("tp/signal/signal_generate")
+int hold_sigcont(struct trace_event_raw_signal_generate *ctx)
+{
+	struct gctx_hold_val *v;
+	__u32 pid;
+
+	if (ctx->sig != SIG_CONT)
+		return 0;
+	pid = ctx->pid;
+	v = bpf_map_lookup_elem(&holds, &pid);
+	if (v)
+		v->resumed = 1;
+	return 0;
+}
+
+/* The process is gone: nothing to resume. */
+static __always_inline void hold_forget(__u32 tgid)
+{
+	bpf_map_delete_elem(&holds, &tgid);
+}
+
+#endif /* __GPUCTX_HOLD_BPF_H */

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Map layouts shared by bpf/hold.bpf.h and the collector (collect/hold.c, collect/libwatch.c):
+ * which library files are probed already, and which processes are held until they are.
+ * Userspace includes <linux/types.h> before this header.
+ */
+#ifndef __GPUCTX_HOLD_H
+#define __GPUCTX_HOLD_H
+
+#define GCTX_MAX_HOLDS	   1024
+#define GCTX_MAX_KNOWN_LIBS 4096
+
+/* A library file, by filesystem (kernel dev_t) and inode. */
+struct gctx_lib_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+
+/* Value of the holds map (key: tgid): the process was stopped at since_ns. */
+struct gctx_hold_val {
+	__u64 since_ns;		/* CLOCK_MONOTONIC */
+	__u32 tid;		/* the thread that mapped the library */
+	__u32 dev;
+	__u64 ino;
+	__u32 resumed;		/* a SIGCONT from elsewhere resumed it before the probes */
+	__u32 pad;
+};
+
+/* hold_ctl[0]: whether holds may be made, and gpuctx's own executable, whose processes (the
+ * cuGetProcAddress resolver child, which maps a library being probed) are never held. */
+struct gctx_hold_ctl {
+	__u32 armed;		/* 1 while a releaser runs */
+	__u32 self_dev;		/* kernel dev_t and inode of gpuctx's executable */
+	__u64 self_ino;
+};
+
+#endif /* __GPUCTX_HOLD_H */

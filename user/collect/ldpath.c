@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Predict and pre-probe (see ldpath.h). The parsing is pure (lib/ldso.c); this file reads the
+ * process's files and probes what it finds. Over-approximates on purpose: a library probed and
+ * never loaded costs a probe, one loaded and not probed costs a hold.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "lib/hmap.h"
+#include "lib/ldso.h"
+#include "collect/ldpath.h"
+
+#define MAX_ROOTS	 64
+#define MAX_DIR_ENTRIES	 65536		/* names read from one directory */
+#define MAX_CACHE_BYTES	 (16u << 20)	/* ld.so.cache larger than this is not read */
+#define MAX_ENV_BYTES	 (1u << 20)
+#define ROOT_LEN	 64
+#define MAX_DONE	 65536		/* objects and search paths remembered as predicted */
+#define KIND_OBJECT	 1
+#define KIND_LLP	 2
+
+struct root_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct gctx_ldpath {
+	struct gctx_uprobes *u;
+	bool verbose;
+	struct root_id roots[MAX_ROOTS]; /* roots whose cache and default dirs were probed */
+	__u32 nroots;
+	/* (object dev/ino or search-path hash, root) done: an exec storm reads each once */
+	struct gctx_hmap done;
+};
+
+/* Where the loader looks when nothing else names the library (x86-64 Debian/Fedora/Ubuntu). */
+static const char *const default_dirs[] = {
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib",
+	"/usr/lib",
+};
+
+struct gctx_ldpath *gctx_ldpath__new(struct gctx_uprobes *u, bool verbose)
+{
+	struct gctx_ldpath *p = calloc(1, sizeof(*p));
+
+	if (p) {
+		p->u = u;
+		p->verbose = verbose;
+	}
+	return p;
+}
+
+void gctx_ldpath__free(struct gctx_ldpath *p)
+{
+	if (!p)
+		return;
+	gctx_hmap__free(&p->done);
+	free(p);
+}
+
+/* First time this (kind, key) is seen: remember it. */
+static bool first_time(struct gctx_ldpath *p, __u32 kind, __u64 k1, __u64 k2)
+{
+	__u32 v;
+
+	if (gctx_hmap__get(&p->done, k1, k2 ^ ((__u64)kind << 56), &v))
+		return false;
+	if (p->done.n < MAX_DONE)
+		gctx_hmap__put(&p->done, k1, k2 ^ ((__u64)kind << 56), 1);
+	return true;
+}
+
+static __u64 hash_str(const char *s)
+{
+	__u64 h = 1469598103934665603ull; /* FNV-1a */
+
+	while (s && *s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+void gctx_ldpath__root(__u32 pid, char *out, size_t len)
+{
+	struct stat ours, theirs;
+	char r[ROOT_LEN];
+
+	snprintf(r, sizeof(r), "/proc/%u/root", pid);
+	if (!stat("/", &ours) && !stat(r, &theirs) && ours.st_dev == theirs.st_dev &&
+	    ours.st_ino == theirs.st_ino)
+		snprintf(out, len, "%s", "");
+	else
+		snprintf(out, len, "%s", r);
+}
+
+static void probe_file(struct gctx_ldpath *p, const char *path)
+{
+	struct stat st;
+	char err[256];
+
+	/* a name in someone else's directory: only a regular file is opened (a FIFO blocks) */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	if (gctx_uprobes__add_lib(p->u, path, err, sizeof(err)) && p->verbose)
+		fprintf(stderr, "gpuctx: predicted %s: %s\n", path, err);
+}
+
+struct scan_ctx {
+	struct gctx_ldpath *p;
+	const char *root;
+};
+
+/* A directory the loader will search: probe the CUDA/HIP libraries in it. */
+static void scan_dir(void *ctx, const char *dir)
+{
+	struct scan_ctx *s = ctx;
+	char path[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+	int n = 0;
+
+	if (snprintf(path, sizeof(path), "%s%s", s->root, dir) >= (int)sizeof(path))
+		return;
+	dp = opendir(path);
+	if (!dp)
+		return;
+	while ((d = readdir(dp)) && n++ < MAX_DIR_ENTRIES) {
+		if (!gctx_ldso_is_api_name(d->d_name))
+			continue;
+		if (snprintf(path, sizeof(path), "%s%s/%s", s->root, dir, d->d_name) <
+		    (int)sizeof(path))
+			probe_file(s->p, path);
+	}
+	closedir(dp);
+}
+
+static void cache_entry(void *ctx, const char *name, const char *lib)
+{
+	struct scan_ctx *s = ctx;
+	char path[PATH_MAX];
+
+	if (gctx_ldso_is_api_name(name) && lib[0] == '/' &&
+	    snprintf(path, sizeof(path), "%s%s", s->root, lib) < (int)sizeof(path))
+		probe_file(s->p, path);
+}
+
+/* Read a whole small file (NUL added); NULL if absent or larger than max. */
+static char *read_small(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	size_t cap = 4096, n = 0;
+	char *buf = NULL, *nb;
+	ssize_t got;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		nb = realloc(buf, cap + 1);
+		if (!nb)
+			goto fail;
+		buf = nb;
+		got = read(fd, buf + n, cap - n);
+		if (got < 0)
+			goto fail;
+		if (got == 0)
+			break;
+		n += got;
+		if (n == cap) {
+			if (cap >= max)
+				goto fail;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+/* ld.so.cache and the default directories, once per mount namespace root. */
+static void predict_system(struct gctx_ldpath *p, const char *root)
+{
+	struct scan_ctx s = { p, root };
+	char path[PATH_MAX];
+	struct stat st;
+	size_t len;
+	char *buf;
+
+	if (stat(root[0] ? root : "/", &st))
+		return;
+	for (__u32 i = 0; i < p->nroots; i++)
+		if (p->roots[i].dev == st.st_dev && p->roots[i].ino == st.st_ino)
+			return;
+	if (p->nroots < MAX_ROOTS)
+		p->roots[p->nroots++] = (struct root_id){ st.st_dev, st.st_ino };
+	snprintf(path, sizeof(path), "%s/etc/ld.so.cache", root);
+	buf = read_small(path, MAX_CACHE_BYTES, &len);
+	if (buf) {
+		gctx_ldso_cache_each(buf, len, cache_entry, &s);
+		free(buf);
+	}
+	for (size_t i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++)
+		scan_dir(&s, default_dirs[i]);
+}
+
+/* A defined dynamic symbol of this name in section scn (SHT_DYNSYM)? */
+static bool defines(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+
+	for (size_t i = 0; d && sh->sh_entsize && i < sh->sh_size / sh->sh_entsize; i++) {
+		const char *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(d, i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		name = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (name && (!strcmp(name, "cuInit") || !strcmp(name, "hipInit")))
+			return true;
+	}
+	return false;
+}
+
+/* DT_RUNPATH and DT_RPATH of an ELF object (both: either may apply to what it loads). True
+ * when the object itself defines cuInit or hipInit (only the first time it is seen). */
+static bool predict_elf(struct gctx_ldpath *p, const char *root, const char *obj)
+{
+	struct scan_ctx s = { p, root };
+	char path[PATH_MAX], origin[PATH_MAX], *slash;
+	Elf_Scn *scn = NULL;
+	bool api = false;
+	struct stat st;
+	Elf *e;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s%s", root, obj) >= (int)sizeof(path))
+		return false;
+	/* $ORIGIN is the object's own directory: the same file under another path is another
+	 * prediction, so remember the path's hash with the file */
+	if (stat(path, &st) || !S_ISREG(st.st_mode) ||
+	    !first_time(p, KIND_OBJECT, ((__u64)st.st_dev << 32) ^ st.st_ino, hash_str(path)))
+		return false;
+	snprintf(origin, sizeof(origin), "%s", obj);
+	slash = strrchr(origin, '/');
+	if (!slash)
+		return false;
+	*(slash == origin ? slash + 1 : slash) = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && elf_kind(e) == ELF_K_ELF && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNSYM)
+			api |= defines(e, scn, &sh);
+		if (sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *list;
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_RPATH)
+				continue;
+			list = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+			if (list)
+				gctx_ldso_split(list, origin, scan_dir, &s);
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return api;
+}
+
+bool gctx_ldpath__predict_object(struct gctx_ldpath *p, __u32 pid, const char *path)
+{
+	char root[ROOT_LEN];
+
+	if (!p || !path || path[0] != '/')
+		return false;
+	gctx_ldpath__root(pid, root, sizeof(root));
+	return predict_elf(p, root, path);
+}
+
+static void predict_env(struct gctx_ldpath *p, const char *root, const char *llp)
+{
+	struct scan_ctx s = { p, root };
+
+	if (llp && first_time(p, KIND_LLP, hash_str(llp), hash_str(root)))
+		gctx_ldso_split(llp, NULL, scan_dir, &s);
+}
+
+void gctx_ldpath__predict_pid(struct gctx_ldpath *p, __u32 pid)
+{
+	char root[ROOT_LEN], path[64], exe[PATH_MAX], llp[PATH_MAX];
+	size_t len;
+	ssize_t n;
+	char *env;
+
+	if (!p)
+		return;
+	gctx_ldpath__root(pid, root, sizeof(root));
+	snprintf(path, sizeof(path), "/proc/%u/environ", pid);
+	env = read_small(path, MAX_ENV_BYTES, &len);
+	if (env && gctx_ldso_env_get(env, len, "LD_LIBRARY_PATH", llp, sizeof(llp)))
+		predict_env(p, root, llp);
+	free(env);
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		predict_elf(p, root, exe);
+	}
+	predict_system(p, root);
+}
+
+/* cmd[0] as execvp will find it. */
+static bool which(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char dir[PATH_MAX];
+
+	if (strchr(cmd, '/'))
+		return realpath(cmd, out) != NULL;
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		if (n && n < sizeof(dir)) {
+			memcpy(dir, path, n);
+			dir[n] = 0;
+			if (snprintf(out, len, "%s/%s", dir, cmd) < (int)len && !access(out, X_OK))
+				return true;
+		}
+		path += n + (path[n] == ':');
+	}
+	return false;
+}
+
+void gctx_ldpath__predict_cmd(struct gctx_ldpath *p, char *const *cmd)
+{
+	char exe[PATH_MAX];
+
+	if (!p)
+		return;
+	predict_env(p, "", getenv("LD_LIBRARY_PATH"));
+	if (cmd && cmd[0] && which(cmd[0], exe, sizeof(exe)))
+		predict_elf(p, "", exe);
+	predict_system(p, "");
+}

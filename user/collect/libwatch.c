@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* API coverage on the live side (see libwatch.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include "gpuctx_hold.h"
+#include "lib/hmap.h"
+#include "lib/ldso.h"
+#include "lib/str.h"
+#include "collect/discover.h"
+#include "collect/libwatch.h"
+
+#define FIND_TRIES 20    /* a held mapping may still be completing: retry the maps this often */
+#define MAX_SEEN   65536 /* executable files looked at, remembered */
+
+struct gctx_libwatch {
+	struct gctx_libwatch_opts o;
+	struct gctx_uprobes *u;
+	struct gctx_ldpath *p;
+	struct gctx_hold *hold;
+	struct gctx_hmap seen; /* (dev, ino) of executable mappings already looked at */
+	bool last_new;	/* on_lib ran during the last add_lib: the file was new */
+	int last_ret;
+};
+
+struct gctx_libwatch *gctx_libwatch__new(const struct gctx_libwatch_opts *o, char *err,
+					 size_t errlen)
+{
+	struct gctx_libwatch *w = calloc(1, sizeof(*w));
+
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	w->o = *o;
+	if (o->ctl_fd >= 0 && gctx_hold__set_self(o->ctl_fd) && o->verbose)
+		fprintf(stderr, "gpuctx: cannot exempt gpuctx's own processes from holds\n");
+	if (o->hold) {
+		w->hold = gctx_hold__new(o->holds_fd, o->ctl_fd, o->hold_timeout_ms, err, errlen);
+		if (!w->hold) {
+			free(w);
+			return NULL;
+		}
+	}
+	return w;
+}
+
+void gctx_libwatch__attach(struct gctx_libwatch *w, struct gctx_uprobes *u)
+{
+	w->u = u;
+	w->p = gctx_ldpath__new(u, w->o.verbose);
+}
+
+void gctx_libwatch__predict_cmd(struct gctx_libwatch *w, char *const *cmd)
+{
+	if (w)
+		gctx_ldpath__predict_cmd(w->p, cmd);
+}
+
+void gctx_libwatch__predict_pid(struct gctx_libwatch *w, __u32 pid)
+{
+	if (w)
+		gctx_ldpath__predict_pid(w->p, pid);
+}
+
+static __u32 kdev(dev_t d)
+{
+	return (major(d) << 20) | minor(d);
+}
+
+void gctx_libwatch__on_lib(void *ctx, const char *path, dev_t dev, ino_t ino, int ret)
+{
+	struct gctx_libwatch *w = ctx;
+	struct gctx_lib_key k = { .dev = kdev(dev), .ino = ino };
+	__u8 one = 1;
+
+	w->last_new = true;
+	w->last_ret = ret;
+	/* probed, or not a CUDA/HIP library: either way, never hold a process for it again */
+	if (w->o.known_fd >= 0 && bpf_map_update_elem(w->o.known_fd, &k, &one, BPF_ANY) &&
+	    w->o.verbose)
+		fprintf(stderr, "gpuctx: cannot mark %s as probed: %s\n", path, strerror(errno));
+}
+
+/* The path of pid's mapping or open fd of (dev, ino): mpath as the process sees it, out as
+ * reachable from here (through /proc/PID/root when its root is not ours). */
+static bool find_mapped(__u32 pid, __u32 dev, __u64 ino, char *out, size_t len,
+			char mpath[PATH_MAX])
+{
+	char line[PATH_MAX + 128], root[64], fdp[64];
+	unsigned long long s, e, pgoff, fino;
+	unsigned int maj, min;
+	struct dirent *d;
+	char perms[8];
+	bool found = false;
+	DIR *dp;
+	FILE *f;
+
+	gctx_ldpath__root(pid, root, sizeof(root));
+	snprintf(line, sizeof(line), "/proc/%u/maps", pid);
+	f = fopen(line, "re");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff,
+			       &maj, &min, &fino, mpath) == 8 &&
+			mpath[0] == '/' && ((maj << 20) | min) == dev && fino == ino;
+	if (f)
+		fclose(f);
+	/* not mapped yet: the loader still has the file open */
+	snprintf(fdp, sizeof(fdp), "/proc/%u/fd", pid);
+	dp = found ? NULL : opendir(fdp);
+	while (dp && !found && (d = readdir(dp))) {
+		struct stat st;
+		ssize_t n;
+
+		if (snprintf(line, sizeof(line), "%s/%s", fdp, d->d_name) >= (int)sizeof(line) ||
+		    stat(line, &st) || kdev(st.st_dev) != dev || st.st_ino != ino)
+			continue;
+		n = readlink(line, mpath, PATH_MAX - 1);
+		if (n > 0 && mpath[0] == '/') {
+			mpath[n] = 0;
+			found = true;
+		}
+	}
+	if (dp)
+		closedir(dp);
+	return found && snprintf(out, len, "%s%s", root, mpath) < (int)len;
+}
+
+static void emit_gap(struct gctx_libwatch *w, const struct gctx_ev_hdr *h, __u32 reason,
+		     __u32 dev, __u64 ino, __u64 to_ns, const char *lib)
+{
+	struct gctx_rec_api_gap g = {
+		.pid = h ? h->tgid : 0, .tid = h ? h->tid : 0, .reason = reason, .dev = dev,
+		.ino = ino, .from_ns = h ? h->ts_ns : 0, .to_ns = to_ns,
+	};
+
+	snprintf(g.lib, sizeof(g.lib), "%.*s", (int)sizeof(g.lib) - 1, lib);
+	if (w->o.verbose)
+		fprintf(stderr, "gpuctx: API calls of %u in %s unseen (reason %u)\n", g.pid, g.lib,
+			reason);
+	if (w->o.cb)
+		w->o.cb(w->o.cb_ctx, GCTX_REC_API_GAP, &g, sizeof(g));
+}
+
+static void emit_hold(struct gctx_libwatch *w, const struct gctx_ev_apimap *m, __u32 by,
+		      __u64 to_ns, const char *lib)
+{
+	struct gctx_rec_hold r = {
+		.pid = m->hdr.tgid, .tid = m->hdr.tid, .released_by = by, .dev = m->dev,
+		.ino = m->ino, .from_ns = m->hdr.ts_ns, .to_ns = to_ns,
+	};
+
+	snprintf(r.lib, sizeof(r.lib), "%.*s", (int)sizeof(r.lib) - 1, lib);
+	if (w->o.cb)
+		w->o.cb(w->o.cb_ctx, GCTX_REC_HOLD, &r, sizeof(r));
+}
+
+/* A library named like an API library was mapped before its probes: probe it, resume the
+ * process, and say whether calls could have been missed. */
+static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
+{
+	char path[PATH_MAX], ns[PATH_MAX], err[256], name[GCTX_APIMAP_NAME_LEN + 1];
+	bool held = m->flags & GCTX_APIMAP_HELD, found = false, probed;
+	int ret = -ENOENT, rel = 0;
+	__u32 reason;
+	__u64 now, t0;
+
+	gctx_copy_str(name, sizeof(name), m->name, sizeof(m->name));
+	t0 = gctx_now_mono();
+	for (int i = 0; i < (held ? FIND_TRIES : 1) && !found; i++) {
+		found = find_mapped(m->hdr.tgid, m->dev, m->ino, path, sizeof(path), ns);
+		if (!found && held)
+			usleep(1000);
+	}
+	if (found && w->u)
+		ret = gctx_uprobes__add_lib(w->u, path, err, sizeof(err));
+	now = gctx_now_mono();
+	if (w->o.verbose)
+		fprintf(stderr, "gpuctx: %s of pid %u: seen after %.2f ms, probed after %.2f ms\n",
+			name, m->hdr.tgid, (t0 - m->hdr.ts_ns) / 1e6, (now - m->hdr.ts_ns) / 1e6);
+	if (held) {
+		rel = gctx_hold__release(w->hold, m->hdr.tgid, m->hdr.ts_ns);
+		emit_hold(w, m, rel == 1 ? 0 : rel == 2 ? 2 : 1, now, found ? path : name);
+	}
+	if (found && ret == -ENOENT)
+		return; /* named like one, but exports none of the functions: nothing to miss */
+	probed = found && !ret;
+	if (held && rel == 1)
+		reason = probed ? 0 : GCTX_GAP_PROBE_FAILED;
+	else if (held)
+		reason = rel == 2 ? GCTX_GAP_HOLD_FAILED : GCTX_GAP_HOLD_TIMEOUT;
+	else if (m->flags & GCTX_APIMAP_NO_HOLD)
+		reason = GCTX_GAP_NO_HOLD;
+	else if (m->flags & GCTX_APIMAP_OUTSIDE)
+		reason = GCTX_GAP_OUTSIDE;
+	else
+		reason = GCTX_GAP_HOLD_FAILED;
+	/* not found: the process is gone or unmapped it, and its calls went unseen throughout */
+	if (reason)
+		emit_gap(w, &m->hdr, reason, m->dev, m->ino, probed ? now : 0,
+			 found ? path : name);
+}
+
+/* Any other executable mapping: its RUNPATH names where its own dependencies come from, and
+ * a library not named like an API library may still be one (found by its exports). */
+static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
+{
+	struct gctx_lib_key k = { .dev = m->dev, .ino = m->ino };
+	char path[PATH_MAX], ns[PATH_MAX], err[256];
+	const char *base;
+	__u32 v;
+
+	if (!w->u || gctx_hmap__get(&w->seen, m->dev, m->ino, &v))
+		return;
+	if (w->seen.n < MAX_SEEN)
+		gctx_hmap__put(&w->seen, m->dev, m->ino, 1);
+	if (w->o.known_fd >= 0 && !bpf_map_lookup_elem(w->o.known_fd, &k, &v))
+		return;
+	if (!find_mapped(m->hdr.tgid, m->dev, m->ino, path, sizeof(path), ns))
+		return;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (gctx_ldso_is_api_name(base))
+		return; /* GCTX_EV_APIMAP covers it */
+	if (!gctx_ldpath__predict_object(w->p, m->hdr.tgid, ns))
+		return;
+	/* a CUDA/HIP library under another name (a renamed or statically wrapped driver) */
+	w->last_new = false;
+	if (!gctx_uprobes__add_lib(w->u, path, err, sizeof(err)) && w->last_new && !w->last_ret)
+		emit_gap(w, &m->hdr, GCTX_GAP_NOT_CANDIDATE, m->dev, m->ino, gctx_now_mono(), path);
+}
+
+void gctx_libwatch__on_record(struct gctx_libwatch *w, __u32 type, const void *data, __u32 len)
+{
+	if (!w)
+		return;
+	if (type == GCTX_EV_APIMAP && len >= sizeof(struct gctx_ev_apimap))
+		on_apimap(w, data);
+	else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap))
+		on_libmap(w, data);
+	else if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec))
+		gctx_ldpath__predict_pid(w->p, ((const struct gctx_ev_hdr *)data)->tgid);
+}
+
+void gctx_libwatch__finish(struct gctx_libwatch *w, __u64 apimap_lost)
+{
+	char what[64];
+
+	if (!w || !apimap_lost)
+		return;
+	snprintf(what, sizeof(what), "%llu library mapping(s) not reported",
+		 (unsigned long long)apimap_lost);
+	emit_gap(w, NULL, GCTX_GAP_LOST, 0, 0, 0, what);
+}
+
+void gctx_libwatch__free(struct gctx_libwatch *w)
+{
+	if (!w)
+		return;
+	gctx_hold__free(w->hold);
+	gctx_ldpath__free(w->p);
+	gctx_hmap__free(&w->seen);
+	free(w);
+}

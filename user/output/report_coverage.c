@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The report's "API coverage" section, text and JSON: whether every CUDA/HIP call of every
+ * process could be seen, and if not, which process could call which library unseen, when and
+ * why. A clean verdict means nothing if calls were missed: this says which.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "output/print.h"
+#include "output/report_priv.h"
+
+static const char *released_by(__u32 by)
+{
+	return by == 0 ? "collector" : by == 1 ? "timeout" : by == 2 ? "foreign-sigcont" : "?";
+}
+
+static __u64 hold_ns(const struct gctx_rec_hold *h)
+{
+	return h->to_ns > h->from_ns ? h->to_ns - h->from_ns : 0;
+}
+
+void rep_text_coverage(struct rep_ctx *c)
+{
+	__u32 ngaps = gctx_model__ngaps(c->m), nholds = gctx_model__nholds(c->m);
+	char lib[GCTX_ESC_SIZE(GCTX_PATH_LEN)], t1[32], t2[32];
+	__u64 longest = 0;
+
+	if (!ngaps && !nholds && !gctx_model__nprobes(c->m))
+		return; /* no API tracing in this recording */
+	for (__u32 i = 0; i < nholds; i++)
+		if (hold_ns(gctx_model__hold(c->m, i)) > longest)
+			longest = hold_ns(gctx_model__hold(c->m, i));
+	if (!ngaps) {
+		fputs("API coverage: complete: every CUDA/HIP library was probed before the process "
+		      "mapping it could call it", c->out);
+		if (nholds)
+			fprintf(c->out, " (%u mapping%s held until probed, longest %.1f ms)", nholds,
+				rep_plural(nholds), longest / 1e6);
+		fputs("\n\n", c->out);
+		return;
+	}
+	fprintf(c->out, "API coverage: INCOMPLETE: %u window%s where CUDA/HIP calls could not be "
+		"seen; findings cannot rule out inherited contexts there:\n", ngaps,
+		rep_plural(ngaps));
+	for (__u32 i = 0; i < ngaps; i++) {
+		const struct gctx_api_gap *g = gctx_model__gap(c->m, i);
+		const struct gctx_proc *p = g->has_proc ? rep_proc(c->m, g->proc_idx) : NULL;
+
+		gctx_format_str(lib, sizeof(lib), g->r.lib, sizeof(g->r.lib));
+		if (g->r.reason == GCTX_GAP_LOST) {
+			fprintf(c->out, "  %s (ring buffer full): which processes is unknown\n", lib);
+			continue;
+		}
+		rep_text_time(t1, sizeof(t1), c, g->r.from_ns);
+		if (g->r.to_ns)
+			rep_text_time(t2, sizeof(t2), c, g->r.to_ns);
+		else
+			snprintf(t2, sizeof(t2), "the end");
+		fprintf(c->out, "  pid %u (%.16s) %s: from %s to %s (%s)", g->r.pid,
+			p ? p->comm : "?", lib, t1, t2, gctx_gap_reason_name(g->r.reason));
+		if (g->finding_id)
+			fprintf(c->out, ", finding #%u", g->finding_id);
+		fputc('\n', c->out);
+	}
+	if (nholds)
+		fprintf(c->out, "  %u mapping%s held until probed or timed out, longest %.1f ms\n",
+			nholds, rep_plural(nholds), longest / 1e6);
+	fputc('\n', c->out);
+}
+
+static void key_u64(struct gctx_json *j, const char *k, __u64 v)
+{
+	gctx_json__key(j, k);
+	gctx_json__u64(j, v);
+}
+
+static void key_lib(struct gctx_json *j, const char *lib, size_t n)
+{
+	gctx_json__key(j, "lib");
+	gctx_json__strn(j, lib, strnlen(lib, n));
+}
+
+void rep_json_coverage(struct gctx_json *j, const struct gctx_model *m)
+{
+	__u32 ngaps = gctx_model__ngaps(m), nholds = gctx_model__nholds(m);
+
+	gctx_json__key(j, "api_coverage");
+	gctx_json__obj_begin(j);
+	gctx_json__key(j, "complete");
+	gctx_json__bool(j, ngaps == 0);
+	gctx_json__key(j, "gaps");
+	gctx_json__arr_begin(j);
+	for (__u32 i = 0; i < ngaps; i++) {
+		const struct gctx_api_gap *g = gctx_model__gap(m, i);
+
+		gctx_json__obj_begin(j);
+		key_u64(j, "pid", g->r.pid);
+		key_u64(j, "tid", g->r.tid);
+		key_lib(j, g->r.lib, sizeof(g->r.lib));
+		gctx_json__key(j, "reason");
+		gctx_json__str(j, gctx_gap_reason_name(g->r.reason));
+		key_u64(j, "from_ns", g->r.from_ns);
+		gctx_json__key(j, "to_ns");
+		if (g->r.to_ns)
+			gctx_json__u64(j, g->r.to_ns);
+		else
+			gctx_json__null(j);
+		gctx_json__key(j, "finding");
+		if (g->finding_id)
+			gctx_json__u64(j, g->finding_id);
+		else
+			gctx_json__null(j);
+		gctx_json__obj_end(j);
+	}
+	gctx_json__arr_end(j);
+	gctx_json__key(j, "holds");
+	gctx_json__arr_begin(j);
+	for (__u32 i = 0; i < nholds; i++) {
+		const struct gctx_rec_hold *h = gctx_model__hold(m, i);
+
+		gctx_json__obj_begin(j);
+		key_u64(j, "pid", h->pid);
+		key_u64(j, "tid", h->tid);
+		key_lib(j, h->lib, sizeof(h->lib));
+		key_u64(j, "from_ns", h->from_ns);
+		key_u64(j, "to_ns", h->to_ns);
+		key_u64(j, "held_ns", hold_ns(h));
+		gctx_json__key(j, "released_by");
+		gctx_json__str(j, released_by(h->released_by));
+		gctx_json__obj_end(j);
+	}
+	gctx_json__arr_end(j);
+	gctx_json__obj_end(j);
+}
