@@ -27,6 +27,19 @@ struct {
 	__type(value, __u8);
 } followed SEC(".maps");
 
+/* The common header of a kernel record, for the current thread. */
+static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	h->type = type;
+	h->tid = (__u32)id;
+	h->tgid = id >> 32;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+}
+
 static __always_inline bool is_followed(__u32 tgid)
 {
 	if (follow_all)

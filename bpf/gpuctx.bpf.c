@@ -145,18 +145,6 @@ static __always_inline void submit(void *e)
 	bpf_ringbuf_submit(e, flags);
 }
 
-static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-
-	h->type = type;
-	h->tid = (__u32)id;
-	h->tgid = id >> 32;
-	h->cpu = bpf_get_smp_processor_id();
-	h->ts_ns = bpf_ktime_get_ns();
-	bpf_get_current_comm(h->comm, sizeof(h->comm));
-}
-
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 #include "stack.bpf.h"

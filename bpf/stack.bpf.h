@@ -66,18 +66,6 @@ struct {
 	__type(value, struct gctx_ev_stack);
 } stk_scratch SEC(".maps");
 
-static __always_inline void stk_fill_hdr(struct gctx_ev_hdr *h)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-
-	h->type = GCTX_EV_STACK;
-	h->tid = (__u32)id;
-	h->tgid = id >> 32;
-	h->cpu = bpf_get_smp_processor_id();
-	h->ts_ns = bpf_ktime_get_ns();
-	bpf_get_current_comm(h->comm, sizeof(h->comm));
-}
-
 struct py_walk {
 	struct gctx_ev_stack *s;
 	const struct gctx_py_layout *l;
@@ -265,7 +253,7 @@ static __noinline void stack_emit(void *ctx, struct pt_regs *uregs, __u32 role, 
 
 	if (!s)
 		return;
-	stk_fill_hdr(&s->hdr);
+	fill_hdr(&s->hdr, GCTX_EV_STACK);
 	s->role = role;
 	s->trigger = trigger;
 	s->key = key;

@@ -12,10 +12,10 @@ import os
 import signal
 import sys
 
+from gpufd import CHECK_VERSION, ctl_fd
+
 DIR = sys.argv[1]
 MODE = sys.argv[2] if len(sys.argv) > 2 else ""
-# _IOWR('F', NV_ESC_CHECK_VERSION_STR, 72)
-CHECK_VERSION = (3 << 30) | (72 << 16) | (ord("F") << 8) | 0xD2
 
 
 class Gpu:
@@ -27,19 +27,10 @@ def init_gpu(gpu):
         cuda = ctypes.CDLL("libcuda.so.1")
         rc = cuda.cuInit(0)  # BLAME-INIT-CUDA
         assert rc == 0, rc
-        gpu.fd = find_ctl_fd()
+        gpu.fd = ctl_fd()
+        assert gpu.fd >= 0, "no nvidiactl fd after cuInit"
     else:
         gpu.fd = os.open(os.path.join(DIR, "nvidiactl"), os.O_RDWR)  # BLAME-INIT
-
-
-def find_ctl_fd():
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink("/proc/self/fd/" + name).endswith("nvidiactl"):
-                return int(name)
-        except OSError:
-            pass
-    raise SystemExit("no nvidiactl fd")
 
 
 def worker_loop(gpu):

@@ -6,23 +6,10 @@ worker's __getitem__ uses the inherited nvidiactl fd. The stack test checks the 
 the BLAME-* lines."""
 import ctypes
 import fcntl
-import os
-import sys
 
 import torch
+from gpufd import CHECK_VERSION, ctl_fd
 from torch.utils.data import DataLoader, Dataset
-
-CHECK_VERSION = (3 << 30) | (72 << 16) | (ord("F") << 8) | 0xD2
-
-
-def ctl_fd():
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink("/proc/self/fd/" + name).endswith("nvidiactl"):
-                return int(name)
-        except OSError:
-            pass
-    return -1
 
 
 class Frames(Dataset):
