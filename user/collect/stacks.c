@@ -246,6 +246,9 @@ struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *
 			      "before its mappings were read; ");
 	else if (strcmp(how, "dwarf"))
 		o += snprintf(note + o, sizeof(note) - o, "native frames: %s; ", how);
+	if ((s->flags & GCTX_STK_COPY_CUT) && !s->stack_len && o < sizeof(note))
+		o += snprintf(note + o, sizeof(note) - o,
+			      "user stack unreadable at the event (paged out?); ");
 	pn = py_status_note(s->py_status);
 	if (pn && o < sizeof(note)) {
 		gctx_py_version_str(s->py_version, ver, sizeof(ver));
