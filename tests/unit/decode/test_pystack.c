@@ -231,6 +231,29 @@ static void test_layouts(void **state)
 	assert_false(gctx_py_layout_for(14, &l));
 }
 
+/* Frames are read from a traced process's memory: any bytes at all decode without reading
+ * past the record, to terminated strings. */
+static void test_garbage(void **state)
+{
+	struct gctx_py_frame f;
+	struct gctx_rec_frame r;
+	unsigned seed = 12345;
+
+	(void)state;
+	for (int it = 0; it < 20000; it++) {
+		unsigned char *p = (unsigned char *)&f;
+
+		for (size_t i = 0; i < sizeof(f); i++) {
+			seed = seed * 1103515245 + 12345;
+			p[i] = seed >> 16;
+		}
+		gctx_py_frame_resolve(&f, &r);
+		assert_true(memchr(r.file, 0, sizeof(r.file)) != NULL);
+		assert_true(memchr(r.function, 0, sizeof(r.function)) != NULL);
+		assert_true(r.line < (1u << 31));
+	}
+}
+
 int main(void)
 {
 	/* clang-format off */
@@ -242,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_frame_resolve),
 		cmocka_unit_test(test_splice),
 		cmocka_unit_test(test_layouts),
+		cmocka_unit_test(test_garbage),
 	};
 	/* clang-format on */
 
