@@ -145,9 +145,11 @@ int mdl_stack_feed(struct gctx_model *m, __u32 type, const void *data, __u32 len
 		s = stk(m);
 		if (!s)
 			return -ENOMEM;
-		if (len < sizeof(s->drops))
+		/* the first two counters are the minimum; later fields are read when present */
+		if (len < 2 * sizeof(__u64))
 			return -EINVAL;
-		memcpy(&s->drops, data, sizeof(s->drops));
+		memset(&s->drops, 0, sizeof(s->drops));
+		memcpy(&s->drops, data, len < sizeof(s->drops) ? len : sizeof(s->drops));
 		s->has_drops = true;
 	}
 	return 0; /* GCTX_EV_STACK: the raw capture, resolved by the collector */

@@ -143,6 +143,17 @@ static void test_malformed(void **state)
 	gctx_site_format(gctx_model__stack(m, 1), buf, sizeof(buf));
 	assert_string_equal(buf, "unknown (native frames unavailable: process gone)");
 	assert_int_equal(gctx_model__nstacks(m), 2);
+	/* the end-of-recording counters: the two first fields are the minimum */
+	{
+		__u64 d[2] = { 3, 1 };
+
+		assert_null(gctx_model__stack_drops(m));
+		assert_int_equal(gctx_model__feed(m, GCTX_REC_STACK_DROPS, d, 8), -EINVAL);
+		assert_int_equal(gctx_model__feed(m, GCTX_REC_STACK_DROPS, d, sizeof(d)), 0);
+		assert_int_equal(gctx_model__stack_drops(m)->lost, 3);
+		assert_int_equal(gctx_model__stack_drops(m)->unresolved, 1);
+		assert_int_equal(gctx_model__stack_drops(m)->resolved, 0);
+	}
 	gctx_model__free(m);
 }
 
