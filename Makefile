@@ -19,8 +19,8 @@ BPF_CFLAGS := -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclud
 CFLAGS ?= -g -O2
 CFLAGS += -D_GNU_SOURCE -Wall -Wextra -Werror=undef -Wno-unused-parameter -Iinclude -Iuser -I$(OUTPUT) \
 	-DGPUCTX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags libbpf 2>/dev/null)
-LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
-STATIC_LDLIBS := -Wl,-Bstatic -lbpf -lelf -lz $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
+LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -ldw -lelf -lz
+STATIC_LDLIBS := -Wl,-Bstatic -lbpf -ldw -lelf -lz $(foreach l,lzma bz2,$(if $(wildcard /usr/lib/$(shell uname -m)-linux-gnu/lib$(l).a),-l$(l))) $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
 
 BPF_UNITS := gpuctx api
 # user/ by stage of the data path (docs/architecture.md). The live side (collect/, cli/) needs
@@ -56,7 +56,7 @@ all: $(BUILD)/gpuctx $(BUILD)/fakegpu $(WORKLOADS)
 $(OUTPUT) $(BUILD) $(BUILD)/workloads:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/%.tmp.bpf.o: bpf/%.bpf.c include/gpuctx_events.h $(wildcard bpf/*.bpf.h) $(VMLINUX_H) | $(OUTPUT)
+$(OUTPUT)/%.tmp.bpf.o: bpf/%.bpf.c $(wildcard include/*.h) $(wildcard bpf/*.bpf.h) $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -68,7 +68,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) include/gpuctx_events.h
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -96,6 +96,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(P
 $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools $< -lpthread -o $@
+
+# The stack test's C workload again, with frame pointers (wl_blame itself has none: -O2).
+$(BUILD)/workloads/wl_blame_fp: tests/workloads/wl_blame.c tools/gpu_uapi.h | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -Itools $< -lpthread -o $@
+
+all: $(BUILD)/workloads/wl_blame_fp
 
 deps:
 	$(Q)tools/install-deps.sh build

@@ -910,6 +910,18 @@ def machine():
 
 # ---- RESULTS.md ----
 
+
+def kept_section(path, name):
+    """A section another script owns (bench/stack_cost.sh), between its markers: kept."""
+    try:
+        old = open(path).read()
+    except OSError:
+        return ""
+    b, e = f"<!-- {name} begin -->", f"<!-- {name} end -->"
+    if b not in old or e not in old:
+        return ""
+    return "\n" + old[old.index(b):old.index(e) + len(e)] + "\n"
+
 def per_round(raw, cfg, key, base="untraced"):
     """[(cfg value, baseline value)] for the rounds where both exist."""
     out = []
@@ -1569,6 +1581,7 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
     for t, meas, v, why in targets:
         tl.append(f"| {t} | {meas} | {v} | {why} |")
     text = text.replace("TARGETS_PLACEHOLDER", "\n".join(tl) if targets else "No row was run.")
+    text += kept_section(path, "stack_cost")
     with open(path, "w") as f:
         f.write(text)
     return targets

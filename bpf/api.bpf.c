@@ -25,6 +25,8 @@ struct gctx_uregs {
 #include <bpf/bpf_core_read.h>
 #include "gpuctx_events.h"
 #include "common.bpf.h"
+#define GCTX_STACK_NO_SIGNAL /* gpuctx.bpf.c has it */
+#include "stack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -81,6 +83,7 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 
 	if (!is_followed(id >> 32))
 		return 0;
+	stack_on_api(ctx, fn, fn == GCTX_CU_INIT || fn == GCTX_HIP_INIT);
 	s = bpf_map_lookup_elem(&api_zero, &zero);
 	if (!s)
 		return 0;

@@ -40,6 +40,19 @@ static __always_inline bool is_own(__u32 tgid)
 	return tgid == self_tgid || bpf_map_lookup_elem(&own_procs, &tgid) != NULL;
 }
 
+/* The common header of a kernel record, for the current thread. */
+static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	h->type = type;
+	h->tid = (__u32)id;
+	h->tgid = id >> 32;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+}
+
 static __always_inline bool is_followed(__u32 tgid)
 {
 	/* gpuctx and its helpers are never in followed: only -a needs the own check */

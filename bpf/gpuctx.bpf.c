@@ -71,6 +71,7 @@ struct ioctl_slot {
 	__u64 params; /* user pointer of the (inner) parameters */
 	__u32 active;
 	__u32 sent;   /* records this task sent: the ring's fill level is checked every 32 */
+	__u64 stk_file; /* last file this task's ioctls were checked for a use stack */
 };
 
 /* In-flight syscalls, per task: task-local storage costs no insert/delete per call. */
@@ -105,19 +106,9 @@ static __always_inline void submit(void *e)
 	bpf_ringbuf_submit(e, flags);
 }
 
-static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-
-	h->type = type;
-	h->tid = (__u32)id;
-	h->tgid = id >> 32;
-	h->cpu = bpf_get_smp_processor_id();
-	h->ts_ns = bpf_ktime_get_ns();
-	bpf_get_current_comm(h->comm, sizeof(h->comm));
-}
-
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+#include "stack.bpf.h"
 
 /* Is this inode a GPU device? Returns enum gctx_dev_kind. The inode pointer is BTF-typed
  * (bpf_rdonly_cast): field loads are ~2 ns each instead of a ~29 ns probe read. */
@@ -201,7 +192,8 @@ static __always_inline struct file *fd_file(__s32 fd)
 
 /* ---- lineage ---- */
 
-static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
+static __always_inline void on_fork(void *ctx, struct task_struct *parent,
+				    struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
@@ -227,19 +219,20 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 	e->flags = ctgid == ptgid ? GCTX_FORK_THREAD : 0;
 	e->pad = 0;
 	submit(e);
+	stack_on_fork(ctx, ptgid, ctgid);
 }
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
 {
-	on_fork(parent, child);
+	on_fork(ctx, parent, child);
 	return 0;
 }
 
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 {
-	on_fork(parent, child);
+	on_fork(ctx, parent, child);
 	return 0;
 }
 
@@ -292,6 +285,7 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 			return;
 		bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY);
 	}
+	stack_on_exec(tgid);
 
 	/* GPU fds still open now survived exec (O_CLOEXEC ones are already closed). */
 	fdt = BPF_CORE_READ(task, files, fdt);
@@ -359,8 +353,10 @@ static __always_inline void on_exit(struct task_struct *task)
 	}
 	if (group_dead && !follow_all)
 		bpf_map_delete_elem(&followed, &tgid);
-	if (group_dead)
+	if (group_dead) {
+		stack_on_exit(tgid);
 		hold_forget(tgid);
+	}
 }
 
 SEC("tp_btf/sched_process_exit")
@@ -394,7 +390,7 @@ static __always_inline struct pt_regs *sys_regs(void)
 /* Decided at exit from the new fd's inode: most opens (the dynamic loader's libraries) are of
  * no interest, and an exit-only program keeps nothing for them. which: 0 openat, 1 open,
  * 2 openat2. */
-static __always_inline void open_exit(long ret, int which)
+static __always_inline void open_exit(void *ctx, long ret, int which)
 {
 	struct gctx_ev_open *e;
 	struct pt_regs *regs;
@@ -408,6 +404,7 @@ static __always_inline void open_exit(long ret, int which)
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind)
 		return;
+	stack_on_open(ctx, (__u64)f, ret);
 	e = reserve(sizeof(*e), GCTX_EV_OPEN);
 	if (!e)
 		return;
@@ -437,21 +434,21 @@ static __always_inline void open_exit(long ret, int which)
 SEC("tp/syscalls/sys_exit_openat")
 int openat_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	open_exit(ctx->ret, 0);
+	open_exit(ctx, ctx->ret, 0);
 	return 0;
 }
 
 SEC("tp/syscalls/sys_exit_open")
 int open_exit_prog(struct trace_event_raw_sys_exit *ctx)
 {
-	open_exit(ctx->ret, 1);
+	open_exit(ctx, ctx->ret, 1);
 	return 0;
 }
 
 SEC("tp/syscalls/sys_exit_openat2")
 int openat2_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	open_exit(ctx->ret, 2);
+	open_exit(ctx, ctx->ret, 2);
 	return 0;
 }
 
@@ -543,6 +540,11 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!s) {
 		__sync_fetch_and_add(&missed_stash, 1);
 		return 0;
+	}
+	/* the use-stack check once per task and file: nothing more on the hot path */
+	if (s->stk_file != (__u64)f) {
+		s->stk_file = (__u64)f;
+		stack_on_use(ctx, (__u64)f, fd);
 	}
 	params = ctx->args[2];
 	fill_hdr(&s->ev.hdr, GCTX_EV_IOCTL);
@@ -673,6 +675,7 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 		}
 		return 0;
 	}
+	stack_on_use(ctx, (__u64)f, fd); /* rare: GPU mappings only; deduplicated there */
 	e = reserve(sizeof(*e), GCTX_EV_MMAP);
 	if (!e)
 		return 0;

@@ -26,9 +26,8 @@ enum gctx_ev_type {
 	GCTX_EV_FD_KEPT = 8, /* struct gctx_ev_fd: a GPU fd that survived exec (no O_CLOEXEC) */
 	GCTX_EV_API = 9,     /* struct gctx_ev_api: a CUDA driver / HIP runtime call (uprobes) */
 	GCTX_EV_LIBMAP = 10, /* struct gctx_ev_libmap: an executable file mapping (library load) */
-	/* Reserved so that work landing in parallel does not collide (see docs/architecture.md):
-	 * 11    stack sample of a rare event (blame, issue 11)
-	 * 12    API-library hold / first-call events from the kernel (issue 12) */
+	GCTX_EV_STACK = 11,  /* struct gctx_ev_stack (gpuctx_stack.h): stack at a rare event; past
+			      * GCTX_EV_KERNEL_MAX too (its losses: GCTX_REC_STACK_DROPS) */
 	GCTX_EV_KERNEL_MAX = 11,
 	/* Past GCTX_EV_KERNEL_MAX so that the drop counters keep their size (trace format 2). */
 	GCTX_EV_APIMAP = 12, /* struct gctx_ev_apimap: a CUDA/HIP library mapped before its probes */
@@ -44,9 +43,11 @@ enum gctx_ev_type {
 	GCTX_REC_WRITE_LOSS = 80,     /* struct gctx_rec_write_loss: the trace could not be written */
 	GCTX_REC_API_GAP = 71,	    /* struct gctx_rec_api_gap: API calls could not be seen */
 	GCTX_REC_HOLD = 72,	    /* struct gctx_rec_hold: a mapping thread held until probed */
+	GCTX_REC_STACK = 75,	    /* struct gctx_rec_stack: a resolved GCTX_EV_STACK */
+	GCTX_REC_STACK_DROPS = 76,  /* struct gctx_rec_stack_drops: written at end */
 	/* Reserved for work landing in parallel:
 	 * 73-74 API coverage (issue 12)
-	 * 75-79 stacks and symbols (issue 11)
+	 * 77-79 stacks and symbols (issue 11)
 	 * 80-84 hardening: resync, write-loss accounting (issue 9)
 	 * 85-89 timeline / process names (issue 13)
 	 * 90-94 diagnosis (issue 10) */
@@ -377,5 +378,7 @@ struct gctx_rec_write_loss {
 	__s32 err;		  /* -errno of the failed write */
 	__u32 pad;
 };
+
+#include "gpuctx_stack.h"
 
 #endif /* __GPUCTX_EVENTS_H */

@@ -402,9 +402,13 @@ t_sigkill() {
 # the diagnosis on PyTorch DataLoader jobs: diagnosis.sh
 . "$top/tests/integration/diagnosis.sh"
 
+. "$top/tests/integration/stacks.sh"
+
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
 	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
-	api_hip_real api_container security "${diag_tests[@]}")
+	api_hip_real api_container security "${diag_tests[@]}"
+	stacks_c stacks_c_fp stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
+	stacks_dataloader stacks_timeline)
 . "$top/tests/integration/api_coverage.sh"
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do

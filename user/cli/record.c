@@ -26,6 +26,8 @@
 #include "trace/tracefile.h"
 #include "collect/uprobes.h"
 #include "lib/outfile.h"
+#include "collect/stacks.h"
+#include "collect/pyprobe.h"
 #include "collect/libwatch.h"
 
 #define POLL_MS 10
@@ -46,6 +48,7 @@ struct record_env {
 	const char *libs[16];		/* --libcuda / --libhip */
 	__u32 nlibs;
 	bool no_api;
+	bool no_stacks;
 	bool launches;
 	bool no_hold;			/* --no-hold */
 	__u32 hold_timeout_ms;		/* --hold-timeout */
@@ -60,6 +63,8 @@ struct record_state {
 	struct gctx_outfile *out; /* the trace, renamed into place at the end */
 	struct gctx_model *model;
 	struct gctx_uprobes *uprobes;
+	struct gctx_stacks *stacks;	/* resolves kernel stacks (blame) */
+	struct gctx_pyprobe *pyprobe;	/* tells the kernel where Python lives */
 	struct gctx_libwatch *libwatch;
 	__u64 start_mono;
 	__u64 records;
@@ -97,6 +102,7 @@ static void usage(FILE *out)
 		"      --libhip PATH       probe this HIP runtime library (libamdhip64.so) too\n"
 		"      --launches          also count kernel launches (a probe per launch)\n"
 		"      --no-api            do not probe the CUDA/HIP libraries\n"
+		"      --no-stacks         no call stacks at GPU init, fork, inherited use, crash\n"
 		"      --no-hold           never stop a process that maps a CUDA/HIP library not\n"
 		"                          probed yet (its first calls may then be missed: reported)\n"
 		"      --hold-timeout MS   resume such a process after MS at most (default 500)\n"
@@ -149,6 +155,7 @@ enum {
 	OPT_LIB,
 	OPT_LAUNCHES,
 	OPT_NO_API,
+	OPT_NO_STACKS,
 	OPT_PERFETTO,
 	OPT_CHROME,
 	OPT_SILENT,
@@ -169,6 +176,7 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		{ "libhip", required_argument, NULL, OPT_LIB },
 		{ "launches", no_argument, NULL, OPT_LAUNCHES },
 		{ "no-api", no_argument, NULL, OPT_NO_API },
+		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 		{ "chrome", required_argument, NULL, OPT_CHROME },
 		{ "no-hold", no_argument, NULL, OPT_NO_HOLD },
@@ -246,6 +254,9 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		case OPT_NO_API:
 			env->no_api = true;
 			break;
+		case OPT_NO_STACKS:
+			env->no_stacks = true;
+			break;
 		case OPT_PERFETTO:
 			env->perfetto = optarg;
 			break;
@@ -300,6 +311,30 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 	return 0;
 }
 
+static int on_record(void *ctx, __u32 type, const void *data, __u32 len);
+
+/* Stacks: resolve each raw kernel stack into a GCTX_REC_STACK record right away, while the
+ * process's mappings can still be read. */
+static void record_stack_hook(struct record_state *st, __u32 type, const void *data, __u32 len)
+{
+	struct gctx_rec_stack *r;
+	__u32 rlen = 0;
+
+	gctx_stacks__on_record(st->stacks, type, data, len);
+	gctx_pyprobe__on_record(st->pyprobe, type, data, len);
+	if (type != GCTX_EV_STACK)
+		return;
+	r = gctx_stacks__resolve(st->stacks, data, len, &rlen);
+	if (r)
+		on_record(st, GCTX_REC_STACK, r, rlen);
+	free(r);
+}
+
+static void watch_python(void *ctx, __u32 pid)
+{
+	gctx_stacks__watch(ctx, pid);
+}
+
 static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 {
 	struct record_state *st = ctx;
@@ -314,6 +349,7 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	if (!st->env->quiet)
 		gctx_print_event(stdout, type, data, len, st->start_mono);
 	gctx_model__feed(st->model, type, data, len);
+	record_stack_hook(st, type, data, len);
 	if (st->uprobes)
 		gctx_uprobes__on_record(st->uprobes, type, data, len);
 	gctx_libwatch__on_record(st->libwatch, type, data, len);
@@ -329,6 +365,8 @@ static int start_uprobes(struct record_state *st, struct gctx_collector *c,
 		.events_fd = gctx_collector__map_fd(c, "events"),
 		.followed_fd = gctx_collector__map_fd(c, "followed"),
 		.own_fd = gctx_collector__map_fd(c, "own_procs"),
+		.stk_state_fd = env->no_stacks ? -1 : gctx_collector__map_fd(c, "stk_state"),
+		.pyinfo_fd = env->no_stacks ? -1 : gctx_collector__map_fd(c, "pyinfo"),
 		.follow_all = env->all,
 		.self_tgid = getpid(),
 		.launches = env->launches,
@@ -656,6 +694,7 @@ int cmd_record(int argc, char **argv)
 	o.self_tgid = getpid();
 	o.verbose = env.verbose;
 	o.track_libs = !env.no_api;
+	o.no_stacks = env.no_stacks;
 	o.hold = !env.no_hold;
 	o.cb = on_record;
 	o.cb_ctx = &st;
@@ -689,6 +728,12 @@ int cmd_record(int argc, char **argv)
 			if (seeds.pids[i] != (__u32)getpid()) /* -p 1: never gpuctx itself */
 				gctx_collector__follow(c, seeds.pids[i]);
 	}
+	st.stacks = env.no_stacks ? NULL : gctx_stacks__new();
+	st.pyprobe = env.no_stacks ? NULL
+				   : gctx_pyprobe__new(gctx_collector__map_fd(c, "pyinfo"), env.verbose);
+	gctx_pyprobe__set_found_cb(st.pyprobe, watch_python, st.stacks);
+	for (__u32 i = 0; i < seeds.n; i++)
+		gctx_pyprobe__scan_pid(st.pyprobe, seeds.pids[i]);
 	if (!env.no_api && start_uprobes(&st, c, &seeds))
 		goto cleanup_collector;
 	if (env.cmd) {
@@ -754,6 +799,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 		gctx_trace_writer__flush(st.w);
+		gctx_pyprobe__tick(st.pyprobe);
 		if (child && waitpid(child, &status, WNOHANG) == child) {
 			child_done = true;
 			break;
@@ -780,6 +826,14 @@ int cmd_record(int argc, char **argv)
 	}
 	gctx_libwatch__finish(st.libwatch, gctx_collector__apimap_lost(c));
 	on_record(&st, GCTX_REC_DROPS, &drops, sizeof(drops));
+	if (st.stacks) {
+		struct gctx_rec_stack_drops sd;
+
+		gctx_stacks__stats(st.stacks, &sd);
+		sd.lost = gctx_collector__stack_lost(c);
+
+		on_record(&st, GCTX_REC_STACK_DROPS, &sd, sizeof(sd));
+	}
 	if (child && !child_done && waitpid(child, &status, WNOHANG) == child)
 		child_done = true;
 	end.end_ns = gctx_now_mono();
@@ -809,6 +863,8 @@ int cmd_record(int argc, char **argv)
 
 cleanup_collector:
 	gctx_uprobes__free(st.uprobes);
+	gctx_stacks__free(st.stacks);
+	gctx_pyprobe__free(st.pyprobe);
 	gctx_collector__free(c);
 	gctx_libwatch__free(st.libwatch); /* after the programs are gone: no hold is left */
 cleanup_child:

@@ -107,6 +107,7 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 		s->rodata->regdev_kind[i] = o->devs[i].kind;
 	}
 	s->rodata->track_libs = o->track_libs;
+	s->rodata->stacks_on = !o->no_stacks;
 	s->rodata->hold_on = o->track_libs && o->hold;
 	choose_lineage(s, btf);
 	bpf_program__set_autoload(s->progs.gpu_file_iter, iter);
@@ -272,6 +273,11 @@ void gctx_collector__drops(const struct gctx_collector *c, struct gctx_rec_drops
 		out->drops[i] = __atomic_load_n(&c->skel->bss->drops[i], __ATOMIC_RELAXED);
 	out->missed_stash = __atomic_load_n(&c->skel->bss->missed_stash, __ATOMIC_RELAXED);
 	out->unfollowed = __atomic_load_n(&c->skel->bss->follow_full, __ATOMIC_RELAXED);
+}
+
+__u64 gctx_collector__stack_lost(const struct gctx_collector *c)
+{
+	return __atomic_load_n(&c->skel->bss->stack_lost, __ATOMIC_RELAXED);
 }
 
 __u64 gctx_collector__apimap_lost(const struct gctx_collector *c)

@@ -24,6 +24,7 @@ struct gctx_collector_opts {
 	__u32 self_tgid;
 	bool verbose;			     /* libbpf debug output */
 	bool track_libs;		     /* report executable mappings (for API probes) */
+	bool no_stacks;			     /* no stacks at rare events (--no-stacks) */
 	bool hold;			     /* hold a process mapping an unprobed API library */
 	gctx_record_fn cb;
 	void *cb_ctx;
@@ -54,6 +55,8 @@ void gctx_collector__drops(const struct gctx_collector *c, struct gctx_rec_drops
 /* API-library mappings the kernel could not report (ring buffer full). */
 __u64 gctx_collector__apimap_lost(const struct gctx_collector *c);
 const char *gctx_collector__features(const struct gctx_collector *c);
+/* Stacks the kernel could not emit (ring buffer full). */
+__u64 gctx_collector__stack_lost(const struct gctx_collector *c);
 /* fd of a kernel-side map ("events", "followed"), to share it with other BPF objects. */
 int gctx_collector__map_fd(const struct gctx_collector *c, const char *name);
 void gctx_collector__free(struct gctx_collector *c);

@@ -116,9 +116,13 @@ struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *
 						      ATTACH_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(u->skel->progs.api_return_multi,
 						      ATTACH_UPROBE_MULTI);
+		u->skel->rodata->stacks_on = o->stk_state_fd >= 0 && o->pyinfo_fd >= 0;
 		if (bpf_map__reuse_fd(u->skel->maps.events, o->events_fd) ||
 		    bpf_map__reuse_fd(u->skel->maps.followed, o->followed_fd) ||
-		    bpf_map__reuse_fd(u->skel->maps.own_procs, o->own_fd)) {
+		    bpf_map__reuse_fd(u->skel->maps.own_procs, o->own_fd) ||
+		    (o->stk_state_fd >= 0 &&
+		     bpf_map__reuse_fd(u->skel->maps.stk_state, o->stk_state_fd)) ||
+		    (o->pyinfo_fd >= 0 && bpf_map__reuse_fd(u->skel->maps.pyinfo, o->pyinfo_fd))) {
 			snprintf(err, errlen, "cannot share maps with the API probes: %s",
 				 strerror(errno));
 			goto err_destroy;

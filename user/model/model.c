@@ -104,6 +104,7 @@ void gctx_model__free(struct gctx_model *m)
 	gctx_hmap__free(&m->client_map);
 	free(m->devices);
 	free(m->stack);
+	mdl_stacks_free(m);
 	free(m);
 }
 
@@ -123,6 +124,10 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 
 	if (!m || (!data && len))
 		return -EINVAL;
+	if (type == GCTX_EV_STACK || type == GCTX_REC_STACK || type == GCTX_REC_STACK_DROPS) {
+		m->total++;
+		return mdl_stack_feed(m, type, data, len);
+	}
 	if (!need) {
 		m->unknown_records++;
 		m->total++;

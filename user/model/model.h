@@ -285,6 +285,39 @@ __u64 gctx_model__procaddr_not_found(const struct gctx_model *m);
 /* API calls seen per process (index = process idx). */
 __u64 gctx_model__api_calls(const struct gctx_model *m, __u32 proc_idx);
 
+/* ---- stacks at rare events (model/stacks.c) ---- */
+
+/* A resolved stack: frames innermost first; site = the user's frame (-1 none). */
+struct gctx_stack {
+	__u32 idx;
+	__u32 pid, tid;
+	__u64 ts_ns;
+	__u32 role;			/* enum gctx_stack_role */
+	__u32 trigger;			/* fd, child pid (fork) or signal (crash) */
+	__u64 key;			/* struct file of init/use */
+	__u32 py_status, py_version;
+	char note[128];			/* why it may be incomplete */
+	const struct gctx_rec_frame *frames;
+	__u32 nframes;
+	int site;
+};
+
+__u32 gctx_model__nstacks(const struct gctx_model *m);
+const struct gctx_stack *gctx_model__stack(const struct gctx_model *m, __u32 idx);
+/* The stack of this role taken in process pid. match: 0 = the first; else the fork of that
+ * child pid (FORK, no fallback), or the init/use of that struct file (falls back to the
+ * first). NULL if none. */
+const struct gctx_stack *gctx_model__stack_for(const struct gctx_model *m, __u32 pid, __u32 role,
+					       __u64 match);
+/* The site (user frame) of pid's first stack of this role, NULL if none. */
+const struct gctx_rec_frame *gctx_model__site(const struct gctx_model *m, __u32 pid, __u32 role);
+/* Stacks lost, as the collector recorded at the end (NULL if no record). */
+const struct gctx_rec_stack_drops *gctx_model__stack_drops(const struct gctx_model *m);
+const char *gctx_stack_role_name(__u32 role); /* "init", "fork", "use", "crash" */
+/* Library code (stdlib, site-packages, libc, CUDA/HIP, the interpreter): not a site. */
+bool gctx_frame_is_library(const struct gctx_rec_frame *f);
+/* Index of the site among n frames, -1 when n is 0. */
+int gctx_stack_pick_site(const struct gctx_rec_frame *fr, __u32 n);
 /* API coverage: the gaps, and the holds that avoided one (GCTX_REC_HOLD records). */
 __u32 gctx_model__ngaps(const struct gctx_model *m);
 const struct gctx_api_gap *gctx_model__gap(const struct gctx_model *m, __u32 idx);

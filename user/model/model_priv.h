@@ -112,6 +112,7 @@ struct gctx_model {
 	__u32 cap_stack;
 	gctx_finding_cb cb;
 	void *cb_ctx;
+	struct mdl_stacks *stk; /* stacks.c */
 	struct mdl_coverage *cov; /* API coverage (coverage.c), NULL until a record needs it */
 };
 
@@ -148,6 +149,10 @@ static inline struct gctx_api_ctx *CTX(const struct gctx_model *m, __u32 id)
 
 /* model.c: snprintf for human-readable text, where cutting a long line short is fine */
 __attribute__((format(printf, 3, 4))) void mdl_textf(char *buf, size_t len, const char *fmt, ...);
+
+/* stacks.c: GCTX_REC_STACK and friends */
+int mdl_stack_feed(struct gctx_model *m, __u32 type, const void *data, __u32 len);
+void mdl_stacks_free(struct gctx_model *m);
 
 /* lineage.c: processes, threads, fork/exec/exit, present-at-attach records */
 struct proc_priv *mdl_proc_lookup(const struct gctx_model *m, __u32 pid);

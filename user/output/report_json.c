@@ -13,6 +13,7 @@
 #include "lib/json.h"
 #include "output/print.h"
 #include "output/report_priv.h"
+#include "output/sites.h"
 #include "trace/records.h"
 
 #define GCTX_O_CLOEXEC	 02000000u /* kernel value, as in the open record */
@@ -558,6 +559,7 @@ static void rep_json_finding(struct gctx_json *j, const struct gctx_model *m,
 	rep_json_bool(j, "later_used", f->later_used);
 	rep_json_u64(j, "uses", f->uses);
 	rep_json_u64_or_null(j, "related_finding", f->related_finding);
+	gctx_sites_json(j, m, f);
 	gctx_json__key(j, "api_ret");
 	if (f->has_api_ret)
 		gctx_json__s64(j, f->api_ret);
@@ -672,6 +674,13 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 			rep_json_finding(j, m, f);
 	}
 	gctx_json__arr_end(j);
+
+	gctx_json__key(j, "stacks");
+	gctx_json__arr_begin(j);
+	for (i = 0; i < gctx_model__nstacks(m); i++)
+		gctx_stack_json(j, gctx_model__stack(m, i));
+	gctx_json__arr_end(j);
+	gctx_stack_stats_json(j, m);
 
 	rep_json_counts(j, m);
 	rep_json_incidents(j, m, an);

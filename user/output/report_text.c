@@ -12,6 +12,7 @@
 #include "decode/decode.h"
 #include "output/print.h"
 #include "output/report_priv.h"
+#include "output/sites.h"
 #include "trace/records.h"
 
 #define NS_PER_SEC 1000000000ULL
@@ -328,6 +329,7 @@ static void rep_text_finding(struct rep_ctx *c, const struct gctx_finding *f)
 			fprintf(c->out, "%s %u", i ? " ->" : "", f->chain[i]);
 		fprintf(c->out, "%s\n", f->exec_between ? " (exec in between)" : "");
 	}
+	gctx_sites_print(c->out, c->m, f);
 }
 
 static void rep_text_findings(struct rep_ctx *c)
@@ -436,6 +438,8 @@ int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_t
 	rep_text_probes(&c);
 	rep_text_coverage(&c);
 	rep_text_findings(&c);
+	gctx_stack_stats_print(c.out, m);
+	gctx_stacks_print(c.out, m, 16);
 	rep_text_counts(&c);
 	gctx_analysis__free(c.an);
 	rep_api_index__free(&c.ax);

@@ -4,14 +4,46 @@
  * until their process ends (their use counts grow).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "decode/decode.h"
 #include "model/model.h"
 #include "output/print.h"
+#include "output/sites.h"
 #include "output/timeline_priv.h"
 #include "trace/records.h"
 
 /* ---- findings ---- */
+
+/* Its sites and stacks as args ("init_site", "init_stack": one frame per line); the buffers
+ * live until the next finding (the exporter is single-threaded). */
+static void add_stacks(struct exporter *x, const struct gctx_finding *f, struct args *a)
+{
+	static char site[GCTX_STACK_ROLE_MAX][640], stack[GCTX_STACK_ROLE_MAX][4096];
+	static char keys[GCTX_STACK_ROLE_MAX][2][16];
+	const struct gctx_stack *st[GCTX_STACK_ROLE_MAX];
+
+	gctx_finding_stacks(x->m, f, st);
+	for (__u32 r = 1; r < GCTX_STACK_ROLE_MAX; r++) {
+		size_t o = 0;
+
+		if (!st[r])
+			continue;
+		gctx_site_format(st[r], site[r], sizeof(site[r]));
+		stack[r][0] = 0;
+		for (__u32 i = 0; i < st[r]->nframes && o + 2 < sizeof(stack[r]); i++) {
+			gctx_frame_format(&st[r]->frames[i], stack[r] + o, sizeof(stack[r]) - o);
+			o += strlen(stack[r] + o);
+			if (o + 2 < sizeof(stack[r]))
+				stack[r][o++] = '\n';
+			stack[r][o] = 0;
+		}
+		snprintf(keys[r][0], sizeof(keys[r][0]), "%s_site", gctx_stack_role_name(r));
+		snprintf(keys[r][1], sizeof(keys[r][1]), "%s_stack", gctx_stack_role_name(r));
+		tl_arg_str(a, keys[r][0], site[r]);
+		tl_arg_str(a, keys[r][1], stack[r]);
+	}
+}
 
 static void emit_finding(struct exporter *x, const struct gctx_finding *f)
 {
@@ -69,6 +101,7 @@ static void emit_finding(struct exporter *x, const struct gctx_finding *f)
 		tl_arg_str(&a, "context_handle", ctxh);
 	}
 	tl_arg_strn(&a, "detail", f->detail, sizeof(f->detail));
+	add_stacks(x, f, &a);
 	tl_emit(x, 'I', &t, f->time_ns, name, "finding", &a, 0, 0);
 }
 

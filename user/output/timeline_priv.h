@@ -127,7 +127,7 @@ struct exporter {
 
 /* ---- args ---- */
 
-#define MAX_ARGS 24
+#define MAX_ARGS 32 /* a finding: up to 23, and 8 for its stacks */
 
 struct args {
 	struct gctx_tl_arg a[MAX_ARGS];

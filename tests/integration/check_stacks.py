@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""check_stacks.py KIND JSON SOURCE [crash|unknown]: the sites gpuctx names for a blame
+workload (tests/workloads/blame.py for KIND=py, wl_blame.c for KIND=c) are the functions and
+lines that SOURCE marks with BLAME-* comments. Prints what is wrong and exits 1."""
+import json
+import os
+import sys
+
+kind, path, source = sys.argv[1:4]
+# mode: "" | crash | unknown | cuda
+mode = sys.argv[4] if len(sys.argv) > 4 else ""
+rep = json.load(open(path))
+marks = {}
+for n, line in enumerate(open(source), 1):
+    if "BLAME-" in line:
+        marks[line.split("BLAME-")[1].split()[0]] = n
+bad = []
+
+
+def need(cond, what):
+    if not cond:
+        bad.append(what)
+
+
+def frames_of(stack):
+    return [f for f in stack if f.get("function")]
+
+
+use = [f for f in rep["findings"] if f["kind"] == "inherited-gpu-use"]
+if mode == "cudause":
+    # no ioctl in the child: the findings about its CUDA calls carry the sites
+    use = [f for f in rep["findings"] if (f.get("stacks") or {}).get("use")]
+need(use, "no finding about the child's use")
+if use:
+    f = use[0]
+    st = f.get("stacks", {})
+    sites = f.get("sites", {})
+    roles = ["init", "fork", "use"] + (["crash"] if mode == "crash" else [])
+    if mode == "crash":
+        # the crash stack belongs to the crash-after-inheritance finding
+        crash = [c for c in rep["findings"] if c["kind"] == "crash-after-inheritance"]
+        need(crash, "no crash-after-inheritance finding")
+        if crash:
+            st = dict(st, crash=crash[0].get("stacks", {}).get("crash"))
+            sites = dict(sites, crash=crash[0].get("sites", {}).get("crash"))
+    for r in roles:
+        need(r in st and st[r], "finding has no %s stack" % r)
+    if kind == "py" and mode != "unknown":
+        want = {"init": ("init_gpu", "INIT-CUDA" if "cuda" in mode else "INIT"),
+                "fork": ("start_worker", "FORK"),
+                "use": ("worker_loop", "USE-CUDA" if mode == "cudause" else "USE"),
+                "crash": ("worker_loop", "CRASH")}
+        if mode == "dataloader":
+            want = {"init": ("build_model", "INIT"), "fork": ("main", "FORK"),
+                    "use": ("Frames.__getitem__", "USE")}
+        for r in roles:
+            fr = (sites.get(r) or {}).get("frame") or {}
+            fn, mark = want[r]
+            need(fr.get("function") == fn and fr.get("line") == marks[mark] and
+                 os.path.basename(fr.get("file") or "") == os.path.basename(source),
+                 "%s site is %r, want %s at %s:%d" % (r, fr, fn, source, marks[mark]))
+            need((sites.get(r) or {}).get("note") is None,
+                 "%s stack has a note: %s" % (r, (sites.get(r) or {}).get("note")))
+        # the caller chain is there too, interleaved with native frames
+        if mode in ("cuda", "cudause", "dataloader"):
+            # the site's text names the CUDA call it made
+            need("cuInit" in (sites.get("init") or {}).get("text", ""),
+                 "init site does not name cuInit: %r" % (sites.get("init") or {}).get("text"))
+        if mode == "dataloader":
+            fork = [x.get("file") or "" for x in st.get("fork", [])]
+            need(any(f.endswith("torch/utils/data/dataloader.py") for f in fork),
+                 "fork stack lacks torch's dataloader.py: %s" % fork)
+        init = [x["function"] for x in st.get("init", [])]
+        need("main" in init and "<module>" in init, "init stack lacks main/<module>: %s" % init)
+        need(any(x.get("kind") == "native" for x in st.get("init", [])),
+             "init stack has no native frames")
+    elif kind == "py":
+        for r in roles:
+            note = (sites.get(r) or {}).get("note") or ""
+            need("Python frames unavailable" in note, "%s: no 'Python frames unavailable' "
+                 "note: %r" % (r, note))
+            need(all(x["kind"] == "native" for x in st.get(r, [])), "%s: Python frames "
+                 "from an unknown layout" % r)
+    else:
+        want = {"init": ("setup_gpu", None), "fork": ("spawn_worker", None),
+                "use": ("worker_step", None), "crash": ("worker_crash", "CRASH")}
+        for r in roles:
+            fns = frames_of(st.get(r, []))
+            fn, mark = want[r]
+            hit = [x for x in fns if x["function"] == fn]
+            need(hit, "%s stack lacks %s: %s" % (r, fn, [x["function"] for x in fns]))
+            if hit and mark:
+                need(hit[0]["line"] == marks[mark], "%s: %s at line %s, want %d" %
+                     (r, fn, hit[0]["line"], marks[mark]))
+            need(all(x.get("module") for x in fns), "%s: native frame without module" % r)
+        # callers in main: the lines of the calls
+        for r, mark in (("init", "MAIN-INIT"), ("fork", "MAIN-FORK")):
+            m = [x for x in st.get(r, []) if x["function"] == "main"]
+            need(m and m[0]["line"] == marks[mark], "%s: main at %s, want line %d" %
+                 (r, m and m[0]["line"], marks[mark]))
+        u = [x for x in st.get("use", []) if x["function"] == "spawn_worker"]
+        need(u and u[0]["line"] == marks["STEP"], "use: spawn_worker line %s, want %d" %
+             (u and u[0]["line"], marks["STEP"]))
+for b in bad:
+    print("check_stacks: " + b)
+sys.exit(1 if bad else 0)

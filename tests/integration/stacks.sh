@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: GPL-2.0
+# Stacks at rare events (issue 11), sourced by run.sh: the report names the function, file and
+# line where the GPU was initialised, where the fork happened, where the child used the
+# inherited state and where it crashed, for C (with and without frame pointers) and for every
+# CPython on the machine.
+
+# stack_scenario NAME KIND SOURCE MODE -- CMD...
+stack_scenario() {
+	local name=$1 kind=$2 src=$3 mode=$4
+	shift 5
+	record "$name" -- "$@"
+	local rc=$?
+	if [ $rc != 0 ]; then
+		echo "workload or report exited $rc" >>"$T/$name.err"
+		result "$name" 1
+		return
+	fi
+	python3 "$top/tests/integration/check_stacks.py" "$kind" "$T/$name.json" "$src" $mode \
+		>>"$T/$name.err" 2>&1
+	result "$name" $?
+}
+
+t_stacks_c() {
+	stack_scenario stacks_c c "$top/tests/workloads/wl_blame.c" crash -- \
+		"$W/wl_blame" "$MNT" crash
+}
+
+t_stacks_c_fp() {
+	stack_scenario stacks_c_fp c "$top/tests/workloads/wl_blame.c" crash -- \
+		"$W/wl_blame_fp" "$MNT" crash
+}
+
+# Every CPython here: Debian's /usr/bin/python3 and pyenv's 3.10-3.13.
+py_interpreters() {
+	echo /usr/bin/python3
+	local root
+	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+	for v in 3.10 3.11 3.12 3.13; do
+		ls -d "$root"/versions/$v.*/bin/python$v 2>/dev/null | tail -1
+	done
+}
+
+t_stacks_py() {
+	local py n
+	for py in $(py_interpreters); do
+		n=stacks_py_$(basename "$py" | tr . _)_$(echo "$py" | cksum | cut -c1-4)
+		stack_scenario "$n" py "$top/tests/workloads/blame.py" "" -- \
+			"$py" "$top/tests/workloads/blame.py" "$MNT"
+	done
+}
+
+t_stacks_py_crash() {
+	stack_scenario stacks_py_crash py "$top/tests/workloads/blame.py" crash -- \
+		/usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" crash
+}
+
+# cuInit (through ctypes and the CUDA double) opens the device: the init site is still
+# the Python line that called cuInit.
+t_stacks_py_cuda() {
+	if [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+		echo "SKIP stacks_py_cuda: build/doubles/libcuda.so.1 was not built"
+		return
+	fi
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario stacks_py_cuda \
+		py "$top/tests/workloads/blame.py" cuda -- \
+		/usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" cuda
+}
+
+# The child's use is a CUDA call that never reaches the driver (the API probe takes the stack).
+t_stacks_py_cudause() {
+	if [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+		echo "SKIP stacks_py_cudause: build/doubles/libcuda.so.1 was not built"
+		return
+	fi
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario \
+		stacks_py_cudause py "$top/tests/workloads/blame.py" cudause -- \
+		/usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" cudause
+}
+
+# An interpreter whose layout gpuctx does not know (3.9): a note, native frames, no crash.
+t_stacks_py_unknown() {
+	local root py
+	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+	py=$(ls -d "$root"/versions/3.9.*/bin/python3.9 2>/dev/null | tail -1)
+	if [ -z "$py" ]; then
+		echo "SKIP stacks_py_unknown: no CPython 3.9 under $root"
+		return
+	fi
+	stack_scenario stacks_py_unknown py "$top/tests/workloads/blame.py" unknown -- \
+		"$py" "$top/tests/workloads/blame.py" "$MNT"
+}
+
+# The real thing: a torch DataLoader forks its workers after the "model" initialised CUDA.
+t_stacks_dataloader() {
+	if [ ! -e "$top/build/doubles/libcuda.so.1" ] || ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+		echo "SKIP stacks_dataloader: needs build/doubles/libcuda.so.1 and torch for /usr/bin/python3"
+		return
+	fi
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario stacks_dataloader \
+		py "$top/tests/workloads/blame_dataloader.py" dataloader -- \
+		/usr/bin/python3 "$top/tests/workloads/blame_dataloader.py" "$MNT"
+}
+
+# The timeline carries the sites: Chrome JSON args and Perfetto debug annotations of the
+# finding instants.
+t_stacks_timeline() {
+	local name=stacks_timeline rc=0
+	record "$name" -- /usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" || rc=1
+	[ $rc = 0 ] && { "$G" export -q -f chrome -o "$T/$name.chrome.json" "$T/$name.gctx" \
+		2>>"$T/$name.err" || rc=1; }
+	[ $rc = 0 ] && { "$G" export -q -f perfetto -o "$T/$name.pftrace" "$T/$name.gctx" \
+		2>>"$T/$name.err" || rc=1; }
+	[ $rc = 0 ] && { python3 - "$T/$name.chrome.json" "$T/$name.pftrace" >>"$T/$name.err" 2>&1 <<'PY' || rc=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+use = [e for e in ev if e.get("cat") == "finding" and "inherited-gpu-use" in e.get("name", "")]
+assert use, "no inherited-gpu-use instant"
+a = use[0]["args"]
+for k, fn in (("init_site", "init_gpu"), ("fork_site", "start_worker"), ("use_site", "worker_loop")):
+    assert "blame.py:" in a.get(k, "") and fn in a[k], (k, a.get(k))
+assert "in main" in a.get("init_stack", ""), a.get("init_stack")
+# Perfetto: the same text as debug annotations (strings are stored verbatim in the proto)
+raw = open(sys.argv[2], "rb").read()
+assert b"init_site" in raw and b"in init_gpu" in raw, "no init_site annotation in the pftrace"
+PY
+	result "$name" $rc
+}

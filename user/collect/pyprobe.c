@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Find CPython in a process and hand its layout to the kernel (interface in pyprobe.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "collect/pyprobe.h"
+#include "collect/unwind.h"
+#include "decode/pystack.h"
+#include "lib/grow.h"
+
+#define PENDING_NS  (3ull * 1000000000) /* give ld.so this long to map libpython */
+#define MAX_PENDING 1024
+#define RETRY_NS    (20ull * 1000000)
+
+struct pending {
+	__u32 pid;
+	__u64 deadline;
+	__u64 next; /* not before: ld.so maps libpython within milliseconds */
+};
+
+struct gctx_pyprobe {
+	int fd;
+	void (*found)(void *ctx, __u32 pid);
+	void *found_ctx;
+	bool verbose;
+	struct pending *pend;
+	__u32 npend, cap;
+	struct gctx_maps maps;
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct gctx_pyprobe *gctx_pyprobe__new(int pyinfo_fd, bool verbose)
+{
+	struct gctx_pyprobe *p;
+
+	if (pyinfo_fd < 0)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->fd = pyinfo_fd;
+	p->verbose = verbose;
+	elf_version(EV_CURRENT);
+	return p;
+}
+
+void gctx_pyprobe__free(struct gctx_pyprobe *p)
+{
+	if (!p)
+		return;
+	gctx_maps__clear(&p->maps);
+	free(p->pend);
+	free(p);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* 3.minor from a path naming the interpreter ("python3.12", "libpython3.12.so.1.0"). */
+static int path_minor(const char *path)
+{
+	const char *b = strrchr(path, '/'), *q;
+	unsigned minor;
+
+	b = b ? b + 1 : path;
+	q = strstr(b, "python3.");
+	if (!q || sscanf(q + 8, "%u", &minor) != 1 || minor > 99)
+		return -1;
+	return minor;
+}
+
+/* Address of .PyRuntime (== _PyRuntime) in the file, and the 3.13+ debug-offsets version. */
+static bool find_runtime(int fd, __u64 *addr, __u64 *dbg_version, bool *free_threaded)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	bool ok = false;
+	int guard = 0;
+
+	*dbg_version = 0;
+	*free_threaded = false;
+	if (!e || elf_getshdrstrndx(e, &shstrndx))
+		goto out;
+	while ((scn = elf_nextscn(e, scn)) && guard++ < 4096) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".PyRuntime"))
+			continue;
+		*addr = sh.sh_addr;
+		ok = true;
+		/* _Py_DebugOffsets leads _PyRuntime from 3.13: "xdebugpy", version, free_threaded
+		 */
+		if (sh.sh_type == SHT_PROGBITS && sh.sh_size >= 24) {
+			char hdr[24];
+
+			if (pread(fd, hdr, sizeof(hdr), sh.sh_offset) == sizeof(hdr) &&
+			    !memcmp(hdr, "xdebugpy", 8)) {
+				memcpy(dbg_version, hdr + 8, 8);
+				*free_threaded = hdr[16] != 0;
+			}
+		}
+		break;
+	}
+out:
+	if (e)
+		elf_end(e);
+	return ok;
+}
+
+/* True when done with this process (found, or it has no interpreter to wait for). */
+static bool check(struct gctx_pyprobe *p, __u32 pid, bool last_try)
+{
+	struct gctx_py_layout l;
+	bool looks_python = false;
+
+	if (gctx_maps__read(&p->maps, pid))
+		return true; /* gone */
+	for (__u32 i = 0; i < p->maps.n; i++) {
+		const struct gctx_map *mp = &p->maps.v[i];
+		__u64 addr = 0, dbg = 0, bias = 0;
+		bool ft = false, is_exec = false, seen = false;
+		int minor = path_minor(mp->path), fd;
+
+		if (minor < 0)
+			continue;
+		looks_python = true;
+		for (__u32 j = 0; j < i && !seen; j++)
+			seen = !strcmp(p->maps.v[j].path, mp->path);
+		if (seen)
+			continue;
+		fd = gctx_map_open(&p->maps, mp);
+		if (fd < 0)
+			continue;
+		if (!find_runtime(fd, &addr, &dbg, &ft) ||
+		    !gctx_map_bias(fd, mp, &bias, &is_exec)) {
+			close(fd);
+			/* an interpreter we cannot read (e.g. 3.9: no .PyRuntime section): say so
+			 * in its stacks rather than leave them silently without Python frames */
+			if (!strncmp(base_name(mp->path), "libpython", 9) || last_try) {
+				gctx_py_layout_for(minor, &l);
+				l.supported = 0;
+				bpf_map_update_elem(p->fd, &pid, &l, BPF_ANY);
+				return true;
+			}
+			continue;
+		}
+		close(fd);
+		if (dbg)
+			minor = (dbg >> 16) & 0xff;
+		if (!gctx_py_layout_for(minor, &l) || ft)
+			l.supported = 0;
+		l.runtime = bias + addr;
+		if (dbg)
+			l.version = dbg;
+		if (p->found)
+			p->found(p->found_ctx, pid);
+		if (bpf_map_update_elem(p->fd, &pid, &l, BPF_ANY) == 0 && p->verbose)
+			fprintf(stderr,
+				"gpuctx: pid %u runs Python 3.%d (%s), _PyRuntime at 0x%llx\n", pid,
+				minor, l.supported ? "frames on" : "layout unknown",
+				(unsigned long long)l.runtime);
+		return true;
+	}
+	/* an interpreter binary whose libpython is not mapped yet: look again later */
+	return looks_python ? last_try : true;
+}
+
+void gctx_pyprobe__set_found_cb(struct gctx_pyprobe *p, void (*cb)(void *ctx, __u32 pid), void *ctx)
+{
+	if (!p)
+		return;
+	p->found = cb;
+	p->found_ctx = ctx;
+}
+
+static bool looks_python(const struct gctx_ev_exec *e)
+{
+	char fn[GCTX_PATH_LEN + 1], a0[GCTX_ARGS_LEN + 1], comm[GCTX_COMM_LEN + 1];
+	size_t n = e->args_len < GCTX_ARGS_LEN ? e->args_len : GCTX_ARGS_LEN;
+
+	/* fixed-size fields of a record: terminate before searching them */
+	memcpy(fn, e->filename, GCTX_PATH_LEN);
+	fn[GCTX_PATH_LEN] = 0;
+	memcpy(a0, e->args, n);
+	a0[n] = 0;
+	memcpy(comm, e->hdr.comm, GCTX_COMM_LEN);
+	comm[GCTX_COMM_LEN] = 0;
+	return strstr(base_name(fn), "python") || strstr(base_name(a0), "python") ||
+	       strstr(comm, "python");
+}
+
+void gctx_pyprobe__scan_pid(struct gctx_pyprobe *p, __u32 pid)
+{
+	if (p)
+		check(p, pid, true);
+}
+
+void gctx_pyprobe__on_record(struct gctx_pyprobe *p, __u32 type, const void *data, __u32 len)
+{
+	const struct gctx_ev_exec *e = data;
+
+	if (!p || type != GCTX_EV_EXEC || len < sizeof(*e))
+		return;
+	/* Only what looks like an interpreter is looked at: no work per exec of anything else
+	 * (process churn). A program embedding libpython under another name is found only
+	 * when it is present at attach. */
+	if (!looks_python(e))
+		return;
+	if (check(p, e->hdr.tgid, false))
+		return;
+	if (p->npend >= MAX_PENDING || gctx_grow(&p->pend, &p->cap, p->npend + 1, sizeof(*p->pend)))
+		return;
+	p->pend[p->npend].pid = e->hdr.tgid;
+	p->pend[p->npend].deadline = now_ns() + PENDING_NS;
+	p->pend[p->npend].next = now_ns() + RETRY_NS;
+	p->npend++;
+}
+
+void gctx_pyprobe__tick(struct gctx_pyprobe *p)
+{
+	__u64 now;
+
+	if (!p || !p->npend)
+		return;
+	now = now_ns();
+	for (__u32 i = 0; i < p->npend;) {
+		if (now < p->pend[i].next) {
+			i++;
+			continue;
+		}
+		p->pend[i].next = now + RETRY_NS;
+		if (check(p, p->pend[i].pid, now >= p->pend[i].deadline)) {
+			p->pend[i] = p->pend[--p->npend];
+			continue;
+		}
+		i++;
+	}
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Finds the CPython interpreter in followed processes and tells the kernel where its state
+ * lives (pyinfo map: tgid -> struct gctx_py_layout), so that stacks taken later carry Python
+ * frames. Only reads the interpreter's files (ELF sections, _Py_DebugOffsets); never runs
+ * or ptraces the process. A process just exec'd is checked again on each tick until its
+ * libpython is mapped (or a short deadline passes).
+ */
+#ifndef __GPUCTX_PYPROBE_H
+#define __GPUCTX_PYPROBE_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "gpuctx_events.h"
+
+struct gctx_pyprobe;
+
+struct gctx_pyprobe *gctx_pyprobe__new(int pyinfo_fd, bool verbose);
+void gctx_pyprobe__free(struct gctx_pyprobe *p);
+/* Check a process now (present at attach, or the traced command). */
+void gctx_pyprobe__scan_pid(struct gctx_pyprobe *p, __u32 pid);
+/* Every record, in order: exec queues the process for a check. */
+void gctx_pyprobe__on_record(struct gctx_pyprobe *p, __u32 type, const void *data, __u32 len);
+/* Called with each process found to run Python (e.g. to watch its mappings). */
+void gctx_pyprobe__set_found_cb(struct gctx_pyprobe *p, void (*cb)(void *ctx, __u32 pid),
+				void *ctx);
+/* Retry the pending checks (call on each poll). */
+void gctx_pyprobe__tick(struct gctx_pyprobe *p);
+
+#endif /* __GPUCTX_PYPROBE_H */

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Raw stacks to resolved stack records (interface in stacks.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+
+#include "collect/stacks.h"
+#include "collect/unwind.h"
+#include "decode/pystack.h"
+#include "lib/grow.h"
+
+#define MAX_PROCS 4096 /* processes whose mappings are kept for late resolution */
+#define MAX_HOPS  32   /* parent links followed for mappings */
+
+struct sproc {
+	__u32 pid, ppid;
+	bool exec_since_fork;  /* exec'd: its parent's mappings no longer apply */
+	struct gctx_maps maps; /* last mappings read, n == 0 if none */
+};
+
+struct gctx_stacks {
+	struct sproc *procs;
+	__u32 n, cap;
+	__u64 unresolved, resolved, resolve_ns, resolve_max_ns;
+	struct gctx_maps tmp; /* scratch for a fresh read */
+	struct gctx_rec_frame native[GCTX_STACK_MAX_FRAMES];
+	struct gctx_rec_frame py[GCTX_STACK_MAX_PY];
+	__u8 pyflags[GCTX_STACK_MAX_PY];
+};
+
+struct gctx_stacks *gctx_stacks__new(void)
+{
+	struct rlimit rl;
+
+	/* the symbolisation sessions hold the mapped files of a few address spaces open */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return calloc(1, sizeof(struct gctx_stacks));
+}
+
+void gctx_stacks__free(struct gctx_stacks *st)
+{
+	if (!st)
+		return;
+	for (__u32 i = 0; i < st->n; i++)
+		gctx_maps__clear(&st->procs[i].maps);
+	free(st->procs);
+	gctx_maps__clear(&st->tmp);
+	gctx_unwind_cache_clear();
+	free(st);
+}
+
+void gctx_stacks__stats(const struct gctx_stacks *st, struct gctx_rec_stack_drops *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!st)
+		return;
+	out->unresolved = st->unresolved;
+	out->resolved = st->resolved;
+	out->resolve_ns = st->resolve_ns;
+	out->resolve_max_ns = st->resolve_max_ns;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static struct sproc *sproc_find(struct gctx_stacks *st, __u32 pid)
+{
+	for (__u32 i = st->n; i-- > 0;)
+		if (st->procs[i].pid == pid)
+			return &st->procs[i];
+	return NULL;
+}
+
+static struct sproc *sproc_get(struct gctx_stacks *st, __u32 pid)
+{
+	struct sproc *p = sproc_find(st, pid);
+
+	if (p)
+		return p;
+	if (st->n >= MAX_PROCS) {
+		/* forget the oldest: its stacks were resolved long ago */
+		gctx_maps__clear(&st->procs[0].maps);
+		memmove(st->procs, st->procs + 1, (st->n - 1) * sizeof(*st->procs));
+		st->n--;
+	}
+	if (gctx_grow(&st->procs, &st->cap, st->n + 1, sizeof(*st->procs)))
+		return NULL;
+	p = &st->procs[st->n++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data, __u32 len)
+{
+	struct sproc *p;
+
+	if (!st)
+		return;
+	if (type == GCTX_EV_FORK && len >= sizeof(struct gctx_ev_fork)) {
+		const struct gctx_ev_fork *f = data;
+
+		/* only the children of processes that matter here (they had a stack, or run
+		 * Python): no bookkeeping per process for everything else that forks */
+		if ((f->flags & GCTX_FORK_THREAD) || !sproc_find(st, f->hdr.tgid))
+			return;
+		p = sproc_get(st, f->child_tgid);
+		if (p) {
+			gctx_maps__clear(&p->maps);
+			p->ppid = f->hdr.tgid;
+			p->exec_since_fork = false;
+		}
+	} else if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec)) {
+		const struct gctx_ev_exec *e = data;
+
+		p = sproc_find(st, e->hdr.tgid);
+		if (p) {
+			p->maps.n = 0;
+			p->exec_since_fork = true;
+		}
+	} else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
+		/* A library was mapped: keep the mappings now, while the process lives. The
+		 * collector may be busy (probing that library) when this process's stacks
+		 * arrive, and by then the process may be gone. */
+		const struct gctx_ev_libmap *l = data;
+
+		p = sproc_find(st, l->hdr.tgid);
+		if (p && !gctx_maps__read(&st->tmp, l->hdr.tgid) && st->tmp.n) {
+			struct gctx_maps t = p->maps;
+
+			p->maps = st->tmp;
+			st->tmp = t;
+		}
+	}
+}
+
+void gctx_stacks__watch(struct gctx_stacks *st, __u32 pid)
+{
+	if (st)
+		sproc_get(st, pid);
+}
+
+/* Mappings for pid: read now, or the last ones read for it or its pre-exec ancestors. */
+static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool *late)
+{
+	struct sproc *p = sproc_get(st, pid);
+
+	*late = false;
+	if (!p)
+		return NULL;
+	/* a process in exit still has a maps file, empty: keep what was read before */
+	if (!gctx_maps__read(&st->tmp, pid) && st->tmp.n) {
+		struct gctx_maps t = p->maps;
+
+		p->maps = st->tmp;
+		st->tmp = t;
+		return &p->maps;
+	}
+	*late = true;
+	for (int hop = 0; p && hop < MAX_HOPS; hop++) {
+		if (p->maps.n)
+			return &p->maps;
+		if (p->exec_since_fork || !p->ppid)
+			break;
+		p = sproc_find(st, p->ppid);
+	}
+	return NULL;
+}
+
+static const char *py_status_note(__u32 status)
+{
+	switch (status) {
+	case GCTX_PY_UNSUPPORTED:
+		return "Python frames unavailable: unknown interpreter layout";
+	case GCTX_PY_NO_THREAD:
+		return "Python frames unavailable: no Python thread state for this thread";
+	case GCTX_PY_FAULT:
+		return "Python frames unavailable: interpreter memory could not be read";
+	case GCTX_PY_TRUNCATED:
+		return "outermost Python frames cut";
+	default:
+		return NULL;
+	}
+}
+
+struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *data, __u32 len,
+					    __u32 *outlen)
+{
+	const struct gctx_ev_stack *s = data;
+	const struct gctx_maps *maps;
+	struct gctx_rec_stack *r;
+	const char *how = "no mappings", *pn;
+	char note[256] = "", ver[16];
+	int nn = 0, np = 0, n;
+	bool late = false; /* resolved through mappings read earlier: same result */
+	__u64 t0 = mono_ns(), dt;
+	size_t o = 0;
+
+	if (!st || len < GCTX_EV_STACK_HDR_LEN) {
+		if (st)
+			st->unresolved++;
+		return NULL;
+	}
+	maps = maps_for(st, s->hdr.tgid, &late);
+	if (maps)
+		nn = gctx_unwind(s, len, maps, st->native, GCTX_STACK_MAX_FRAMES, &how);
+	if (s->py_status == GCTX_PY_OK || s->py_status == GCTX_PY_TRUNCATED) {
+		np = s->npy < GCTX_STACK_MAX_PY ? s->npy : GCTX_STACK_MAX_PY;
+		for (int i = 0; i < np; i++) {
+			gctx_py_frame_resolve(&s->py[i], &st->py[i]);
+			st->pyflags[i] = s->py[i].flags;
+		}
+	}
+	r = calloc(1, sizeof(*r) + GCTX_STACK_MAX_FRAMES * sizeof(struct gctx_rec_frame));
+	if (!r) {
+		st->unresolved++;
+		return NULL;
+	}
+	n = gctx_py_splice(st->native, nn, st->py, st->pyflags, np, r->frames,
+			   GCTX_STACK_MAX_FRAMES);
+	r->pid = s->hdr.tgid;
+	r->tid = s->hdr.tid;
+	r->ts_ns = s->hdr.ts_ns;
+	r->role = s->role;
+	r->trigger = s->trigger;
+	r->key = s->key;
+	r->nframes = n;
+	r->py_status = s->py_status;
+	r->py_version = s->py_version;
+	r->native_frames = nn;
+	if (!maps)
+		o += snprintf(note + o, sizeof(note) - o,
+			      "native frames unavailable: process gone "
+			      "before its mappings were read; ");
+	else if (strcmp(how, "dwarf"))
+		o += snprintf(note + o, sizeof(note) - o, "native frames: %s; ", how);
+	if ((s->flags & GCTX_STK_COPY_CUT) && !s->stack_len && o < sizeof(note))
+		o += snprintf(note + o, sizeof(note) - o,
+			      "user stack unreadable at the event (paged out?); ");
+	pn = py_status_note(s->py_status);
+	if (pn && o < sizeof(note)) {
+		gctx_py_version_str(s->py_version, ver, sizeof(ver));
+		o += snprintf(note + o, sizeof(note) - o, "%s%s%s%s; ", pn,
+			      s->py_version ? " (Python " : "", s->py_version ? ver : "",
+			      s->py_version ? ")" : "");
+	}
+	if (o >= sizeof(note))
+		o = sizeof(note) - 1;
+	if (o >= 2 && note[o - 2] == ';')
+		note[o - 2] = 0;
+	snprintf(r->note, sizeof(r->note), "%s", note);
+	*outlen = sizeof(*r) + n * sizeof(struct gctx_rec_frame);
+	dt = mono_ns() - t0;
+	st->resolved++;
+	st->resolve_ns += dt;
+	if (dt > st->resolve_max_ns)
+		st->resolve_max_ns = dt;
+	return r;
+}

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Stacks of the rare events (GCTX_REC_STACK records, resolved by the collector) and their
+ * sites: the frame in the user's own code that made the call, past the libraries (Python
+ * standard library, site-packages, libc, the CUDA/HIP libraries, the interpreter).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/grow.h"
+#include "model/model_priv.h"
+
+struct mdl_stacks {
+	struct gctx_stack *v;
+	__u32 n, cap;
+	struct gctx_rec_stack_drops drops;
+	bool has_drops;
+};
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+static const char *base(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+bool gctx_frame_is_library(const struct gctx_rec_frame *f)
+{
+	if (f->kind == GCTX_FRAME_PYTHON) {
+		return strstr(f->file, "/site-packages/") || strstr(f->file, "/dist-packages/") ||
+		       strstr(f->file, "/lib/python") || strstr(f->file, "/lib64/python") ||
+		       has_prefix(f->file, "<frozen");
+	}
+	const char *b = base(f->module);
+
+	return !f->module[0] || has_prefix(f->module, "/lib/") ||
+	       has_prefix(f->module, "/usr/lib") || strstr(f->module, "/lib/python") ||
+	       strstr(f->module, "-packages/") || has_prefix(f->module, "/lib64/") ||
+	       has_prefix(b, "libcuda") || has_prefix(b, "libamdhip") ||
+	       has_prefix(b, "libpython") || has_prefix(b, "python") || has_prefix(b, "ld-linux") ||
+	       has_prefix(b, "libc.so") || has_prefix(b, "libpthread");
+}
+
+int gctx_stack_pick_site(const struct gctx_rec_frame *fr, __u32 n)
+{
+	bool py = false;
+
+	if (!n)
+		return -1;
+	for (__u32 i = 0; i < n; i++)
+		py |= fr[i].kind == GCTX_FRAME_PYTHON;
+	/* in a Python program the user's code is Python: extension modules are libraries */
+	for (__u32 i = 0; i < n; i++)
+		if ((!py || fr[i].kind == GCTX_FRAME_PYTHON) && !gctx_frame_is_library(&fr[i]))
+			return i;
+	/* all library code (e.g. a script under site-packages): the innermost Python frame */
+	for (__u32 i = 0; i < n; i++)
+		if (fr[i].kind == GCTX_FRAME_PYTHON)
+			return i;
+	return 0;
+}
+
+static struct mdl_stacks *stk(struct gctx_model *m)
+{
+	if (!m->stk)
+		m->stk = calloc(1, sizeof(*m->stk));
+	return m->stk;
+}
+
+void mdl_stacks_free(struct gctx_model *m)
+{
+	if (!m->stk)
+		return;
+	for (__u32 i = 0; i < m->stk->n; i++)
+		free((void *)m->stk->v[i].frames);
+	free(m->stk->v);
+	free(m->stk);
+	m->stk = NULL;
+}
+
+static int feed_stack(struct gctx_model *m, const void *data, __u32 len)
+{
+	struct mdl_stacks *s = stk(m);
+	struct gctx_rec_stack h;
+	struct gctx_rec_frame *fr = NULL;
+	struct gctx_stack *st;
+	__u32 n;
+
+	if (!s)
+		return -ENOMEM;
+	if (len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, data, sizeof(h));
+	n = h.nframes;
+	if (n > GCTX_STACK_MAX_FRAMES || sizeof(h) + (size_t)n * sizeof(*fr) > len)
+		return -EINVAL;
+	if (n) {
+		fr = malloc(n * sizeof(*fr));
+		if (!fr)
+			return -ENOMEM;
+		memcpy(fr, (const char *)data + sizeof(h), n * sizeof(*fr));
+		/* strings from a file: terminate them */
+		for (__u32 i = 0; i < n; i++) {
+			fr[i].function[sizeof(fr[i].function) - 1] = 0;
+			fr[i].file[sizeof(fr[i].file) - 1] = 0;
+			fr[i].module[sizeof(fr[i].module) - 1] = 0;
+		}
+	}
+	if (gctx_grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v))) {
+		free(fr);
+		return -ENOMEM;
+	}
+	st = &s->v[s->n];
+	memset(st, 0, sizeof(*st));
+	st->idx = s->n++;
+	st->pid = h.pid;
+	st->tid = h.tid;
+	st->ts_ns = h.ts_ns;
+	st->role = h.role;
+	st->trigger = h.trigger;
+	st->key = h.key;
+	st->py_status = h.py_status;
+	st->py_version = h.py_version;
+	memcpy(st->note, h.note, sizeof(st->note));
+	st->note[sizeof(st->note) - 1] = 0;
+	st->frames = fr;
+	st->nframes = n;
+	st->site = gctx_stack_pick_site(fr, n);
+	return 0;
+}
+
+int mdl_stack_feed(struct gctx_model *m, __u32 type, const void *data, __u32 len)
+{
+	struct mdl_stacks *s;
+
+	if (type == GCTX_REC_STACK)
+		return feed_stack(m, data, len);
+	if (type == GCTX_REC_STACK_DROPS) {
+		s = stk(m);
+		if (!s)
+			return -ENOMEM;
+		/* the first two counters are the minimum; later fields are read when present */
+		if (len < 2 * sizeof(__u64))
+			return -EINVAL;
+		memset(&s->drops, 0, sizeof(s->drops));
+		memcpy(&s->drops, data, len < sizeof(s->drops) ? len : sizeof(s->drops));
+		s->has_drops = true;
+	}
+	return 0; /* GCTX_EV_STACK: the raw capture, resolved by the collector */
+}
+
+__u32 gctx_model__nstacks(const struct gctx_model *m)
+{
+	return m && m->stk ? m->stk->n : 0;
+}
+
+const struct gctx_stack *gctx_model__stack(const struct gctx_model *m, __u32 idx)
+{
+	return idx < gctx_model__nstacks(m) ? &m->stk->v[idx] : NULL;
+}
+
+const struct gctx_stack *gctx_model__stack_for(const struct gctx_model *m, __u32 pid, __u32 role,
+					       __u64 match)
+{
+	const struct gctx_stack *first = NULL;
+
+	for (__u32 i = 0; i < gctx_model__nstacks(m); i++) {
+		const struct gctx_stack *s = &m->stk->v[i];
+
+		if (s->pid != pid || s->role != role)
+			continue;
+		if (!match)
+			return s;
+		if ((role == GCTX_STACK_FORK && s->trigger == match) || s->key == match)
+			return s;
+		if (!first)
+			first = s;
+	}
+	return role == GCTX_STACK_FORK ? NULL : first;
+}
+
+const struct gctx_rec_frame *gctx_model__site(const struct gctx_model *m, __u32 pid, __u32 role)
+{
+	const struct gctx_stack *s = gctx_model__stack_for(m, pid, role, 0);
+
+	return s && s->site >= 0 ? &s->frames[s->site] : NULL;
+}
+
+const struct gctx_rec_stack_drops *gctx_model__stack_drops(const struct gctx_model *m)
+{
+	return m && m->stk && m->stk->has_drops ? &m->stk->drops : NULL;
+}
+
+const char *gctx_stack_role_name(__u32 role)
+{
+	static const char *const names[GCTX_STACK_ROLE_MAX] = {
+	    [GCTX_STACK_INIT] = "init",
+	    [GCTX_STACK_FORK] = "fork",
+	    [GCTX_STACK_USE] = "use",
+	    [GCTX_STACK_CRASH] = "crash",
+	};
+
+	return role < GCTX_STACK_ROLE_MAX && names[role] ? names[role] : "?";
+}
