@@ -55,6 +55,22 @@ int cli_parse_fail_on(const char *arg)
 	return -1;
 }
 
+/* "  Where: GPU initialised at train.py:42 in main <- ...; forked at ...; used at ..." */
+static void print_where(FILE *out, const struct gctx_incident *in)
+{
+	static const char *const what[GCTX_SITE_MAX] = {"GPU initialised", "forked", "used"};
+	bool any = false;
+
+	for (int r = 0; r < GCTX_SITE_MAX; r++) {
+		if (!in->where[r].text[0])
+			continue;
+		fprintf(out, "%s%s at %s", any ? "; " : "  Where: ", what[r], in->where[r].text);
+		any = true;
+	}
+	if (any)
+		fputc('\n', out);
+}
+
 int cli_verdict(const struct gctx_model *m, const struct gctx_trace_meta *meta, int fail_on,
 		const char *junit, FILE *out, const char *prefix)
 {
@@ -77,6 +93,7 @@ int cli_verdict(const struct gctx_model *m, const struct gctx_trace_meta *meta, 
 			if (i)
 				fprintf(out, "  #%u %s: %s\n", in->id,
 					gctx_severity_name(in->severity), in->summary);
+			print_where(out, in);
 			if (n > 1)
 				fprintf(out, "  Fix (#%u): %s\n", in->id, in->fix);
 			else

@@ -464,6 +464,36 @@ static void first_use_text(const struct gctx_finding *f, char *buf, size_t len)
 	}
 }
 
+/* Where in the code (issue 11's stacks, when they were recorded): the source's first GPU
+ * initialisation, the fork that carried the state to the first member that used it (else
+ * the first member), and that member's first use. */
+static void fill_where(const struct gctx_model *m, struct gctx_incident *in,
+		       const struct gctx_finding *use)
+{
+	const struct gctx_stack *s, *fork = NULL, *st_use = NULL;
+
+	s = gctx_model__stack_for(m, in->src_pid, GCTX_STACK_INIT, 0);
+	if (s)
+		gctx_site_format(s, in->where[GCTX_SITE_INIT].text,
+				 sizeof(in->where[GCTX_SITE_INIT].text));
+	if (use) {
+		fork = gctx_model__stack_for(m, in->src_pid, GCTX_STACK_FORK, use->pid);
+		st_use = gctx_model__stack_for(m, use->pid, GCTX_STACK_USE, 0);
+	}
+	for (__u32 i = 0; i < in->npids && (!fork || !st_use); i++) {
+		if (!fork)
+			fork = gctx_model__stack_for(m, in->src_pid, GCTX_STACK_FORK, in->pids[i]);
+		if (!st_use)
+			st_use = gctx_model__stack_for(m, in->pids[i], GCTX_STACK_USE, 0);
+	}
+	if (fork)
+		gctx_site_format(fork, in->where[GCTX_SITE_FORK].text,
+				 sizeof(in->where[GCTX_SITE_FORK].text));
+	if (st_use)
+		gctx_site_format(st_use, in->where[GCTX_SITE_USE].text,
+				 sizeof(in->where[GCTX_SITE_USE].text));
+}
+
 static int incident_from_group(struct gctx_analysis *a, struct group *g)
 {
 	const struct gctx_model *m = a->m;
@@ -577,6 +607,7 @@ static int incident_from_group(struct gctx_analysis *a, struct group *g)
 			     !src_allocated(m, g->src, first_fork);
 	in->fixes = gctx_hints__choose(&in->ev);
 	gctx_hints__text(in->fixes, &in->ev, in->fix, sizeof(in->fix));
+	fill_where(m, in, use);
 	return 0;
 }
 

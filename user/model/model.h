@@ -316,6 +316,11 @@ const struct gctx_rec_stack_drops *gctx_model__stack_drops(const struct gctx_mod
 const char *gctx_stack_role_name(__u32 role); /* "init", "fork", "use", "crash" */
 /* Library code (stdlib, site-packages, libc, CUDA/HIP, the interpreter): not a site. */
 bool gctx_frame_is_library(const struct gctx_rec_frame *f);
+/* One frame: "file:line in function" (Python, or native with DWARF lines), else
+ * "function+0xoff (module)"; what the traced process wrote is escaped (lib/esc.h). */
+void gctx_frame_format(const struct gctx_rec_frame *fr, char *buf, size_t len);
+/* The site, then the library frame it called ("<-"). */
+void gctx_site_format(const struct gctx_stack *s, char *buf, size_t len);
 /* Index of the site among n frames, -1 when n is 0. */
 int gctx_stack_pick_site(const struct gctx_rec_frame *fr, __u32 n);
 /* API coverage: the gaps, and the holds that avoided one (GCTX_REC_HOLD records). */

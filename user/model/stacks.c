@@ -5,9 +5,11 @@
  * standard library, site-packages, libc, the CUDA/HIP libraries, the interpreter).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/esc.h"
 #include "lib/grow.h"
 #include "model/model_priv.h"
 
@@ -207,4 +209,78 @@ const char *gctx_stack_role_name(__u32 role)
 	};
 
 	return role < GCTX_STACK_ROLE_MAX && names[role] ? names[role] : "?";
+}
+
+/* Paths under site-packages read better from the package ("torch/cuda/__init__.py"). */
+static const char *short_path(const char *p)
+{
+	const char *k = strstr(p, "-packages/");
+
+	return k ? k + strlen("-packages/") : p;
+}
+
+
+void gctx_frame_format(const struct gctx_rec_frame *fr, char *buf, size_t len)
+{
+	char fn[GCTX_ESC_SIZE(GCTX_SFN_LEN)], file[GCTX_ESC_SIZE(GCTX_SFILE_LEN)];
+	char mod[GCTX_ESC_SIZE(GCTX_SFILE_LEN)];
+
+	gctx_format_str(fn, sizeof(fn), fr->function, sizeof(fr->function));
+	gctx_format_str(file, sizeof(file), short_path(fr->file),
+			strnlen(short_path(fr->file), sizeof(fr->file)));
+	gctx_format_str(mod, sizeof(mod), base(fr->module),
+			strnlen(base(fr->module), sizeof(fr->module)));
+	if (fr->kind == GCTX_FRAME_PYTHON) {
+		if (fr->line)
+			snprintf(buf, len, "%s:%u in %s", file, fr->line, fn);
+		else
+			snprintf(buf, len, "%s in %s", file, fn);
+	} else if (file[0] && fr->line && !gctx_frame_is_library(fr)) {
+		snprintf(buf, len, "%s:%u in %s (%s)", file, fr->line, fn, mod[0] ? mod : "?");
+	} else if (!fn[0]) {
+		snprintf(buf, len, "%s+0x%llx", mod[0] ? mod : "?", (unsigned long long)fr->offset);
+	} else {
+		snprintf(buf, len, "%s+0x%llx (%s)", fn, (unsigned long long)fr->offset,
+			 mod[0] ? mod : "?");
+		if (file[0] && fr->line && strlen(buf) + 8 < len)
+			snprintf(buf + strlen(buf), len - strlen(buf), " at %s:%u", base(file),
+				 fr->line);
+	}
+}
+
+static bool is_gpu_lib(const char *module)
+{
+	const char *b = base(module);
+
+	return !strncmp(b, "libcuda", 7) || !strncmp(b, "libamdhip", 9) ||
+	       !strncmp(b, "libnvidia", 9) || !strncmp(b, "libhsa", 6);
+}
+
+void gctx_site_format(const struct gctx_stack *s, char *buf, size_t len)
+{
+	size_t o;
+
+	if (!s || s->site < 0 || !s->nframes) {
+		snprintf(buf, len, "unknown (%s)", s && s->note[0] ? s->note : "no frames");
+		return;
+	}
+	gctx_frame_format(&s->frames[s->site], buf, len);
+	o = strlen(buf);
+	/* the library call it made: "<- torch/cuda/__init__.py:300 in _lazy_init", the nearest
+	 * inner frame of the same kind, else the GPU library's entry point (cuInit), else the
+	 * innermost frame */
+	int callee = -1;
+
+	for (int i = s->site - 1; i >= 0 && callee < 0; i--)
+		if (s->frames[i].kind == s->frames[s->site].kind)
+			callee = i;
+	for (int i = s->site - 1; i >= 0 && callee < 0; i--)
+		if (is_gpu_lib(s->frames[i].module) && s->frames[i].function[0])
+			callee = i;
+	if (callee < 0 && s->site > 0)
+		callee = 0;
+	if (callee >= 0 && o + 8 < len) {
+		snprintf(buf + o, len - o, " <- ");
+		gctx_frame_format(&s->frames[callee], buf + o + 4, len - o - 4);
+	}
 }

@@ -12,10 +12,9 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include "gpuctx_events.h"
+#include "lib/esc.h"
 #include "model/model.h"
 
-/* Bytes a formatted string of n source bytes may need (every byte escaped, plus the NUL). */
-#define GCTX_ESC_SIZE(n) (4 * (n) + 1)
 
 /* One line for one kernel record (types FORK..FD_KEPT); time is relative to start_mono_ns.
  * Unknown types and records shorter than their struct print nothing. */
@@ -23,10 +22,6 @@ void gctx_print_event(FILE *out, __u32 type, const void *data, __u32 len, __u64 
 /* "   0.004000 FINDING error inherited-gpu-use pid 1240: <detail>" */
 void gctx_print_finding(FILE *out, const struct gctx_finding *f, __u64 start_mono_ns);
 
-/* NUL-separated argv (len bytes, trailing NULs ignored) -> space-joined, escaped. */
-void gctx_format_argv(char *dst, size_t dstlen, const char *args, __u32 len);
-/* At most n bytes of s, up to its first NUL, escaped. */
-void gctx_format_str(char *dst, size_t dstlen, const char *s, size_t n);
 /* "O_RDWR|O_CLOEXEC" (kernel open flag values; unknown bits as |0x...). */
 void gctx_format_open_flags(char *dst, size_t dstlen, __u32 flags);
 /* Seconds since start with 6 decimals: "1.234567" ("-0.000100" for ts before start). */

@@ -52,8 +52,9 @@ static void rep_text_incident(struct rep_ctx *c, const struct gctx_incident *in)
 	for (int r = 0; r < GCTX_SITE_MAX; r++) {
 		if (!in->where[r].text[0])
 			continue;
-		gctx_format_str(esc, sizeof(esc), in->where[r].text, sizeof(in->where[r].text));
-		fprintf(c->out, "%s %s at %s", any_site ? ";" : "     where:", site_names[r], esc);
+		/* already escaped by gctx_site_format() */
+		fprintf(c->out, "%s %s at %s", any_site ? ";" : "     where:", site_names[r],
+			in->where[r].text);
 		any_site = true;
 	}
 	if (any_site)

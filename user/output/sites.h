@@ -16,11 +16,6 @@
 /* The stacks of a finding, by role (enum gctx_stack_role); NULL where none was taken. */
 void gctx_finding_stacks(const struct gctx_model *m, const struct gctx_finding *f,
 			 const struct gctx_stack *out[GCTX_STACK_ROLE_MAX]);
-/* One frame: "file:line in function" (Python, or native with DWARF lines), else
- * "function+0xoff (module)". */
-void gctx_frame_format(const struct gctx_rec_frame *fr, char *buf, size_t len);
-/* The site, then the library frame it called ("<-"). */
-void gctx_site_format(const struct gctx_stack *s, char *buf, size_t len);
 /* Text report: one line per site of the finding, then a hint naming the sites. */
 void gctx_sites_print(FILE *out, const struct gctx_model *m, const struct gctx_finding *f);
 /* Text report: every stack, up to max_frames frames each. */
