@@ -32,9 +32,11 @@ diag() {
 		result "$name" 1
 		return
 	fi
-	# without -o the trace was temporary: nothing left behind
-	if [ -n "$(ls -A "$T/tmp.$name")" ]; then
-		echo "check left files in TMPDIR: $(ls -A "$T/tmp.$name")" >>"$T/$name.err"
+	# without -o the trace was temporary: nothing of gpuctx's left behind (pymp-*: Python's
+	# multiprocessing leaves its own directory when a worker was killed)
+	left=$(ls -A "$T/tmp.$name" | grep -v '^pymp-')
+	if [ -n "$left" ]; then
+		echo "check left files in TMPDIR: $left" >>"$T/$name.err"
 		result "$name" 1
 		return
 	fi
@@ -116,4 +118,21 @@ t_dl_threads() {
 	diag dl_threads 0 -o "$T/dl_threads.gctx" -- --threads --workers 4 --epochs 2 --touch
 }
 
-diag_tests=(dl_fork_touch dl_fork_idle dl_segv dl_spawn dl_noguard dl_threads dl_check_status dl_check_errors)
+# the verdict says where (issue 11's stacks): the line of cuInit in the parent and of the
+# worker's call on the inherited context, as check printed them for dl_fork_touch
+t_dl_where() {
+	local name=dl_where rc=0 init use
+	init=$(grep -n 'cu.cuInit(0)' "$DLJOB" | head -1 | cut -d: -f1)
+	use=$(grep -n 'on the inherited state: fails' "$DLJOB" | head -1 | cut -d: -f1)
+	grep -E "Where: GPU initialised at [^ ]*dl_job.py:$init in cuda_init <- cuInit" \
+		"$T/dl_fork_touch.err" >/dev/null || { echo "no init site at line $init" >"$T/$name.err"; rc=1; }
+	grep -E "used at [^ ]*dl_job.py:$use in Items.__getitem__" "$T/dl_fork_touch.err" \
+		>/dev/null || { echo "no use site at line $use" >>"$T/$name.err"; rc=1; }
+	"$G" report "$T/dl_fork_touch.gctx" 2>>"$T/$name.err" | head -40 >"$T/$name.report"
+	grep -E "where: initialised at [^ ]*dl_job.py:$init in cuda_init" "$T/$name.report" >/dev/null ||
+		{ echo "report's first screen has no where line:" >>"$T/$name.err"
+		  cat "$T/$name.report" >>"$T/$name.err"; rc=1; }
+	result "$name" $rc
+}
+
+diag_tests=(dl_fork_touch dl_where dl_fork_idle dl_segv dl_spawn dl_noguard dl_threads dl_check_status dl_check_errors)
