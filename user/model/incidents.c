@@ -694,7 +694,8 @@ struct gctx_analysis *gctx_analysis__new(const struct gctx_model *m, __u64 start
 	for (__u32 i = 0; i < gs.n; i++)
 		if (incident_from_group(a, &gs.g[i]))
 			goto err;
-	qsort(a->inc, a->ninc, sizeof(*a->inc), cmp_incident);
+	if (a->ninc) /* a->inc is NULL when there is none */
+		qsort(a->inc, a->ninc, sizeof(*a->inc), cmp_incident);
 	for (__u32 i = 0; i < a->ninc; i++) {
 		struct gctx_incident *in = &a->inc[i];
 
