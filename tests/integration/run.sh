@@ -240,12 +240,19 @@ t_cgroup() {
 
 # -a: the whole system, with a workload started after attach.
 t_all() {
-	local name=all rc=0
-	(sleep 1; "$W/wl_fork_child_ioctl" "$MNT" >"$T/all.wl" 2>&1) &
-	local wl=$!
-	"$G" record -q -a -o "$T/$name.gctx" "${DEVS[@]}" --duration 3 >"$T/$name.out" \
-		2>"$T/$name.err" || rc=1
-	wait "$wl"
+	local name=all rc=0 g
+	# the workload starts once gpuctx says it is attached (attach to every process can take
+	# seconds on a loaded machine)
+	"$G" record -q -a -o "$T/$name.gctx" "${DEVS[@]}" --duration 4 >"$T/$name.out" \
+		2>"$T/$name.err" &
+	g=$!
+	for _ in $(seq 300); do
+		grep -q "attached to" "$T/$name.err" 2>/dev/null && break
+		kill -0 "$g" 2>/dev/null || break
+		sleep 0.1
+	done
+	"$W/wl_fork_child_ioctl" "$MNT" >"$T/all.wl" 2>&1
+	wait "$g" || rc=1
 	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
 	[ $rc = 0 ] && { $CHECK fork_child_ioctl "$T/$name.json" >>"$T/$name.err" 2>&1; rc=$?; }
 	result "$name" $rc
