@@ -608,6 +608,13 @@ static int incident_from_group(struct gctx_analysis *a, struct group *g)
 	in->fixes = gctx_hints__choose(&in->ev);
 	gctx_hints__text(in->fixes, &in->ev, in->fix, sizeof(in->fix));
 	fill_where(m, in, use);
+	/* an import did it: the init site names the library that called cuInit/hipInit */
+	if ((in->fixes & GCTX_FIX_IMPORT_INIT) && in->where[GCTX_SITE_INIT].text[0]) {
+		size_t o = strlen(in->fix);
+
+		snprintf(in->fix + o, sizeof(in->fix) - o, " (the GPU was initialised at %s)",
+			 in->where[GCTX_SITE_INIT].text);
+	}
 	return 0;
 }
 

@@ -391,6 +391,55 @@ static void test_import_only_inherit_is_a_warning(void **state)
 	gctx_analysis__free(a);
 }
 
+/* The same with the init stack recorded (issue 11): every incident step has its where, and
+ * the fix names the library whose import initialised the GPU. */
+static void test_import_init_names_the_library(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_incident *in;
+	struct gctx_analysis *a;
+	struct {
+		struct gctx_rec_stack h;
+		struct gctx_rec_frame f[3];
+	} r;
+	static const struct {
+		__u32 kind;
+		const char *fn, *file, *module;
+		__u32 line;
+	} fr[3] = {
+	    {GCTX_FRAME_NATIVE, "cuInit", "", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", 0},
+	    {GCTX_FRAME_PYTHON, "_init_driver", "/venv/lib/python3.11/site-packages/gpulib/__init__.py",
+	     "", 12},
+	    {GCTX_FRAME_PYTHON, "<module>", "/srv/train.py", "", 3},
+	};
+
+	trainer(m, 100, 1000000, CTL, HCTX, true);
+	memset(&r, 0, sizeof(r));
+	r.h.pid = r.h.tid = 100;
+	r.h.role = GCTX_STACK_INIT;
+	r.h.nframes = 3;
+	for (int i = 0; i < 3; i++) {
+		r.f[i].kind = fr[i].kind;
+		r.f[i].line = fr[i].line;
+		snprintf(r.f[i].function, sizeof(r.f[i].function), "%s", fr[i].fn);
+		snprintf(r.f[i].file, sizeof(r.f[i].file), "%s", fr[i].file);
+		snprintf(r.f[i].module, sizeof(r.f[i].module), "%s", fr[i].module);
+	}
+	assert_int_equal(gctx_model__feed(m, GCTX_REC_STACK, &r, sizeof(r)), 0);
+	epochs(m, 100, 200, 2, 1, 2000000, false, "python3");
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 1);
+	in = gctx_analysis__incident(a, 0);
+	assert_true(in->fixes & GCTX_FIX_IMPORT_INIT);
+	assert_string_equal(in->where[GCTX_SITE_INIT].text,
+			    "/srv/train.py:3 in <module> <- gpulib/__init__.py:12 in _init_driver");
+	assert_has(in->fix, "(the GPU was initialised at /srv/train.py:3 in <module> <- "
+			    "gpulib/__init__.py:12 in _init_driver)");
+	assert_string_equal(in->where[GCTX_SITE_USE].text, ""); /* no stack recorded for it */
+	gctx_analysis__free(a);
+}
+
 /* Workers that rename themselves pt_data_worker: DataLoader evidence, names with history. */
 static void test_renamed_workers(void **state)
 {
@@ -518,6 +567,7 @@ int main(void)
 	    TEST(test_spawn_is_clean),
 	    TEST(test_spawn_without_main_guard),
 	    TEST(test_import_only_inherit_is_a_warning),
+	    TEST(test_import_init_names_the_library),
 	    TEST(test_renamed_workers),
 	    TEST(test_procaddr_not_found_is_not_an_error),
 	    TEST(test_fd_across_exec),
