@@ -77,8 +77,23 @@ t_root_exec() {
 	else
 		result root_exec $rc "record failed"
 	fi
-	# a library only root could have written (root's file in root-only directories: not
-	# /tmp) does run, but unprivileged and without capabilities
+	# root's library in a directory anyone may write to (not sticky): another user could have
+	# swapped it, so it never runs
+	local w=$T/wwdir mw=$T/wwmarks
+	mkdir -p "$w" "$mw" && chmod 777 "$w" && chmod 1777 "$mw"
+	build_evil_lib "$w/libcuda.so.1" "$mw"
+	"$G" record -q -o "$T/root_exec3.gctx" -- "${NOBODY[@]}" /usr/bin/python3 -c \
+		"import ctypes, time; ctypes.CDLL('$w/libcuda.so.1'); time.sleep(0.5)" \
+		>/dev/null 2>"$T/root_exec3.err" &
+	rec=$!
+	wait "$rec"
+	if ls "$mw" | grep -q "^ran-gpuctx-.*-ppid$rec\$"; then
+		result root_exec_writable_dir 1 "gpuctx ran a library from a world-writable directory: $(ls "$mw")"
+	else
+		result root_exec_writable_dir 0
+	fi
+	# a library only root could have written (root's file in root-only directories, or under a
+	# sticky one such as /tmp) does run, but unprivileged and without capabilities
 	local r=$top/build/sec-rootlib.$$ m=$T/rootmarks
 	mkdir -p "$r" "$m" && chmod 755 "$r" && chmod 1777 "$m"
 	build_evil_lib "$r/libcuda.so.1" "$m"

@@ -87,6 +87,19 @@ static bool root_only(int fd)
 	       !fstatfs(fd, &sf) && sf.f_type != FUSE_MAGIC;
 }
 
+/* A directory on the path: root's and writable by no one else, or root's with the sticky bit
+ * (/tmp): others may add entries there but never rename or remove root's, and every next
+ * component is itself checked to be root's. */
+static bool root_dir(int fd)
+{
+	struct statfs sf;
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_uid == 0 &&
+	       (!(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX)) &&
+	       !fstatfs(fd, &sf) && sf.f_type != FUSE_MAGIC;
+}
+
 bool gctx_libfile_trusted(int fd, const char *root, const char *path)
 {
 	char comp[256];
@@ -101,7 +114,7 @@ bool gctx_libfile_trusted(int fd, const char *root, const char *path)
 	if (dfd < 0)
 		return false;
 	for (;;) {
-		if (!root_only(dfd))
+		if (!root_dir(dfd))
 			break;
 		while (*p == '/')
 			p++;

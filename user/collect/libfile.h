@@ -22,8 +22,9 @@ int gctx_libfile_open(const char *path, bool follow, struct stat *st, char *err,
 int gctx_libfile_open_mapping(__u32 pid, __u64 start, __u64 end, __u32 kdev, __u64 ino,
 			      struct stat *st, char *err, size_t errlen);
 /* May this library's code run (unprivileged) in a child of gpuctx? Only when the file and
- * every directory from root down to it are owned by root and writable by no one else, and
- * the path still names the same file: nothing a traced process or another user could have
+ * every directory from root down to it are owned by root and writable by no one else (a
+ * sticky directory such as /tmp counts: others cannot replace root's entries), and the path
+ * still names the same file: nothing a traced process or another user could have
  * written. root is "/" or "/proc/PID/root"; path is absolute inside it. */
 bool gctx_libfile_trusted(int fd, const char *root, const char *path);
 
