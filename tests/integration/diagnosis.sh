@@ -126,10 +126,10 @@ t_dl_where() {
 	use=$(grep -n 'on the inherited state: fails' "$DLJOB" | head -1 | cut -d: -f1)
 	grep -E "Where: GPU initialised at [^ ]*dl_job.py:$init in cuda_init <- cuInit" \
 		"$T/dl_fork_touch.err" >/dev/null || { echo "no init site at line $init" >"$T/$name.err"; rc=1; }
-	grep -E "used at [^ ]*dl_job.py:$use in Items.__getitem__" "$T/dl_fork_touch.err" \
+	grep -E "first used at [^ ]*dl_job.py:$use in Items.__getitem__" "$T/dl_fork_touch.err" \
 		>/dev/null || { echo "no use site at line $use" >>"$T/$name.err"; rc=1; }
 	"$G" report "$T/dl_fork_touch.gctx" 2>>"$T/$name.err" | head -40 >"$T/$name.report"
-	grep -E "where: initialised at [^ ]*dl_job.py:$init in cuda_init" "$T/$name.report" >/dev/null ||
+	grep -E "where: GPU initialised at [^ ]*dl_job.py:$init in cuda_init" "$T/$name.report" >/dev/null ||
 		{ echo "report's first screen has no where line:" >>"$T/$name.err"
 		  cat "$T/$name.report" >>"$T/$name.err"; rc=1; }
 	result "$name" $rc

@@ -55,16 +55,16 @@ int cli_parse_fail_on(const char *arg)
 	return -1;
 }
 
-/* "  Where: GPU initialised at train.py:42 in main <- ...; forked at ...; used at ..." */
+/* "  Where: GPU initialised at train.py:42 in main <- ...; forked at ...; first used at ..." */
 static void print_where(FILE *out, const struct gctx_incident *in)
 {
-	static const char *const what[GCTX_SITE_MAX] = {"GPU initialised", "forked", "used"};
 	bool any = false;
 
 	for (int r = 0; r < GCTX_SITE_MAX; r++) {
 		if (!in->where[r].text[0])
 			continue;
-		fprintf(out, "%s%s at %s", any ? "; " : "  Where: ", what[r], in->where[r].text);
+		fprintf(out, "%s%s at %s", any ? "; " : "  Where: ", gctx_site_role_name(r),
+			in->where[r].text);
 		any = true;
 	}
 	if (any)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "lib/elfsyms.h"
 #include "lib/hmap.h"
 #include "lib/ldso.h"
 #include "collect/ldpath.h"
@@ -215,23 +216,11 @@ static void predict_system(struct gctx_ldpath *p, const char *root)
 		scan_dir(&s, default_dirs[i]);
 }
 
-/* A defined dynamic symbol of this name in section scn (SHT_DYNSYM)? */
-static bool defines(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh)
+/* gctx_elf_dynsyms callback: does the object define cuInit or hipInit? */
+static void api_sym(void *ctx, const char *name, __u64 file_off)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
-
-	for (size_t i = 0; d && sh->sh_entsize && i < sh->sh_size / sh->sh_entsize; i++) {
-		const char *name;
-		GElf_Sym sym;
-
-		if (!gelf_getsym(d, i, &sym) || sym.st_shndx == SHN_UNDEF ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-			continue;
-		name = elf_strptr(e, sh->sh_link, sym.st_name);
-		if (name && (!strcmp(name, "cuInit") || !strcmp(name, "hipInit")))
-			return true;
-	}
-	return false;
+	if (!strcmp(name, "cuInit") || !strcmp(name, "hipInit"))
+		*(bool *)ctx = true;
 }
 
 /* DT_RUNPATH and DT_RPATH of an ELF object (both: either may apply to what it loads). True
@@ -261,6 +250,8 @@ static bool predict_elf(struct gctx_ldpath *p, const char *root, const char *obj
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
+	/* exports through the validated reader (the file is the traced process's) */
+	gctx_elf_dynsyms_fd(fd, st.st_size, api_sym, &api, NULL, 0);
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	while (e && elf_kind(e) == ELF_K_ELF && (scn = elf_nextscn(e, scn))) {
@@ -269,8 +260,6 @@ static bool predict_elf(struct gctx_ldpath *p, const char *root, const char *obj
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
-		if (sh.sh_type == SHT_DYNSYM)
-			api |= defines(e, scn, &sh);
 		if (sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
 			continue;
 		d = elf_getdata(scn, NULL);

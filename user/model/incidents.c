@@ -776,6 +776,17 @@ __u32 gctx_analysis__count_at(const struct gctx_analysis *a, enum gctx_severity 
 	return n;
 }
 
+const char *gctx_site_role_name(enum gctx_site_role r)
+{
+	static const char *const names[GCTX_SITE_MAX] = {
+	    [GCTX_SITE_INIT] = "GPU initialised",
+	    [GCTX_SITE_FORK] = "forked",
+	    [GCTX_SITE_USE] = "first used",
+	};
+
+	return (unsigned)r < GCTX_SITE_MAX ? names[r] : "?";
+}
+
 const char *gctx_incident_kind_name(enum gctx_incident_kind k)
 {
 	static const char *const names[] = {

@@ -83,7 +83,7 @@ static void testcase(FILE *out, const struct gctx_incident *in, bool fails)
 	for (int r = 0; r < GCTX_SITE_MAX; r++) {
 		if (!in->where[r].text[0])
 			continue;
-		fputs("Where: ", out);
+		fprintf(out, "Where: %s at ", gctx_site_role_name(r));
 		xml_text(out, in->where[r].text);
 		fputc('\n', out);
 	}

@@ -14,12 +14,6 @@
 
 #define LIST_MAX 24 /* pids and finding ids listed in the text before "..." */
 
-static const char *const site_names[GCTX_SITE_MAX] = {
-    [GCTX_SITE_INIT] = "initialised",
-    [GCTX_SITE_FORK] = "forked",
-    [GCTX_SITE_USE] = "first used",
-};
-
 static void rep_text_members(struct rep_ctx *c, const struct gctx_incident *in)
 {
 	__u32 gen = 0;
@@ -53,7 +47,7 @@ static void rep_text_incident(struct rep_ctx *c, const struct gctx_incident *in)
 		if (!in->where[r].text[0])
 			continue;
 		/* already escaped by gctx_site_format() */
-		fprintf(c->out, "%s %s at %s", any_site ? ";" : "     where:", site_names[r],
+		fprintf(c->out, "%s %s at %s", any_site ? ";" : "     where:", gctx_site_role_name(r),
 			in->where[r].text);
 		any_site = true;
 	}
