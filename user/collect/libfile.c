@@ -77,26 +77,16 @@ int gctx_libfile_open_mapping(__u32 pid, __u64 start, __u64 end, __u32 kdev, __u
 	return fd;
 }
 
-/* Owned by root and writable by no one else, on a file system that tells the truth. */
-static bool root_only(int fd)
-{
-	struct statfs sf;
-	struct stat st;
-
-	return !fstat(fd, &st) && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
-	       !fstatfs(fd, &sf) && sf.f_type != FUSE_MAGIC;
-}
-
-/* A directory on the path: root's and writable by no one else, or root's with the sticky bit
- * (/tmp): others may add entries there but never rename or remove root's, and every next
- * component is itself checked to be root's. */
-static bool root_dir(int fd)
+/* Owned by root and writable by no one else, on a file system that tells the truth. A
+ * directory may instead be root's with the sticky bit (/tmp): others may add entries there but
+ * never rename or remove root's, and every next component is itself checked to be root's. */
+static bool root_only(int fd, bool sticky_ok)
 {
 	struct statfs sf;
 	struct stat st;
 
 	return !fstat(fd, &st) && st.st_uid == 0 &&
-	       (!(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX)) &&
+	       (!(st.st_mode & (S_IWGRP | S_IWOTH)) || (sticky_ok && (st.st_mode & S_ISVTX))) &&
 	       !fstatfs(fd, &sf) && sf.f_type != FUSE_MAGIC;
 }
 
@@ -108,13 +98,13 @@ bool gctx_libfile_trusted(int fd, const char *root, const char *path)
 	bool ok = false;
 	int dfd, next;
 
-	if (!root_only(fd) || fstat(fd, &a) || path[0] != '/')
+	if (!root_only(fd, false) || fstat(fd, &a) || path[0] != '/')
 		return false;
 	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return false;
 	for (;;) {
-		if (!root_dir(dfd))
+		if (!root_only(dfd, true))
 			break;
 		while (*p == '/')
 			p++;
