@@ -37,29 +37,45 @@ static void strip_variant(const char *name, char *out, size_t len)
 	}
 }
 
-/* In the child: the file offset of addr if it lies in our mapping of (dev, ino). */
-static int self_offset(__u64 addr, dev_t dev, ino_t ino, __u64 *off)
+/* The child's own mappings of the library (dev, ino), read once after dlopen: asking
+ * /proc/self/maps again for each of the ~300 addresses cost ~55 ms per library. */
+struct self_map {
+	unsigned long long start, end, pgoff;
+};
+
+#define MAX_SELF_MAPS 32
+
+static unsigned int self_maps(dev_t dev, ino_t ino, struct self_map *v)
 {
 	char line[4352], path[4096];
 	unsigned long long s, e, pgoff, fino;
-	unsigned int maj, min;
+	unsigned int maj, min, n = 0;
 	char perms[8];
-	int ret = -1;
 	FILE *f = fopen("/proc/self/maps", "r");
 
 	if (!f)
-		return -1;
-	while (ret && fgets(line, sizeof(line), f)) {
+		return 0;
+	while (n < MAX_SELF_MAPS && fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff,
 			   &maj, &min, &fino, path) != 8)
 			continue;
-		if (addr >= s && addr < e && makedev(maj, min) == dev && fino == ino) {
-			*off = addr - s + pgoff;
-			ret = 0;
-		}
+		if (makedev(maj, min) == dev && fino == ino)
+			v[n++] = (struct self_map){s, e, pgoff};
 	}
 	fclose(f);
-	return ret;
+	return n;
+}
+
+/* The file offset of addr if it lies in the library's mappings. */
+static int self_offset(const struct self_map *v, unsigned int n, __u64 addr, __u64 *off)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		if (addr >= v[i].start && addr < v[i].end) {
+			*off = addr - v[i].start + v[i].pgoff;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 /* In the child, before any of the library's code runs: give up everything. */
@@ -100,6 +116,8 @@ static void resolver_child(dev_t dev, ino_t ino)
 {
 	static const int versions[] = {3020, 4000, 11040, 12000, 12050, 13000};
 	const struct gctx_api_sym *syms;
+	struct self_map maps[MAX_SELF_MAPS];
+	unsigned int nmaps;
 	char path[64];
 	getproc_v2_fn gpa;
 	__u32 nsyms;
@@ -111,6 +129,7 @@ static void resolver_child(dev_t dev, ino_t ino)
 	gpa = h ? (getproc_v2_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
 	if (!gpa)
 		_exit(1);
+	nmaps = self_maps(dev, ino, maps);
 	syms = gctx_api_syms(&nsyms);
 	for (__u32 i = 0; i < nsyms; i++) {
 		struct gctx_procaddr r = {};
@@ -126,7 +145,7 @@ static void resolver_child(dev_t dev, ino_t ino)
 
 				if (gpa(base, &pfn, versions[v], flags, &st) || !pfn)
 					continue;
-				if (self_offset((__u64)pfn, dev, ino, &r.off))
+				if (self_offset(maps, nmaps, (__u64)pfn, &r.off))
 					continue;
 				r.fn = gctx_api_procaddr_fn(base, versions[v], flags);
 				if (r.fn == GCTX_API_NONE)
