@@ -53,6 +53,14 @@ static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 }
 
+/* Most processes have no entry in the per-process maps a lineage event clears: a lookup
+ * (no bucket lock) is cheaper than a delete of a missing key. */
+static __always_inline void forget(void *map, __u32 *key)
+{
+	if (bpf_map_lookup_elem(map, key))
+		bpf_map_delete_elem(map, key);
+}
+
 static __always_inline bool is_followed(__u32 tgid)
 {
 	/* gpuctx and its helpers are never in followed: only -a needs the own check */

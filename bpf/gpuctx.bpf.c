@@ -238,33 +238,51 @@ int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 
 struct scan_ctx {
 	struct file **fds;
+	unsigned long *open_fds; /* the fd table's bitmap of open fds */
 	__u32 max;
 };
 
-/* One fd of the exec'ing task: report it if it is a GPU file that survived exec. */
-static long scan_one_fd(__u32 i, struct scan_ctx *c)
+/* One open fd of the exec'ing task: report it if it is a GPU file that survived exec. */
+static __noinline void scan_fd(struct file **fds, __u32 i)
 {
 	struct gctx_ev_fd *e;
 	struct file *f = NULL;
 	__u32 kind, rdev = 0;
 	__u64 ino = 0;
 
-	if (i >= c->max)
-		return 1;
-	bpf_probe_read_kernel(&f, sizeof(f), &c->fds[i]);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[i]);
 	if (!f)
-		return 0;
+		return;
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind)
-		return 0;
+		return;
 	e = reserve(sizeof(*e), GCTX_EV_FD_KEPT);
 	if (!e)
-		return 0;
+		return;
 	fill_hdr(&e->hdr, GCTX_EV_FD_KEPT);
 	e->file = (__u64)f;
 	e->fd = i;
 	e->kind = kind;
 	submit(e);
+}
+
+/* 64 fds of the table: only the open ones are looked at (a new process has a handful open in
+ * a table of 64 or more: reading every slot cost most of the exec program). */
+static long scan_fd_word(__u32 w, struct scan_ctx *c)
+{
+	unsigned long bits = 0;
+
+	if (w * 64 >= c->max)
+		return 1;
+	bpf_probe_read_kernel(&bits, sizeof(bits), &c->open_fds[w]);
+	/* no ctz: clang 14's BPF backend crashes on it */
+	for (__u32 j = 0; j < 64 && bits; j++, bits >>= 1) {
+		if (!(bits & 1))
+			continue;
+		if (w * 64 + j >= c->max)
+			return 1;
+		scan_fd(c->fds, w * 64 + j);
+	}
 	return 0;
 }
 
@@ -291,10 +309,11 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 	fdt = BPF_CORE_READ(task, files, fdt);
 	if (fdt) {
 		sc.fds = BPF_CORE_READ(fdt, fd);
+		sc.open_fds = BPF_CORE_READ(fdt, open_fds);
 		sc.max = BPF_CORE_READ(fdt, max_fds);
 		if (sc.max > MAX_SCAN_FDS)
 			sc.max = MAX_SCAN_FDS;
-		bpf_loop(sc.max, scan_one_fd, &sc, 0);
+		bpf_loop((sc.max + 63) / 64, scan_fd_word, &sc, 0);
 	}
 
 	e = reserve(sizeof(*e), GCTX_EV_EXEC);
@@ -339,7 +358,7 @@ static __always_inline void on_exit(struct task_struct *task)
 
 	if (!is_followed(tgid)) {
 		/* a helper of gpuctx is gone: its pid may be reused by anyone */
-		bpf_map_delete_elem(&own_procs, &tgid);
+		forget(&own_procs, &tgid);
 		return;
 	}
 	/* signal->live has been decremented before the tracepoint fires. */

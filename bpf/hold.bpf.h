@@ -173,7 +173,7 @@ int hold_sigcont(struct trace_event_raw_signal_generate *ctx)
 /* The process is gone: nothing to resume. */
 static __always_inline void hold_forget(__u32 tgid)
 {
-	bpf_map_delete_elem(&holds, &tgid);
+	forget(&holds, &tgid);
 }
 
 #endif /* __GPUCTX_HOLD_BPF_H */

@@ -391,13 +391,13 @@ static __always_inline void stack_on_exec(__u32 tgid)
 
 	if (st)
 		__sync_fetch_and_and(st, ~STK_INIT_DONE);
-	bpf_map_delete_elem(&pyinfo, &tgid);
+	forget(&pyinfo, &tgid);
 }
 
 static __always_inline void stack_on_exit(__u32 tgid)
 {
-	bpf_map_delete_elem(&stk_state, &tgid);
-	bpf_map_delete_elem(&pyinfo, &tgid);
+	forget(&stk_state, &tgid);
+	forget(&pyinfo, &tgid);
 }
 
 /* CUDA/HIP API entry (api.bpf.c; regs = the probe's pt_regs): cuInit/hipInit is the process's
