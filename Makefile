@@ -270,6 +270,12 @@ $(BUILD)/doubles/libcuda.so.1: tests/doubles/libcuda_double.c tools/gpu_uapi.h |
 	$(Q)$(CC) $(API_DOUBLE_CFLAGS) -I$(CUDA_INC_DIR) $< -Wl,-soname,libcuda.so.1 \
 		$(API_DOUBLE_LDFLAGS) -o $@
 
+# The C++ stack workload (demangled names), built as distribution C++ is: g++ -O2, no frame pointers.
+API_TARGETS += $(BUILD)/workloads/wl_blame_cxx
+$(BUILD)/workloads/wl_blame_cxx: tests/workloads/wl_blame_cxx.cc | $(BUILD)/workloads
+	$(call msg,CXX,$@)
+	$(Q)g++ -g -O2 -Wall -I$(CUDA_INC_DIR) $< -L$(CUDA_STUB_DIR) -lcuda -o $@
+
 # Linked against NVIDIA's stub, so NEEDED is libcuda.so.1; run with LD_LIBRARY_PATH=build/doubles.
 $(API_CUDA_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
