@@ -93,6 +93,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(P
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(PURE_OBJS) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
 
+# collect/ units that need no BPF (module files, unwinding), tested with libdw
+COLLECT_UNITS := collect/modfiles collect/unwind
+$(BUILD)/tests/collect/test_%: tests/unit/collect/test_%.c $(PURE_OBJS) \
+		$(patsubst %,$(OUTPUT)/user/%.o,$(COLLECT_UNITS))
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $(filter-out %.h,$^) -ldw -lelf $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
+
 $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools $< -lpthread -o $@
@@ -164,6 +172,12 @@ $(BUILD)/san/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(SAN
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $< $(SAN_OBJS) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
+
+$(BUILD)/san/collect/test_%: tests/unit/collect/test_%.c $(SAN_OBJS) \
+		$(patsubst %,$(SAN_DIR)/%.o,$(COLLECT_UNITS))
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $^ -ldw -lelf $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
 
 check-sanitize: $(SAN_TESTS)
 	$(Q)set -e; for t in $(SAN_TESTS); do echo "== $$t"; \
