@@ -19,8 +19,8 @@ BPF_CFLAGS := -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclud
 CFLAGS ?= -g -O2
 CFLAGS += -D_GNU_SOURCE -Wall -Wextra -Werror=undef -Wno-unused-parameter -Iinclude -Iuser -I$(OUTPUT) \
 	-DGPUCTX_VERSION='"$(VERSION)"' $(shell pkg-config --cflags libbpf 2>/dev/null)
-LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -ldw -lelf -lz
-STATIC_LDLIBS := -Wl,-Bstatic -lbpf -ldw -lelf -lz $(foreach l,lzma bz2,$(if $(wildcard /usr/lib/$(shell uname -m)-linux-gnu/lib$(l).a),-l$(l))) $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
+LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -ldw -lelf -lz -lstdc++
+STATIC_LDLIBS := -Wl,-Bstatic -lbpf -ldw -lelf -lz -lstdc++ $(foreach l,lzma bz2,$(if $(wildcard /usr/lib/$(shell uname -m)-linux-gnu/lib$(l).a),-l$(l))) $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
 
 BPF_UNITS := gpuctx api
 # user/ by stage of the data path (docs/architecture.md). The live side (collect/, cli/) needs
@@ -91,7 +91,15 @@ $(BUILD)/fakegpu: tools/fakegpu.c tools/gpu_uapi.h | $(BUILD)
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(PURE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(PURE_OBJS) $(shell pkg-config --libs cmocka) -lz -o $@
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(PURE_OBJS) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
+
+# collect/ units that need no BPF (module files, unwinding), tested with libdw
+COLLECT_UNITS := collect/modfiles collect/unwind
+$(BUILD)/tests/collect/test_%: tests/unit/collect/test_%.c $(PURE_OBJS) \
+		$(patsubst %,$(OUTPUT)/user/%.o,$(COLLECT_UNITS))
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $(filter-out %.h,$^) -ldw -lelf $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
 
 $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
@@ -163,7 +171,13 @@ $(SAN_DIR)/%.o: user/%.c $(USER_HDRS) include/gpuctx_events.h
 $(BUILD)/san/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(SAN_OBJS)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $< $(SAN_OBJS) $(shell pkg-config --libs cmocka) -lz -o $@
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $< $(SAN_OBJS) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
+
+$(BUILD)/san/collect/test_%: tests/unit/collect/test_%.c $(SAN_OBJS) \
+		$(patsubst %,$(SAN_DIR)/%.o,$(COLLECT_UNITS))
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $^ -ldw -lelf $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
 
 check-sanitize: $(SAN_TESTS)
 	$(Q)set -e; for t in $(SAN_TESTS); do echo "== $$t"; \
@@ -177,7 +191,7 @@ $(FUZZ_DIR)/%.o: user/%.c $(USER_HDRS) include/gpuctx_events.h
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -lz -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -lz -lstdc++ -o $@
 
 fuzz-build: $(FUZZ_TARGETS)
 
@@ -269,6 +283,12 @@ $(BUILD)/doubles/libcuda.so.1: tests/doubles/libcuda_double.c tools/gpu_uapi.h |
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(API_DOUBLE_CFLAGS) -I$(CUDA_INC_DIR) $< -Wl,-soname,libcuda.so.1 \
 		$(API_DOUBLE_LDFLAGS) -o $@
+
+# The C++ stack workload (demangled names), built as distribution C++ is: g++ -O2, no frame pointers.
+API_TARGETS += $(BUILD)/workloads/wl_blame_cxx
+$(BUILD)/workloads/wl_blame_cxx: tests/workloads/wl_blame_cxx.cc | $(BUILD)/workloads
+	$(call msg,CXX,$@)
+	$(Q)g++ -g -O2 -Wall -I$(CUDA_INC_DIR) $< -L$(CUDA_STUB_DIR) -lcuda -o $@
 
 # Linked against NVIDIA's stub, so NEEDED is libcuda.so.1; run with LD_LIBRARY_PATH=build/doubles.
 $(API_CUDA_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads

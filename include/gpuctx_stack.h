@@ -110,6 +110,9 @@ struct gctx_py_layout {
 /* Collector record GCTX_REC_STACK: a resolved stack, frames innermost first. */
 #define GCTX_FRAME_PYTHON 1 /* function/file/line from the interpreter */
 #define GCTX_FRAME_NATIVE 2 /* function+offset in module, file/line when DWARF has them */
+#define GCTX_FRAME_INLINE 3 /* native, a function inlined at the pc of the next frame (same
+			     * addr, module, offset); file/line where it is, or where it calls
+			     * the inner one. Readers that know only 1 and 2 show it as native */
 #define GCTX_SFN_LEN	  96
 #define GCTX_SFILE_LEN	  160
 #define GCTX_STACK_MAX_FRAMES 96

@@ -4,7 +4,7 @@
 # Usage: tools/install-deps.sh [build|test|bench]
 set -eu
 what=${1:-build}
-pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev liblzma-dev libbz2-dev zlib1g-dev libzstd-dev pkg-config"
+pkgs="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev liblzma-dev libbz2-dev zlib1g-dev libzstd-dev pkg-config"
 pkgs="$pkgs libfuse3-dev fuse3"
 case "$what" in
 test) pkgs="$pkgs libcmocka-dev python3 protobuf-compiler libamdhip64-dev libclang-rt-14-dev python3-torch" ;;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """check_stacks.py KIND JSON SOURCE [crash|unknown]: the sites gpuctx names for a blame
-workload (tests/workloads/blame.py for KIND=py, wl_blame.c for KIND=c) are the functions and
-lines that SOURCE marks with BLAME-* comments. Prints what is wrong and exits 1."""
+workload (tests/workloads/blame.py for KIND=py, wl_blame.c for KIND=c, wl_blame_cxx.cc for
+KIND=cxx, wl_inline.c for KIND=inline) are the functions and lines that SOURCE marks with
+BLAME-* (INLINE-*) comments. Prints what is wrong and exits 1."""
 import json
 import os
 import sys
@@ -13,8 +14,9 @@ mode = sys.argv[4] if len(sys.argv) > 4 else ""
 rep = json.load(open(path))
 marks = {}
 for n, line in enumerate(open(source), 1):
-    if "BLAME-" in line:
-        marks[line.split("BLAME-")[1].split()[0]] = n
+    for tag in ("BLAME-", "INLINE-"):
+        if tag in line:
+            marks[line.split(tag)[1].split()[0]] = n
 bad = []
 
 
@@ -82,6 +84,32 @@ if use:
                  "note: %r" % (r, note))
             need(all(x["kind"] == "native" for x in st.get(r, [])), "%s: Python frames "
                  "from an unknown layout" % r)
+    elif kind == "cxx":
+        # C++: the sites name the functions demangled, at the marked lines
+        want = {"init": ("wl::Gpu::init()", "INIT"), "fork": ("wl::Pool::spawn(bool)", "FORK"),
+                "use": ("wl::worker::step(int)", "USE")}
+        for r in roles:
+            fr = (sites.get(r) or {}).get("frame") or {}
+            fn, mark = want[r]
+            need(fr.get("function") == fn and fr.get("line") == marks[mark],
+                 "%s site is %r, want %s at line %d" % (r, fr, fn, marks[mark]))
+    elif kind == "inline":
+        # the inlined function at the ioctl's line, then its caller at the call's line, at
+        # the same address; the site is the inlined function (the user's line that called)
+        fns = frames_of(st.get("use", []))
+        i = [k for k, x in enumerate(fns) if x["function"] == "use_ctl"]
+        need(i, "use stack lacks use_ctl: %s" % [x["function"] for x in fns])
+        if i:
+            inl, caller = fns[i[0]], (fns[i[0] + 1:] or [{}])[0]
+            need(inl.get("inlined") is True and inl["line"] == marks["IOCTL"],
+                 "use_ctl is %r, want inlined at line %d" % (inl, marks["IOCTL"]))
+            need(caller.get("function") == "worker_step" and
+                 caller.get("line") == marks["CALL"] and not caller.get("inlined") and
+                 caller.get("address") == inl["address"],
+                 "use_ctl's caller is %r, want worker_step at line %d, same address" %
+                 (caller, marks["CALL"]))
+            fr = (sites.get("use") or {}).get("frame") or {}
+            need(fr.get("function") == "use_ctl", "use site is %r, want use_ctl" % fr)
     else:
         want = {"init": ("setup_gpu", None), "fork": ("spawn_worker", None),
                 "use": ("worker_step", None), "crash": ("worker_crash", "CRASH")}

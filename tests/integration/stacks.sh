@@ -30,6 +30,22 @@ t_stacks_c_fp() {
 		"$W/wl_blame_fp" "$MNT" crash
 }
 
+# C++ (g++ -O2) over the CUDA double: the sites name the methods demangled.
+t_stacks_cxx() {
+	if [ ! -e "$W/wl_blame_cxx" ] || [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+		echo "SKIP stacks_cxx: build/workloads/wl_blame_cxx or the libcuda double was not built"
+		return
+	fi
+	LD_LIBRARY_PATH=$top/build/doubles stack_scenario stacks_cxx cxx \
+		"$top/tests/workloads/wl_blame_cxx.cc" "" -- "$W/wl_blame_cxx" "$MNT"
+}
+
+# A static function that calls ioctl, inlined into its caller: both frames, with their lines.
+t_stacks_inline() {
+	stack_scenario stacks_inline inline "$top/tests/workloads/wl_inline.c" "" -- \
+		"$W/wl_inline" "$MNT"
+}
+
 # Every CPython here: Debian's /usr/bin/python3 and pyenv's 3.10-3.13.
 py_interpreters() {
 	echo /usr/bin/python3

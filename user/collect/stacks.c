@@ -246,6 +246,8 @@ struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *
 			      "before its mappings were read; ");
 	else if (strcmp(how, "dwarf"))
 		o += snprintf(note + o, sizeof(note) - o, "native frames: %s; ", how);
+	if (maps && gctx_unwind_note()[0] && o < sizeof(note))
+		o += snprintf(note + o, sizeof(note) - o, "%s; ", gctx_unwind_note());
 	if ((s->flags & GCTX_STK_COPY_CUT) && !s->stack_len && o < sizeof(note))
 		o += snprintf(note + o, sizeof(note) - o,
 			      "user stack unreadable at the event (paged out?); ");

@@ -11,115 +11,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <elfutils/libdwfl.h>
+#include <dwarf.h>
 
 #include "collect/unwind.h"
+#include "lib/demangle.h"
 #include "lib/grow.h"
 #include "lib/str.h"
 
-#define MAX_MAPS 4096 /* a hostile process cannot make us hold more */
-
-void gctx_maps__clear(struct gctx_maps *m)
-{
-	free(m->v);
-	memset(m, 0, sizeof(*m));
-}
-
-int gctx_maps__read(struct gctx_maps *m, __u32 pid)
-{
-	char fn[64], line[640];
-	FILE *f;
-
-	snprintf(fn, sizeof(fn), "/proc/%u/maps", pid);
-	f = fopen(fn, "re");
-	if (!f)
-		return -errno;
-	m->n = 0;
-	m->pid = pid;
-	while (fgets(line, sizeof(line), f) && m->n < MAX_MAPS) {
-		unsigned long long s, e, off;
-		char perms[8], path[512];
-		int n = 0;
-
-		path[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &n) < 4)
-			continue;
-		if (perms[2] != 'x' || line[n] != '/')
-			continue;
-		gctx_copy_str(path, sizeof(path), line + n, strcspn(line + n, "\n"));
-		if (gctx_grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v))) {
-			fclose(f);
-			return -ENOMEM;
-		}
-		m->v[m->n].start = s;
-		m->v[m->n].end = e;
-		m->v[m->n].pgoff = off;
-		gctx_copy_str(m->v[m->n].perms, sizeof(m->v[m->n].perms), perms, 4);
-		gctx_copy_str(m->v[m->n].path, sizeof(m->v[m->n].path), path, strlen(path));
-		m->n++;
-	}
-	fclose(f);
-	return 0;
-}
-
-/* Open a mapped file: the exact mapped file while the process lives (map_files), else the
- * path inside its mount namespace, else the path here. Regular files only, never blocks. */
-int gctx_map_open(const struct gctx_maps *maps, const struct gctx_map *mp)
-{
-	char fn[600];
-	struct stat st;
-	int fd;
-
-	snprintf(fn, sizeof(fn), "/proc/%u/map_files/%llx-%llx", maps->pid,
-		 (unsigned long long)mp->start, (unsigned long long)mp->end);
-	fd = open(fn, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		snprintf(fn, sizeof(fn), "/proc/%u/root%s", maps->pid, mp->path);
-		fd = open(fn, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	}
-	if (fd < 0)
-		fd = open(mp->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Load bias of an ET_DYN file mapped at mp: start minus the vaddr its page offset holds. */
-bool gctx_map_bias(int fd, const struct gctx_map *mp, __u64 *bias, bool *is_exec)
-{
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	GElf_Ehdr eh;
-	size_t n = 0;
-	bool ok = false;
-
-	if (!e)
-		return false;
-	if (!gelf_getehdr(e, &eh) || elf_getphdrnum(e, &n))
-		goto out;
-	*is_exec = eh.e_type == ET_EXEC;
-	*bias = 0;
-	if (*is_exec) {
-		ok = true;
-		goto out;
-	}
-	for (size_t i = 0; i < n && i < 256; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (mp->pgoff + 4096 > ph.p_offset && mp->pgoff < ph.p_offset + ph.p_filesz) {
-			*bias = mp->start - (ph.p_vaddr - ph.p_offset + mp->pgoff);
-			ok = true;
-			break;
-		}
-	}
-out:
-	elf_end(e);
-	return ok;
-}
+#define MAX_INLINE 16 /* inlined calls expanded at one pc */
 
 struct uw {
 	const struct gctx_ev_stack *s;
@@ -205,7 +104,7 @@ static void symbolise(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_re
 		gctx_copy_str(f->module, sizeof(f->module), mainfile, strlen(mainfile));
 	name = dwfl_module_addrinfo(mod, look, &off, &sym, NULL, NULL, NULL);
 	if (name) {
-		gctx_copy_str(f->function, sizeof(f->function), name, strlen(name));
+		gctx_demangle(name, strlen(name), f->function, sizeof(f->function));
 		f->offset = off + (pc - look);
 	} else {
 		f->offset = pc - low; /* no symbol: module-relative */
@@ -220,6 +119,87 @@ static void symbolise(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_re
 	}
 }
 
+/* Name of a function DIE, or of the function an inlined instance comes from: the linkage
+ * name when there is one (C++, demangled), else its name. */
+static void die_function(Dwarf_Die *die, char *out, size_t len)
+{
+	Dwarf_Attribute a;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	if (name)
+		gctx_demangle(name, strlen(name), out, len);
+}
+
+/* Where an inlined instance was called: file (from the CU's file table) and line. */
+static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, struct gctx_rec_frame *f)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word file = 0, line = 0;
+	Dwarf_Files *files;
+	const char *src = NULL;
+	size_t nfiles = 0;
+
+	f->file[0] = 0;
+	f->line = 0;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &line) || !line ||
+	    line > UINT32_MAX)
+		return;
+	if (!dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &file) &&
+	    !dwarf_getsrcfiles(cu, &files, &nfiles) && file < nfiles)
+		src = dwarf_filesrc(files, file, NULL, NULL);
+	if (!src)
+		return;
+	gctx_copy_str(f->file, sizeof(f->file), src, strlen(src));
+	f->line = line;
+}
+
+/*
+ * One frame per function at pc, innermost first, as perf and gdb show them: the functions
+ * inlined there (GCTX_FRAME_INLINE, at the pc's line for the innermost, at the call site of
+ * the inner one for the others), then the function the code belongs to, at the call site of
+ * the outermost inlined one. Returns the number of frames written (at least 1 if max > 0).
+ */
+static int symbolise_inlines(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_rec_frame *out,
+			     int max)
+{
+	Dwarf_Addr look = activation || !pc ? pc : pc - 1, bias = 0;
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, look);
+	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, look, &bias) : NULL, *scopes = NULL;
+	Dwarf_Die *inl[MAX_INLINE];
+	int ns, k = 0, n = 0;
+
+	if (max <= 0)
+		return 0;
+	ns = cu ? dwarf_getscopes(cu, look - bias, &scopes) : 0;
+	for (int i = 0; i < ns && k < MAX_INLINE && k < max - 1; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag == DW_TAG_inlined_subroutine)
+			inl[k++] = &scopes[i];
+	}
+	for (int i = 0; i < k; i++) {
+		struct gctx_rec_frame *f = &out[n++];
+
+		symbolise(dwfl, pc, activation, f);
+		f->kind = GCTX_FRAME_INLINE;
+		f->function[0] = 0;
+		die_function(inl[i], f->function, sizeof(f->function));
+		if (i)
+			call_site(cu, inl[i - 1], f);
+	}
+	symbolise(dwfl, pc, activation, &out[n]);
+	if (k)
+		call_site(cu, inl[k - 1], &out[n]);
+	free(scopes);
+	return n + 1;
+}
+
 static char *debuginfo_path;
 
 /* Symbols: the binaries' own tables and DWARF, and separate debug info by build-id. */
@@ -230,7 +210,20 @@ static const Dwfl_Callbacks dwfl_cbs = {
     .debuginfo_path = &debuginfo_path,
 };
 
-static int report_modules(Dwfl *dwfl, const struct gctx_maps *maps)
+/* Modules of a session whose file changed since they were mapped, for the stack's note. */
+static void note_stale(char *note, size_t len, const char *path)
+{
+	const char *b = strrchr(path, '/');
+	size_t o = strlen(note);
+
+	b = b ? b + 1 : path;
+	if (!o)
+		snprintf(note, len, "%.40s changed since the process mapped it: no symbols", b);
+	else if (!strstr(note, "(and more") && o + 16 < len)
+		snprintf(note + o, len - o, " (and more modules)");
+}
+
+static int report_modules(Dwfl *dwfl, const struct gctx_maps *maps, char *note, size_t note_len)
 {
 	int n = 0;
 
@@ -246,6 +239,8 @@ static int report_modules(Dwfl *dwfl, const struct gctx_maps *maps)
 		if (seen)
 			continue;
 		fd = gctx_map_open(maps, mp);
+		if (fd == -ESTALE)
+			note_stale(note, note_len, mp->path);
 		if (fd < 0)
 			continue;
 		if (!gctx_map_bias(fd, mp, &bias, &is_exec) ||
@@ -274,8 +269,10 @@ static struct {
 	__u64 sig;
 	Dwfl *dwfl;
 	__u64 used;
+	char note[96]; /* modules left out of it, "" if none */
 } sessions[SESSIONS];
 static __u64 session_clock;
+static const char *session_note = ""; /* of the session last used */
 
 static __u64 maps_sig(const struct gctx_maps *maps)
 {
@@ -300,6 +297,7 @@ static Dwfl *session(const struct gctx_maps *maps)
 	for (int i = 0; i < SESSIONS; i++) {
 		if (sessions[i].dwfl && sessions[i].sig == sig) {
 			sessions[i].used = ++session_clock;
+			session_note = sessions[i].note;
 			return sessions[i].dwfl;
 		}
 		if (sessions[i].used < sessions[slot].used)
@@ -310,8 +308,11 @@ static Dwfl *session(const struct gctx_maps *maps)
 	sessions[slot].sig = sig;
 	sessions[slot].used = ++session_clock;
 	sessions[slot].dwfl = dwfl_begin(&dwfl_cbs);
+	sessions[slot].note[0] = 0;
+	session_note = sessions[slot].note;
 	if (sessions[slot].dwfl &&
-	    (report_modules(sessions[slot].dwfl, maps) <= 0 ||
+	    (report_modules(sessions[slot].dwfl, maps, sessions[slot].note,
+			    sizeof(sessions[slot].note)) <= 0 ||
 	     !dwfl_attach_state(sessions[slot].dwfl, NULL, 1, &uw_thread_cbs, &uw_state))) {
 		dwfl_end(sessions[slot].dwfl);
 		sessions[slot].dwfl = NULL;
@@ -325,6 +326,29 @@ void gctx_unwind_cache_clear(void)
 		if (sessions[i].dwfl)
 			dwfl_end(sessions[i].dwfl);
 		memset(&sessions[i], 0, sizeof(sessions[i]));
+	}
+	session_note = "";
+	gctx_modfiles_clear();
+}
+
+const char *gctx_unwind_note(void)
+{
+	return session_note;
+}
+
+/* A frame in no module libdw has (its file changed, or unreadable): the mapping's file and
+ * the offset in it. */
+static void frame_from_maps(const struct gctx_maps *maps, struct gctx_rec_frame *f)
+{
+	for (__u32 i = 0; i < maps->n; i++) {
+		const struct gctx_map *mp = &maps->v[i];
+
+		if (f->addr >= mp->start && f->addr < mp->end) {
+			gctx_copy_str(f->module, sizeof(f->module), mp->path, strlen(mp->path));
+			f->function[0] = 0;
+			f->offset = f->addr - mp->start + mp->pgoff;
+			return;
+		}
 	}
 }
 
@@ -348,6 +372,7 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 	if (len < GCTX_EV_STACK_HDR_LEN + u->stack_len)
 		u->stack_len = len > GCTX_EV_STACK_HDR_LEN ? len - GCTX_EV_STACK_HDR_LEN : 0;
 	u->max = max;
+	session_note = "";
 	dwfl = session(maps);
 	*how = "no module could be read";
 	if (dwfl) {
@@ -372,14 +397,19 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 		u->n = 1;
 		*how = "no unwind info";
 	}
-	for (int i = 0; i < u->n; i++) {
+	for (int i = 0; i < u->n && n < max; i++) {
+		int k = 1;
+
 		if (dwfl) {
-			symbolise(dwfl, u->pcs[i], u->act[i], &out[n++]);
+			k = symbolise_inlines(dwfl, u->pcs[i], u->act[i], &out[n], max - n);
 		} else {
 			memset(&out[n], 0, sizeof(out[n]));
 			out[n].kind = GCTX_FRAME_NATIVE;
-			out[n++].addr = u->pcs[i];
+			out[n].addr = u->pcs[i];
 		}
+		if (!out[n + k - 1].module[0])
+			frame_from_maps(maps, &out[n + k - 1]);
+		n += k;
 	}
 	return n;
 }

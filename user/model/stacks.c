@@ -41,7 +41,9 @@ bool gctx_frame_is_library(const struct gctx_rec_frame *f)
 	}
 	const char *b = base(f->module);
 
-	return !f->module[0] || has_prefix(f->module, "/lib/") ||
+	/* inlined from a system header (C++ standard library): library code in the user's binary */
+	return !f->module[0] || has_prefix(f->file, "/usr/include/") ||
+	       has_prefix(f->module, "/lib/") ||
 	       has_prefix(f->module, "/usr/lib") || strstr(f->module, "/lib/python") ||
 	       strstr(f->module, "-packages/") || has_prefix(f->module, "/lib64/") ||
 	       has_prefix(b, "libcuda") || has_prefix(b, "libamdhip") ||
@@ -236,12 +238,13 @@ void gctx_frame_format(const struct gctx_rec_frame *fr, char *buf, size_t len)
 		else
 			snprintf(buf, len, "%s in %s", file, fn);
 	} else if (file[0] && fr->line && !gctx_frame_is_library(fr)) {
-		snprintf(buf, len, "%s:%u in %s (%s)", file, fr->line, fn, mod[0] ? mod : "?");
+		snprintf(buf, len, "%s:%u in %s (%s%s)", file, fr->line, fn,
+			 fr->kind == GCTX_FRAME_INLINE ? "inlined, " : "", mod[0] ? mod : "?");
 	} else if (!fn[0]) {
 		snprintf(buf, len, "%s+0x%llx", mod[0] ? mod : "?", (unsigned long long)fr->offset);
 	} else {
-		snprintf(buf, len, "%s+0x%llx (%s)", fn, (unsigned long long)fr->offset,
-			 mod[0] ? mod : "?");
+		snprintf(buf, len, "%s+0x%llx (%s%s)", fn, (unsigned long long)fr->offset,
+			 fr->kind == GCTX_FRAME_INLINE ? "inlined, " : "", mod[0] ? mod : "?");
 		if (file[0] && fr->line && strlen(buf) + 8 < len)
 			snprintf(buf + strlen(buf), len - strlen(buf), " at %s:%u", base(file),
 				 fr->line);

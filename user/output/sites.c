@@ -129,6 +129,10 @@ static void json_frame(struct gctx_json *j, const struct gctx_rec_frame *fr)
 		gctx_json__u64(j, fr->offset);
 		gctx_json__key(j, "address");
 		gctx_json__u64(j, fr->addr);
+		if (fr->kind == GCTX_FRAME_INLINE) {
+			gctx_json__key(j, "inlined");
+			gctx_json__bool(j, true);
+		}
 	}
 	gctx_json__obj_end(j);
 }

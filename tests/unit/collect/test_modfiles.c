@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Module files stick to the mapping: a process maps a library, the library is replaced on
+ * disk and the process exits before its stack is symbolised. The kept file gives the right
+ * symbol; without it, a file at the path with another build-id gives no symbols and a note,
+ * and one with the same build-id (a copy) is accepted. Needs /proc/PID/map_files (root).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include "collect/unwind.h"
+
+static char dir[64], lib[96];
+
+/* cp SRC DST (through a temporary name, renamed over DST: a new inode at the path) */
+static void install(const char *src, const char *dst)
+{
+	char tmp[128], buf[65536];
+	int in = open(src, O_RDONLY), out;
+	ssize_t n;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", dst);
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, n), n);
+	close(in);
+	close(out);
+	assert_int_equal(rename(tmp, dst), 0);
+}
+
+static const char *path_of(const void *sym)
+{
+	Dl_info di;
+
+	assert_true(dladdr(sym, &di) && di.dli_fname);
+	return di.dli_fname;
+}
+
+/* A child that maps lib and says where its zlibVersion is, then waits to be killed. */
+static pid_t spawn_mapper(uint64_t *addr)
+{
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		uint64_t a = h ? (uint64_t)(uintptr_t)dlsym(h, "zlibVersion") : 0;
+
+		if (write(p[1], &a, sizeof(a)) != sizeof(a))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], addr, sizeof(*addr)), sizeof(*addr));
+	close(p[0]);
+	assert_true(*addr != 0);
+	return pid;
+}
+
+/* Symbolise pc as a stack of the (gone) process pid, through the mappings read earlier. */
+static int resolve(const struct gctx_maps *maps, pid_t pid, uint64_t pc, struct gctx_rec_frame *out)
+{
+	struct gctx_ev_stack *s = calloc(1, sizeof(*s));
+	const char *how = NULL;
+	int n;
+
+	assert_non_null(s);
+	s->hdr.tgid = s->hdr.tid = pid;
+	s->flags = GCTX_STK_REGS_OK;
+	s->regs[16] = pc;
+	n = gctx_unwind(s, GCTX_EV_STACK_HDR_LEN, maps, out, 4, &how);
+	free(s);
+	return n;
+}
+
+static void test_replaced(void **state)
+{
+	struct gctx_rec_frame out[4];
+	struct gctx_maps maps = {0};
+	char other[128], copy[128], fn[96];
+	const char *zlib = path_of((const void *)zlibVersion);
+	uint64_t addr;
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/gctx-modfiles.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(lib, sizeof(lib), "%s/libmod.so", dir);
+	install(zlib, lib);
+	pid = spawn_mapper(&addr);
+	snprintf(fn, sizeof(fn), "/proc/%d/map_files", (int)pid);
+	fd = open(fn, O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || access(fn, R_OK)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		skip(); /* map_files needs CAP_SYS_ADMIN */
+	}
+	close(fd);
+	assert_int_equal(gctx_maps__read(&maps, pid), 0);
+	/* the library is replaced by another one, and the process exits */
+	snprintf(other, sizeof(other), "%s", path_of((const void *)_cmocka_run_group_tests));
+	install(other, lib);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+
+	/* the file kept while it lived */
+	assert_true(resolve(&maps, pid, addr, out) >= 1);
+	assert_string_equal(out[0].function, "zlibVersion");
+	assert_string_equal(gctx_unwind_note(), "");
+
+	/* none kept: the file at the path is not the one mapped */
+	gctx_unwind_cache_clear();
+	assert_true(resolve(&maps, pid, addr, out) >= 1);
+	assert_string_equal(out[0].function, "");
+	assert_string_equal(out[0].module, lib);
+	assert_true(out[0].offset > 0);
+	assert_non_null(strstr(gctx_unwind_note(),
+			       "libmod.so changed since the process mapped it: no symbols"));
+
+	/* a copy of the file mapped (another inode, the same build-id) is accepted */
+	gctx_unwind_cache_clear();
+	install(zlib, lib);
+	assert_true(resolve(&maps, pid, addr, out) >= 1);
+	assert_string_equal(out[0].function, "zlibVersion");
+	assert_string_equal(gctx_unwind_note(), "");
+
+	gctx_unwind_cache_clear();
+	gctx_maps__clear(&maps);
+	unlink(lib);
+	snprintf(copy, sizeof(copy), "%s", dir);
+	rmdir(copy);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_replaced),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

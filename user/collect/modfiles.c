@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Mapped files kept as mapped (interface in modfiles.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <elfutils/libdwelf.h>
+
+#include "collect/modfiles.h"
+#include "lib/grow.h"
+#include "lib/str.h"
+
+#define MAX_MAPS 4096 /* a hostile process cannot make us hold more */
+#define MAX_KEPT 256  /* files kept open, the least recently used closed first */
+
+#define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+
+static struct {
+	__u64 dev, ino, used;
+	int fd; /* 0: free slot (fds are kept > 0) */
+	__u8 build_id_len;
+	__u8 build_id[GCTX_BUILD_ID_MAX];
+} kept[MAX_KEPT];
+static __u64 kept_clock;
+
+void gctx_modfiles_clear(void)
+{
+	for (int i = 0; i < MAX_KEPT; i++)
+		if (kept[i].fd > 0)
+			close(kept[i].fd);
+	memset(kept, 0, sizeof(kept));
+}
+
+static int kept_find(const struct gctx_map *mp)
+{
+	for (int i = 0; i < MAX_KEPT; i++)
+		if (kept[i].fd > 0 && kept[i].dev == mp->dev && kept[i].ino == mp->ino) {
+			kept[i].used = ++kept_clock;
+			return i;
+		}
+	return -1;
+}
+
+/* The GNU build-id note of an ELF file (read from its program headers), 0 if none. */
+static int read_build_id(int fd, __u8 *out)
+{
+	Elf *e;
+	const void *id = NULL;
+	ssize_t n;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return 0;
+	n = dwelf_elf_gnu_build_id(e, &id);
+	if (n <= 0 || n > GCTX_BUILD_ID_MAX)
+		n = 0;
+	else
+		memcpy(out, id, n);
+	elf_end(e);
+	return n;
+}
+
+/* A regular file that is (dev, ino) when those are known. */
+static bool is_file(int fd, __u64 dev, __u64 ino)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	return !ino || (st.st_dev == dev && st.st_ino == ino);
+}
+
+static int open_map_file(__u32 pid, const struct gctx_map *mp)
+{
+	char fn[96];
+	int fd;
+
+	snprintf(fn, sizeof(fn), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)mp->start,
+		 (unsigned long long)mp->end);
+	fd = open(fn, OPEN_FLAGS);
+	if (fd >= 0 && !is_file(fd, mp->dev, mp->ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Keep the file of a live process's mapping (once per file) and note its build-id. */
+static void keep(__u32 pid, struct gctx_map *mp)
+{
+	int i = kept_find(mp), slot = 0, fd;
+
+	if (i < 0 && mp->ino) {
+		fd = open_map_file(pid, mp);
+		if (fd < 0)
+			return;
+		for (int j = 0; j < MAX_KEPT; j++) {
+			if (kept[j].fd <= 0) {
+				slot = j;
+				break;
+			}
+			if (kept[j].used < kept[slot].used)
+				slot = j;
+		}
+		if (kept[slot].fd > 0)
+			close(kept[slot].fd);
+		kept[slot].dev = mp->dev;
+		kept[slot].ino = mp->ino;
+		kept[slot].used = ++kept_clock;
+		kept[slot].fd = fd;
+		kept[slot].build_id_len = read_build_id(fd, kept[slot].build_id);
+		i = slot;
+	}
+	if (i >= 0) {
+		mp->build_id_len = kept[i].build_id_len;
+		memcpy(mp->build_id, kept[i].build_id, sizeof(mp->build_id));
+	}
+}
+
+void gctx_maps__clear(struct gctx_maps *m)
+{
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+int gctx_maps__read(struct gctx_maps *m, __u32 pid)
+{
+	char fn[64], line[640];
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "/proc/%u/maps", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return -errno;
+	m->n = 0;
+	m->pid = pid;
+	while (fgets(line, sizeof(line), f) && m->n < MAX_MAPS) {
+		unsigned long long s, e, off, ino;
+		unsigned int maj, min;
+		char perms[8];
+		struct gctx_map *mp;
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e, perms, &off, &maj,
+			   &min, &ino, &n) < 7)
+			continue;
+		if (perms[2] != 'x' || line[n] != '/')
+			continue;
+		if (gctx_grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v))) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		mp = &m->v[m->n++];
+		memset(mp, 0, sizeof(*mp));
+		mp->start = s;
+		mp->end = e;
+		mp->pgoff = off;
+		mp->dev = makedev(maj, min);
+		mp->ino = ino;
+		gctx_copy_str(mp->perms, sizeof(mp->perms), perms, 4);
+		gctx_copy_str(mp->path, sizeof(mp->path), line + n, strcspn(line + n, "\n"));
+		keep(pid, mp);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The separate debug file of a build-id (symbols and lines; its code and CFI are not there). */
+static int open_debug_file(const struct gctx_map *mp)
+{
+	char fn[128];
+	size_t o;
+	int fd;
+
+	if (!mp->build_id_len)
+		return -1;
+	o = snprintf(fn, sizeof(fn), "/usr/lib/debug/.build-id/%02x/", mp->build_id[0]);
+	for (int i = 1; i < mp->build_id_len; i++)
+		o += snprintf(fn + o, sizeof(fn) - o, "%02x", mp->build_id[i]);
+	snprintf(fn + o, sizeof(fn) - o, ".debug");
+	fd = open(fn, OPEN_FLAGS);
+	if (fd >= 0 && !is_file(fd, 0, 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* A file found by path: the one mapped if its inode or build-id says so. */
+static bool same_file(int fd, const struct gctx_map *mp)
+{
+	__u8 id[GCTX_BUILD_ID_MAX];
+
+	if (!is_file(fd, 0, 0))
+		return false;
+	if (!mp->ino || is_file(fd, mp->dev, mp->ino))
+		return true;
+	return mp->build_id_len && read_build_id(fd, id) == mp->build_id_len &&
+	       !memcmp(id, mp->build_id, mp->build_id_len);
+}
+
+int gctx_map_open(const struct gctx_maps *maps, const struct gctx_map *mp)
+{
+	char fn[600];
+	int i = kept_find(mp), fd = -1, err = -ENOENT;
+
+	if (i >= 0)
+		return fcntl(kept[i].fd, F_DUPFD_CLOEXEC, 3);
+	fd = open_map_file(maps->pid, mp);
+	if (fd >= 0)
+		return fd;
+	snprintf(fn, sizeof(fn), "/proc/%u/root%s", maps->pid, mp->path);
+	for (int k = 0; k < 2; k++) {
+		fd = open(k ? mp->path : fn, OPEN_FLAGS);
+		if (fd < 0)
+			continue;
+		if (same_file(fd, mp))
+			return fd;
+		close(fd);
+		err = -ESTALE;
+	}
+	fd = open_debug_file(mp);
+	return fd >= 0 ? fd : err;
+}
+
+/* Load bias of an ET_DYN file mapped at mp: start minus the vaddr its page offset holds. */
+bool gctx_map_bias(int fd, const struct gctx_map *mp, __u64 *bias, bool *is_exec)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
+	size_t n = 0;
+	bool ok = false;
+
+	if (!e)
+		return false;
+	if (!gelf_getehdr(e, &eh) || elf_getphdrnum(e, &n))
+		goto out;
+	*is_exec = eh.e_type == ET_EXEC;
+	*bias = 0;
+	if (*is_exec) {
+		ok = true;
+		goto out;
+	}
+	for (size_t i = 0; i < n && i < 256; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (mp->pgoff + 4096 > ph.p_offset && mp->pgoff < ph.p_offset + ph.p_filesz) {
+			*bias = mp->start - (ph.p_vaddr - ph.p_offset + mp->pgoff);
+			ok = true;
+			break;
+		}
+	}
+out:
+	elf_end(e);
+	return ok;
+}
