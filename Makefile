@@ -294,8 +294,20 @@ $(BUILD)/workloads/wl_blame_cxx: tests/workloads/wl_blame_cxx.cc | $(BUILD)/work
 $(API_CUDA_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools -I$(CUDA_INC_DIR) $< -L$(CUDA_STUB_DIR) -lcuda -lpthread -o $@
+
+# cuInit called by a library (as cuML or torch do) and by the program (issue 11's callers test).
+API_TARGETS += $(BUILD)/workloads/libwl_cuda_init.so
+$(BUILD)/workloads/libwl_cuda_init.so: tests/workloads/lib/wl_cuda_init.c | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared -I$(CUDA_INC_DIR) $< -L$(CUDA_STUB_DIR) -lcuda -o $@
+
+$(BUILD)/workloads/api_cuda_caller: tests/workloads/api_cuda_caller.c tools/gpu_uapi.h \
+		$(BUILD)/workloads/libwl_cuda_init.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itools -I$(CUDA_INC_DIR) $< -L$(BUILD)/workloads -lwl_cuda_init \
+		-Wl,-rpath,'$$ORIGIN' -L$(CUDA_STUB_DIR) -lcuda -o $@
 else
-$(API_CUDA_WORKLOADS):
+$(API_CUDA_WORKLOADS) $(BUILD)/workloads/api_cuda_caller:
 	@echo "  SKIP     $@ (no $(CUDA_INC_DIR)/cuda.h)"
 endif
 

@@ -99,6 +99,9 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	s->dur_ns = 0;
 	s->out = 0;
 	s->ip = PT_REGS_IP(ctx);
+	/* Every probe sits at a function's entry, past an endbr64 at most (uprobes.c), before
+	 * any push: the return address, the call site, is at [sp]. Zeroed if unreadable. */
+	bpf_probe_read_user(&s->caller, sizeof(s->caller), (void *)PT_REGS_SP(ctx));
 	s->str[0] = 0;
 	s->args[0] = PT_REGS_PARM1(ctx);
 	s->args[1] = PT_REGS_PARM2(ctx);

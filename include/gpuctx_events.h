@@ -45,9 +45,12 @@ enum gctx_ev_type {
 	GCTX_REC_HOLD = 72,	    /* struct gctx_rec_hold: a mapping thread held until probed */
 	GCTX_REC_STACK = 75,	    /* struct gctx_rec_stack: a resolved GCTX_EV_STACK */
 	GCTX_REC_STACK_DROPS = 76,  /* struct gctx_rec_stack_drops: written at end */
+	GCTX_REC_CALLER = 77,	    /* struct gctx_rec_caller: where an API call site is, written
+				     * before the first API record that names it */
+	GCTX_REC_CALLER_DROPS = 78, /* struct gctx_rec_caller_drops: written at end */
 	/* Reserved for work landing in parallel:
 	 * 73-74 API coverage (issue 12)
-	 * 77-79 stacks and symbols (issue 11)
+	 * 79 stacks and symbols (issue 11)
 	 * 80-84 hardening: resync, write-loss accounting (issue 9)
 	 * 85-89 timeline / process names (issue 13)
 	 * 90-94 diagnosis (issue 10) */
@@ -214,7 +217,10 @@ struct gctx_ev_api {
 	__u64 out;		 /* *(u64 *)args[out-1] at return: new context, device pointer, pfn */
 	__u64 ip;		 /* probed address in the process (locates the library) */
 	char str[GCTX_API_STR_LEN]; /* string argument (cuGetProcAddress symbol) */
+	__u64 caller;		 /* return address at entry ([sp]): the call site, 0 unreadable;
+				  * absent (0) in version 2 traces written before it existed */
 };
+#define GCTX_EV_API_V2_LEN 192	 /* struct gctx_ev_api without caller */
 
 /* An executable file mapping by a followed process (mmap with PROT_EXEC). */
 struct gctx_ev_libmap {
@@ -243,7 +249,7 @@ struct gctx_ev_apimap {
 
 _Static_assert(sizeof(struct gctx_ev_apimap) == 120, "apimap size");
 _Static_assert(sizeof(struct gctx_ev_hdr) == 40, "hdr size");
-_Static_assert(sizeof(struct gctx_ev_api) == 192, "api size");
+_Static_assert(sizeof(struct gctx_ev_api) == 200, "api size");
 _Static_assert(sizeof(struct gctx_ev_libmap) == 56, "libmap size");
 _Static_assert(sizeof(struct gctx_ev_fork) == 56, "fork size");
 _Static_assert(sizeof(struct gctx_ev_exec) == 432, "exec size");

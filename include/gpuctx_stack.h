@@ -152,4 +152,29 @@ struct gctx_rec_stack_drops {
 	__u64 resolve_max_ns;	   /* the slowest one (the first of an address space) */
 };
 
+/* Collector record GCTX_REC_CALLER: the call site of API calls (struct gctx_ev_api.caller),
+ * symbolised once per address space and address, written once per process and address. */
+#define GCTX_CALLER_NO_MAPS   0x1 /* the process was gone before its mappings could be read */
+#define GCTX_CALLER_NO_MODULE 0x2 /* no file mapping holds the address (JIT code, trampoline) */
+
+struct gctx_rec_caller {
+	__u32 pid;
+	__u32 flags;		   /* GCTX_CALLER_* */
+	struct gctx_rec_frame frame; /* addr = the return address; module, function, offset
+				      * (from the function, or module-relative if unnamed) */
+};
+
+/* Collector record GCTX_REC_CALLER_DROPS, written at the end. */
+struct gctx_rec_caller_drops {
+	__u64 resolved;		   /* GCTX_REC_CALLER records written */
+	__u64 capped;		   /* API calls from call sites past GCTX_CALLER_MAX_SITES */
+	__u64 resolve_ns;	   /* collector time spent symbolising, in total */
+	__u64 resolve_max_ns;
+};
+#define GCTX_CALLER_MAX_SITES 256 /* call sites symbolised per address space */
+
+_Static_assert(sizeof(struct gctx_rec_frame) == 440, "frame size");
+_Static_assert(sizeof(struct gctx_rec_caller) == 448, "caller size");
+_Static_assert(sizeof(struct gctx_rec_caller_drops) == 32, "caller drops size");
+
 #endif /* __GPUCTX_STACK_H */

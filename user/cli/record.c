@@ -27,6 +27,7 @@
 #include "collect/uprobes.h"
 #include "lib/outfile.h"
 #include "collect/stacks.h"
+#include "collect/callers.h"
 #include "collect/pyprobe.h"
 #include "collect/libwatch.h"
 
@@ -64,6 +65,7 @@ struct record_state {
 	struct gctx_model *model;
 	struct gctx_uprobes *uprobes;
 	struct gctx_stacks *stacks;	/* resolves kernel stacks (blame) */
+	struct gctx_callers *callers;	/* API call sites (GCTX_REC_CALLER) */
 	struct gctx_pyprobe *pyprobe;	/* tells the kernel where Python lives */
 	struct gctx_libwatch *libwatch;
 	__u64 start_mono;
@@ -341,6 +343,8 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	int ret;
 
 	st->records++;
+	/* a call site is written before the first API record that names it */
+	gctx_callers__on_record(st->callers, type, data, len);
 	/* the drop counts are a closing record: after a write error they still get a try */
 	ret = type == GCTX_REC_DROPS ? gctx_trace_writer__append_final(st->w, type, data, len)
 				     : gctx_trace_writer__append(st->w, type, data, len);
@@ -732,6 +736,9 @@ int cmd_record(int argc, char **argv)
 	st.pyprobe = env.no_stacks ? NULL
 				   : gctx_pyprobe__new(gctx_collector__map_fd(c, "pyinfo"), env.verbose);
 	gctx_pyprobe__set_found_cb(st.pyprobe, watch_python, st.stacks);
+	st.callers = env.no_api ? NULL : gctx_callers__new(st.stacks, on_record, &st);
+	if (!env.no_api && !st.callers)
+		fprintf(stderr, "gpuctx: warning: out of memory: API call sites are not recorded\n");
 	for (__u32 i = 0; i < seeds.n; i++)
 		gctx_pyprobe__scan_pid(st.pyprobe, seeds.pids[i]);
 	if (!env.no_api && start_uprobes(&st, c, &seeds))
@@ -834,6 +841,12 @@ int cmd_record(int argc, char **argv)
 
 		on_record(&st, GCTX_REC_STACK_DROPS, &sd, sizeof(sd));
 	}
+	if (st.callers) {
+		struct gctx_rec_caller_drops cd;
+
+		gctx_callers__stats(st.callers, &cd);
+		on_record(&st, GCTX_REC_CALLER_DROPS, &cd, sizeof(cd));
+	}
 	if (child && !child_done && waitpid(child, &status, WNOHANG) == child)
 		child_done = true;
 	end.end_ns = gctx_now_mono();
@@ -863,6 +876,7 @@ int cmd_record(int argc, char **argv)
 
 cleanup_collector:
 	gctx_uprobes__free(st.uprobes);
+	gctx_callers__free(st.callers);
 	gctx_stacks__free(st.stacks);
 	gctx_pyprobe__free(st.pyprobe);
 	gctx_collector__free(c);

@@ -179,6 +179,13 @@ static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool 
 	return NULL;
 }
 
+const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid)
+{
+	bool late;
+
+	return st ? maps_for(st, pid, &late) : NULL;
+}
+
 static const char *py_status_note(__u32 status)
 {
 	switch (status) {

@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #include "gpuctx_events.h"
 
+struct gctx_maps;
+
 struct gctx_stacks;
 
 struct gctx_stacks *gctx_stacks__new(void);
@@ -23,6 +25,9 @@ void gctx_stacks__watch(struct gctx_stacks *st, __u32 pid);
 /* Resolve one raw stack. Returns a record to free() with its length in *outlen, or NULL. */
 struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *data, __u32 len,
 					    __u32 *outlen);
+/* The executable mappings of pid (struct gctx_maps, unwind.h): read now, or the last ones read
+ * for it or for the process it was forked from. NULL if none. Valid until the next call. */
+const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid);
 /* Counts for the GCTX_REC_STACK_DROPS record (lost is the kernel's, left 0). */
 void gctx_stacks__stats(const struct gctx_stacks *st, struct gctx_rec_stack_drops *out);
 

@@ -413,3 +413,22 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 	}
 	return n;
 }
+
+/* One return address (a call site) to module, function and offset, through the libdw session
+ * of this address space (kept for the next ones). 0, or -ENOENT when no module holds it:
+ * out then has the address alone. */
+int gctx_unwind_symbolise(const struct gctx_maps *maps, __u64 addr, struct gctx_rec_frame *out)
+{
+	Dwfl *dwfl;
+
+	elf_version(EV_CURRENT);
+	memset(out, 0, sizeof(*out));
+	out->kind = GCTX_FRAME_NATIVE;
+	out->addr = addr;
+	dwfl = maps && maps->n ? session(maps) : NULL;
+	if (!dwfl || !addr || !dwfl_addrmodule(dwfl, addr - 1))
+		return -ENOENT;
+	/* a return address: the call is the instruction before it */
+	symbolise(dwfl, addr, false, out);
+	return 0;
+}

@@ -19,6 +19,11 @@
 int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_maps *maps,
 		struct gctx_rec_frame *out, int max, const char **how);
 
+/* A return address to its module, function and offset (from the function, or from the
+ * module when unnamed; file and line when DWARF has them). 0, or -ENOENT when no mapped file
+ * holds it (out then has only kind and addr). */
+int gctx_unwind_symbolise(const struct gctx_maps *maps, __u64 addr, struct gctx_rec_frame *out);
+
 /* Drop the symbolisation sessions and the kept module files (end of recording). */
 void gctx_unwind_cache_clear(void);
 

@@ -105,6 +105,7 @@ void gctx_model__free(struct gctx_model *m)
 	free(m->devices);
 	free(m->stack);
 	mdl_stacks_free(m);
+	mdl_callers_free(m);
 	free(m);
 }
 
@@ -133,9 +134,8 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 		m->total++;
 		return 0;
 	}
-	if (len < need)
+	if (!gctx_record_copy(&r, type, data, len))
 		return -EINVAL;
-	memcpy(&r, data, need);
 	m->total++;
 	if (type < GCTX_EV_KERNEL_MAX)
 		m->events[type]++;
@@ -174,8 +174,15 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 		m->wloss = r.wloss; /* the last one has the final count */
 		m->has_wloss = true;
 		return 0;
-	case GCTX_EV_API:
-		return mdl_ev_api(m, &r.api);
+	case GCTX_EV_API: {
+		__u32 nctxs = m->ctxs.n;
+		int err = mdl_ev_api(m, &r.api);
+
+		return err ? err : mdl_callers_api(m, &r.api, nctxs);
+	}
+	case GCTX_REC_CALLER:
+	case GCTX_REC_CALLER_DROPS:
+		return mdl_callers_feed(m, type, &r);
 	case GCTX_REC_PROBE:
 		return ev_probe(m, &r.probe);
 	case GCTX_REC_THREAD_PRESENT:

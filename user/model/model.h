@@ -210,6 +210,7 @@ struct gctx_api_ctx {
 	__u32 nkobjs;
 	struct gctx_ctx_current *currents; /* every time a thread made it current */
 	__u32 ncurrents;
+	__u32 create_site;		/* 1 + call site of the creating call (callsite), 0 none */
 };
 
 /* One device allocation made through the API. */
@@ -332,6 +333,32 @@ const struct gctx_rec_hold *gctx_model__hold(const struct gctx_model *m, __u32 i
  * complete as far as the recording knows. */
 __u32 gctx_model__api_unseen(const struct gctx_model *m, __u32 proc_idx);
 const char *gctx_gap_reason_name(__u32 reason); /* "no-hold", "hold-timeout", ... */
+
+/* ---- the call site of each API call (model/callers.c) ---- */
+
+#define GCTX_CALLSITE_OTHER (~0ull) /* addr of the calls past GCTX_MAX_CALLSITES */
+#define GCTX_MAX_CALLSITES  1024    /* (function, address) pairs kept per process */
+
+/* The calls of one function from one return address, in one process image. */
+struct gctx_callsite {
+	__u32 proc_idx;
+	__u32 fn;			/* enum gctx_api_fn */
+	__u64 addr;			/* return address; 0 unknown (an older trace), or
+					 * GCTX_CALLSITE_OTHER */
+	__u64 calls;
+	__u64 first_ns;
+	const struct gctx_rec_caller *caller; /* where addr is, NULL when not recorded */
+};
+
+__u32 gctx_model__ncallsites(const struct gctx_model *m);
+const struct gctx_callsite *gctx_model__callsite(const struct gctx_model *m, __u32 idx);
+/* A process's call sites, in first-call order: n indices for gctx_model__callsite. */
+const __u32 *gctx_model__proc_callsites(const struct gctx_model *m, __u32 proc_idx, __u32 *n);
+/* Where addr is in the current image of process proc_idx, NULL when not recorded. */
+const struct gctx_rec_caller *gctx_model__caller(const struct gctx_model *m, __u32 proc_idx,
+						 __u64 addr);
+/* The collector's GCTX_REC_CALLER_DROPS, NULL if none (older trace, --no-api). */
+const struct gctx_rec_caller_drops *gctx_model__caller_drops(const struct gctx_model *m);
 
 const char *gctx_finding_kind_name(enum gctx_finding_kind k); /* "inherited-gpu-use", ... */
 const char *gctx_severity_name(enum gctx_severity s);	       /* "info", "warning", "error" */

@@ -114,6 +114,7 @@ struct gctx_model {
 	void *cb_ctx;
 	struct mdl_stacks *stk; /* stacks.c */
 	struct mdl_coverage *cov; /* API coverage (coverage.c), NULL until a record needs it */
+	struct mdl_callers *callers; /* callers.c, NULL until a record needs it */
 };
 
 static inline struct proc_priv *P(const struct gctx_model *m, __u32 idx)
@@ -209,6 +210,12 @@ int mdl_across_exec_raise(struct gctx_model *m, struct proc_priv *p, struct file
 int mdl_icc_raise(struct gctx_model *m, struct proc_priv *p, const struct gctx_ev_api *ev, __u32 v);
 int mdl_apierr_count(struct gctx_model *m, struct proc_priv *p, const struct gctx_ev_api *ev);
 int mdl_unseen_raise(struct gctx_model *m, struct proc_priv *p, const struct gctx_rec_api_gap *g);
+
+/* callers.c: the call site of each API call (GCTX_REC_CALLER); mdl_callers_api after
+ * mdl_ev_api, with the number of contexts before it */
+int mdl_callers_api(struct gctx_model *m, const struct gctx_ev_api *ev, __u32 nctxs_before);
+int mdl_callers_feed(struct gctx_model *m, __u32 type, const void *rec);
+void mdl_callers_free(struct gctx_model *m);
 
 /* coverage.c */
 int mdl_coverage_feed(struct gctx_model *m, __u32 type, const void *rec);

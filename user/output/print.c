@@ -234,12 +234,10 @@ static void gctx_print_mmap(FILE *out, const struct gctx_ev_mmap *e)
 void gctx_print_event(FILE *out, __u32 type, const void *data, __u32 len, __u64 start_mono_ns)
 {
 	union gctx_record ev;
-	__u32 need = gctx_record_min_len(type);
 	const char *verb;
 
-	if (!out || !data || !need || len < need)
+	if (!out || !gctx_record_copy(&ev, type, data, len))
 		return;
-	memcpy(&ev, data, need);
 
 	switch (type) {
 	case GCTX_EV_FORK:

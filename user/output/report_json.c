@@ -265,6 +265,7 @@ static void rep_json_proc(struct gctx_json *j, const struct gctx_model *m,
 	rep_json_u64(j, "gpu_mmaps", p->nmmaps);
 	rep_json_u64(j, "api_calls", gctx_model__api_calls(m, p->idx));
 	rep_json_bool(j, "api_trace_complete", !gctx_model__api_unseen(m, p->idx));
+	rep_json_api_callsites(j, m, p);
 	/* seed 002: start (fork, or exec) to first GPU context or GPU file open */
 	if (init >= 0)
 		rep_json_s64(j, "gpu_init_ns", init);
@@ -404,6 +405,7 @@ static void rep_json_api_ctx(struct gctx_json *j, const struct gctx_model *m,
 	rep_json_u64_or_null(j, "creator_pid", p ? p->pid : 0);
 	rep_json_u64_or_null(j, "creator_tid", x->creator_tid);
 	rep_json_str(j, "create_fn", gctx_api_fn_name(x->create_fn));
+	rep_json_ctx_caller(j, m, x);
 	rep_json_u64_or_null(j, "create_ns", x->create_ns);
 	rep_json_u64_or_null(j, "destroy_ns", x->destroyed ? x->destroy_ns : 0);
 	rep_json_u64(j, "refs", x->refs);
@@ -681,6 +683,7 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 		gctx_stack_json(j, gctx_model__stack(m, i));
 	gctx_json__arr_end(j);
 	gctx_stack_stats_json(j, m);
+	rep_json_caller_stats(j, m);
 
 	rep_json_counts(j, m);
 	rep_json_incidents(j, m, an);

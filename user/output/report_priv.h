@@ -99,6 +99,18 @@ void rep_json_incidents(struct gctx_json *j, const struct gctx_model *m,
 /* report_text_procs.c: the Processes section */
 void rep_text_procs(struct rep_ctx *c);
 
+/* report_text_procs.c: "  | " under a process at this depth */
+void rep_text_detail_prefix(struct rep_ctx *c, __u32 depth);
+/* report_callers.c: who called each API function (text, JSON), a context's creating call's
+ * caller, and the callers the collector could not resolve */
+struct gctx_json;
+void rep_text_api_callers(struct rep_ctx *c, const struct gctx_proc *p, __u32 depth);
+void rep_text_caller_stats(struct rep_ctx *c);
+void rep_json_api_callsites(struct gctx_json *j, const struct gctx_model *m,
+			    const struct gctx_proc *p);
+void rep_json_ctx_caller(struct gctx_json *j, const struct gctx_model *m,
+			 const struct gctx_api_ctx *x);
+void rep_json_caller_stats(struct gctx_json *j, const struct gctx_model *m);
 /* report_coverage.c: the API coverage section */
 struct gctx_json;
 void rep_text_coverage(struct rep_ctx *c);

@@ -439,6 +439,7 @@ int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_t
 	rep_text_coverage(&c);
 	rep_text_findings(&c);
 	gctx_stack_stats_print(c.out, m);
+	rep_text_caller_stats(&c);
 	gctx_stacks_print(c.out, m, 16);
 	rep_text_counts(&c);
 	gctx_analysis__free(c.an);

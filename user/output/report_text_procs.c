@@ -68,7 +68,7 @@ static void rep_text_indent(struct rep_ctx *c, __u32 depth)
 		fprintf(c->out, "[depth %u] ", depth);
 }
 
-static void rep_text_detail_prefix(struct rep_ctx *c, __u32 depth)
+void rep_text_detail_prefix(struct rep_ctx *c, __u32 depth)
 {
 	rep_text_indent(c, depth);
 	fputs("  | ", c->out);
@@ -514,6 +514,7 @@ static void rep_text_proc_api(struct rep_ctx *c, const struct gctx_proc *p, __u3
 	rep_text_detail_prefix(c, depth);
 	fprintf(c->out, "API calls: %llu, %u context%s\n", (unsigned long long)calls, e - b,
 		rep_plural(e - b));
+	rep_text_api_callers(c, p, depth);
 	for (k = b; k < e; k++) {
 		const struct gctx_api_ctx *x = gctx_model__ctx(c->m, ax->ctxs[k]);
 

@@ -220,6 +220,11 @@ void gctx_sites_json(struct gctx_json *j, const struct gctx_model *m, const stru
 	gctx_json__obj_end(j);
 }
 
+void gctx_frame_json(struct gctx_json *j, const struct gctx_rec_frame *fr)
+{
+	json_frame(j, fr);
+}
+
 void gctx_stack_stats_json(struct gctx_json *j, const struct gctx_model *m)
 {
 	const struct gctx_rec_stack_drops *d = gctx_model__stack_drops(m);

@@ -26,6 +26,8 @@ void gctx_sites_json(struct gctx_json *j, const struct gctx_model *m, const stru
 void gctx_stack_stats_json(struct gctx_json *j, const struct gctx_model *m);
 /* Text report: a line about lost stacks, if any. */
 void gctx_stack_stats_print(FILE *out, const struct gctx_model *m);
+/* JSON: one frame object (kind, function, file, line, module, offset, address). */
+void gctx_frame_json(struct gctx_json *j, const struct gctx_rec_frame *fr);
 /* JSON: one stack object (pid, role, note, site, frames). */
 void gctx_stack_json(struct gctx_json *j, const struct gctx_stack *s);
 

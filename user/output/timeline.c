@@ -362,7 +362,7 @@ static int export_record(struct exporter *x, __u32 type, const void *data, __u32
 		x->now = max64(x->now, r.hdr.ts_ns);
 		if (type == GCTX_EV_IOCTL && len >= sizeof(r.ioctl))
 			x->now = max64(x->now, r.ioctl.hdr.ts_ns + r.ioctl.dur_ns);
-		if (type == GCTX_EV_API && len >= sizeof(r.api))
+		if (type == GCTX_EV_API && len >= GCTX_EV_API_V2_LEN)
 			x->now = max64(x->now, r.api.hdr.ts_ns + r.api.dur_ns);
 	}
 	/* what the record may end implicitly: a process whose exit was missed, a file whose
@@ -417,7 +417,7 @@ static int export_record(struct exporter *x, __u32 type, const void *data, __u32
 		tl_on_file_present(x, &r.file, files_before);
 		break;
 	case GCTX_EV_API:
-		if (len >= sizeof(r.api))
+		if (len >= GCTX_EV_API_V2_LEN)
 			tl_on_api(x, &r.api, ctxs_before);
 		break;
 	case GCTX_REC_END:

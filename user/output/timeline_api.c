@@ -169,7 +169,8 @@ void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_befo
 	const struct gctx_proc *p;
 	const struct gctx_thread *th;
 	struct gctx_tl_track t;
-	char hbuf[24], sym[GCTX_API_STR_LEN + 1];
+	char hbuf[24], sym[GCTX_API_STR_LEN + 1], where[512];
+	const struct gctx_rec_caller *caller;
 	const char *rn;
 	__u64 start = ev->hdr.ts_ns, end = ev->hdr.ts_ns + ev->dur_ns, flow = 0, *cursor = NULL;
 	__u32 i, icc = x->icc_ctx;
@@ -254,6 +255,11 @@ void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_befo
 	}
 	if (gctx_api_size_arg(ev->fn) >= 0)
 		tl_arg_u64(&a, "size", ev->args[gctx_api_size_arg(ev->fn)]);
+	caller = gctx_model__caller(x->m, pi, ev->caller);
+	if (caller && !(caller->flags & (GCTX_CALLER_NO_MAPS | GCTX_CALLER_NO_MODULE))) {
+		gctx_frame_format(&caller->frame, where, sizeof(where));
+		tl_arg_str(&a, "caller", where); /* "func+0x2a (module)" */
+	}
 	if (start != ev->hdr.ts_ns || end != ev->hdr.ts_ns + ev->dur_ns) {
 		/* moved to nest on a busy track: the times it really took */
 		tl_arg_u64(&a, "start_ns", ev->hdr.ts_ns);

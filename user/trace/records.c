@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Record sizes and kernel event names (interface in records.h). */
 #include <stddef.h>
+#include <string.h>
 
 #include "trace/records.h"
 
@@ -33,7 +34,7 @@ __u32 gctx_record_min_len(__u32 type)
 	case GCTX_EV_FD_KEPT:
 		return sizeof(struct gctx_ev_fd);
 	case GCTX_EV_API:
-		return sizeof(struct gctx_ev_api);
+		return GCTX_EV_API_V2_LEN;
 	case GCTX_EV_LIBMAP:
 		return sizeof(struct gctx_ev_libmap);
 	case GCTX_REC_PROC_PRESENT:
@@ -58,9 +59,26 @@ __u32 gctx_record_min_len(__u32 type)
 		return sizeof(struct gctx_rec_api_gap);
 	case GCTX_REC_HOLD:
 		return sizeof(struct gctx_rec_hold);
+	case GCTX_REC_CALLER:
+		return sizeof(struct gctx_rec_caller);
+	case GCTX_REC_CALLER_DROPS:
+		return sizeof(struct gctx_rec_caller_drops);
 	default:
 		return 0;
 	}
+}
+
+__u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32 len)
+{
+	__u32 need = gctx_record_min_len(type);
+	__u32 size = type == GCTX_EV_API ? sizeof(struct gctx_ev_api) : need;
+
+	if (!need || len < need || !data)
+		return 0;
+	if (len < size)
+		memset((char *)r + len, 0, size - len);
+	memcpy(r, data, len < size ? len : size);
+	return size;
 }
 
 const char *gctx_ev_type_name(__u32 type)

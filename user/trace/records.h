@@ -34,11 +34,17 @@ union gctx_record {
 	struct gctx_ev_apimap apimap;
 	struct gctx_rec_api_gap gap;
 	struct gctx_rec_hold hold;
+	struct gctx_rec_caller caller;
+	struct gctx_rec_caller_drops caller_drops;
 };
 
-/* Size of the struct of a record type: a shorter record is malformed. 0 when the type is
- * unknown. */
+/* Bytes a record of this type must have: a shorter record is malformed. The size of its
+ * struct, or of the struct's older version for a type that grew since (an API record of a
+ * trace written before its caller field). 0 when the type is unknown. */
 __u32 gctx_record_min_len(__u32 type);
+/* Copy a record into *r: its struct's bytes, what an older, shorter version lacks zeroed.
+ * Returns the struct size, 0 when the type is unknown or the record too short. */
+__u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32 len);
 
 /* Name of a kernel event type, as the JSON report keys its counts: "fork", "exec", "exit",
  * "open", "ioctl", "mmap", "close", "fd_kept", "api", "libmap"; NULL for any other type. */

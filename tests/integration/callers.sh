@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: GPL-2.0
+# The caller of each API call (issue 11): cuInit called by a library (as cuML or torch do) and
+# again by the program; the report and its JSON name each call site's file and function.
+# Sourced by run.sh (uses its record/result/$T/$W/$MNT).
+
+t_api_caller() {
+	local name=api_caller rc
+	if [ ! -e "$W/api_cuda_caller" ] || [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+		echo "SKIP $name: build/workloads/api_cuda_caller was not built (CUDA headers missing)"
+		return
+	fi
+	LD_LIBRARY_PATH=$top/build/doubles record "$name" \
+		--libcuda "$top/build/doubles/libcuda.so.1" -- "$W/api_cuda_caller" "$MNT"
+	rc=$?
+	if [ $rc = 0 ]; then
+		"$G" report "$T/$name.gctx" >"$T/$name.txt" 2>>"$T/$name.err" || rc=1
+		"$G" export -q -f chrome -o "$T/$name.chrome.json" "$T/$name.gctx" \
+			>>"$T/$name.err" 2>&1 ||
+			rc=1
+	fi
+	if [ $rc != 0 ]; then
+		echo "workload, report or export exited $rc" >>"$T/$name.err"
+		result "$name" 1
+		return
+	fi
+	python3 "$top/tests/integration/check_callers.py" "$T/$name.json" "$T/$name.txt" \
+		"$T/$name.chrome.json" >>"$T/$name.err" 2>&1
+	result "$name" $?
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The lineage model: the call site of each API call. Calls are counted per process image,
+ * function and return address (struct gctx_callsite); the collector's GCTX_REC_CALLER records
+ * say where each address is (module, function, offset).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/grow.h"
+#include "model/model_priv.h"
+
+#define NO_PROC (1ull << 63) /* rec_map key of a record whose process is not known (yet) */
+
+struct plist {
+	__u32 *v;
+	__u32 n, cap;
+};
+
+struct mdl_callers {
+	struct gctx_chunks sites;  /* struct gctx_callsite */
+	struct gctx_chunks recs;   /* struct gctx_rec_caller */
+	struct gctx_hmap rec_map;  /* (image key, addr) -> recs index */
+	struct gctx_hmap site_map; /* (image key | fn << 48, addr) -> sites index */
+	struct plist *procs;	   /* call sites per process index */
+	__u32 cap_procs;
+	struct gctx_rec_caller_drops drops;
+	bool has_drops;
+};
+
+static struct mdl_callers *cl(struct gctx_model *m)
+{
+	if (!m->callers) {
+		m->callers = calloc(1, sizeof(*m->callers));
+		if (m->callers) {
+			m->callers->sites.elem = sizeof(struct gctx_callsite);
+			m->callers->recs.elem = sizeof(struct gctx_rec_caller);
+		}
+	}
+	return m->callers;
+}
+
+void mdl_callers_free(struct gctx_model *m)
+{
+	struct mdl_callers *c = m->callers;
+
+	if (!c)
+		return;
+	for (__u32 i = 0; i < c->cap_procs; i++)
+		free(c->procs[i].v);
+	free(c->procs);
+	gctx_chunks__free(&c->sites);
+	gctx_chunks__free(&c->recs);
+	gctx_hmap__free(&c->rec_map);
+	gctx_hmap__free(&c->site_map);
+	free(c);
+	m->callers = NULL;
+}
+
+/* A process image: the process and how many execs it had (an exec maps other code). */
+static __u64 image_key(const struct proc_priv *p)
+{
+	return p->pub.idx | (__u64)(p->pub.nexecs & 0xffff) << 32;
+}
+
+static const struct gctx_rec_caller *rec_find(const struct mdl_callers *c,
+					      const struct proc_priv *p, __u64 addr)
+{
+	__u32 i;
+
+	if (!gctx_hmap__get(&c->rec_map, image_key(p), addr, &i) &&
+	    !gctx_hmap__get(&c->rec_map, NO_PROC | p->pub.pid, addr, &i))
+		return NULL;
+	return gctx_chunks__at(&c->recs, i);
+}
+
+static int feed_caller(struct gctx_model *m, struct mdl_callers *c, const struct gctx_rec_caller *r)
+{
+	struct proc_priv *p = mdl_proc_lookup(m, r->pid);
+	struct gctx_rec_caller *n = gctx_chunks__add(&c->recs);
+	__u64 key = p && !p->pub.exited ? image_key(p) : NO_PROC | r->pid;
+
+	if (!n || gctx_hmap__put(&c->rec_map, key, r->frame.addr, c->recs.n - 1))
+		return -ENOMEM;
+	*n = *r;
+	/* what the traced process wrote: always terminated for readers */
+	n->frame.function[sizeof(n->frame.function) - 1] = '\0';
+	n->frame.module[sizeof(n->frame.module) - 1] = '\0';
+	n->frame.file[sizeof(n->frame.file) - 1] = '\0';
+	return 0;
+}
+
+int mdl_callers_feed(struct gctx_model *m, __u32 type, const void *rec)
+{
+	struct mdl_callers *c = cl(m);
+
+	if (!c)
+		return -ENOMEM;
+	if (type == GCTX_REC_CALLER_DROPS) {
+		c->drops = *(const struct gctx_rec_caller_drops *)rec;
+		c->has_drops = true;
+		return 0;
+	}
+	return feed_caller(m, c, rec);
+}
+
+static struct gctx_callsite *site_new(struct mdl_callers *c, struct proc_priv *p, __u32 fn,
+				      __u64 addr, __u64 ts, __u32 *idx)
+{
+	struct plist *pl;
+	struct gctx_callsite *s;
+
+	if (gctx_grow(&c->procs, &c->cap_procs, p->pub.idx + 1, sizeof(*c->procs)))
+		return NULL;
+	pl = &c->procs[p->pub.idx];
+	if (gctx_grow(&pl->v, &pl->cap, pl->n + 1, sizeof(*pl->v)))
+		return NULL;
+	s = gctx_chunks__add(&c->sites);
+	if (!s)
+		return NULL;
+	*idx = c->sites.n - 1;
+	if (gctx_hmap__put(&c->site_map, image_key(p) | (__u64)fn << 48, addr, *idx)) {
+		c->sites.n--; /* the zeroed element is reused by the next add */
+		return NULL;
+	}
+	pl->v[pl->n++] = *idx;
+	s->proc_idx = p->pub.idx;
+	s->fn = fn;
+	s->addr = addr;
+	s->first_ns = ts;
+	return s;
+}
+
+int mdl_callers_api(struct gctx_model *m, const struct gctx_ev_api *ev, __u32 nctxs_before)
+{
+	struct mdl_callers *c = cl(m);
+	struct proc_priv *p = mdl_proc_lookup(m, ev->hdr.tgid);
+	struct gctx_callsite *s;
+	__u64 addr = ev->caller;
+	__u32 idx;
+
+	if (!c)
+		return -ENOMEM;
+	if (!p || ev->fn == GCTX_API_NONE || ev->fn >= GCTX_API_MAX)
+		return 0;
+	if (gctx_hmap__get(&c->site_map, image_key(p) | (__u64)ev->fn << 48, addr, &idx)) {
+		s = gctx_chunks__at(&c->sites, idx);
+	} else {
+		/* a process calling from everywhere (JIT code): the rest in one site per fn */
+		if (p->pub.idx < c->cap_procs && c->procs[p->pub.idx].n >= GCTX_MAX_CALLSITES)
+			addr = GCTX_CALLSITE_OTHER;
+		if (!gctx_hmap__get(&c->site_map, image_key(p) | (__u64)ev->fn << 48, addr, &idx)) {
+			s = site_new(c, p, ev->fn, addr, ev->hdr.ts_ns, &idx);
+			if (!s)
+				return -ENOMEM;
+		}
+		s = gctx_chunks__at(&c->sites, idx);
+	}
+	s->calls++;
+	if (!s->caller && addr && addr != GCTX_CALLSITE_OTHER)
+		s->caller = rec_find(c, p, addr);
+	/* the contexts this call made */
+	for (__u32 i = nctxs_before; i < m->ctxs.n; i++) {
+		struct gctx_api_ctx *x = gctx_chunks__at(&m->ctxs, i);
+
+		if (x->creator_idx == p->pub.idx && !x->create_site)
+			x->create_site = idx + 1;
+	}
+	return 0;
+}
+
+__u32 gctx_model__ncallsites(const struct gctx_model *m)
+{
+	return m && m->callers ? m->callers->sites.n : 0;
+}
+
+const struct gctx_callsite *gctx_model__callsite(const struct gctx_model *m, __u32 idx)
+{
+	return idx < gctx_model__ncallsites(m) ? gctx_chunks__at(&m->callers->sites, idx) : NULL;
+}
+
+const __u32 *gctx_model__proc_callsites(const struct gctx_model *m, __u32 proc_idx, __u32 *n)
+{
+	*n = 0;
+	if (!m || !m->callers || proc_idx >= m->callers->cap_procs)
+		return NULL;
+	*n = m->callers->procs[proc_idx].n;
+	return m->callers->procs[proc_idx].v;
+}
+
+const struct gctx_rec_caller *gctx_model__caller(const struct gctx_model *m, __u32 proc_idx,
+						 __u64 addr)
+{
+	if (!m || !m->callers || proc_idx >= m->procs.n || !addr)
+		return NULL;
+	return rec_find(m->callers, P(m, proc_idx), addr);
+}
+
+const struct gctx_rec_caller_drops *gctx_model__caller_drops(const struct gctx_model *m)
+{
+	return m && m->callers && m->callers->has_drops ? &m->callers->drops : NULL;
+}
