@@ -93,6 +93,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(P
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(PURE_OBJS) $(shell pkg-config --libs cmocka) -lz -o $@
 
+# a live module tested by including its source (no libbpf in it)
+$(BUILD)/tests/collect/test_pymem $(BUILD)/san/collect/test_pymem: user/collect/pymem.c user/collect/pymem.h
+
 $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools $< -lpthread -o $@

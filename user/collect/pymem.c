@@ -144,7 +144,7 @@ int gctx_pymem__fill_lines(struct gctx_pymem *m, const struct gctx_ev_stack *s, 
 		line = t ? gctx_py_frame_line(f, t->lt, t->len) : -2;
 		if (line > 0)
 			out[i].line = line;
-		else if (line == -2)
+		else if (line != -1)
 			unknown++; /* -1: the instruction has no line (CPython says None) */
 	}
 	return unknown;
