@@ -105,6 +105,9 @@ $(patsubst %,$(BUILD)/tests/collect/%,$(COLLECT_TESTS)): $(BUILD)/tests/collect/
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $(filter-out %.h,$^) -ldw -lelf $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
 
+# a live module tested by including its source (no libbpf in it)
+$(BUILD)/tests/collect/test_pymem $(BUILD)/san/collect/test_pymem: user/collect/pymem.c user/collect/pymem.h
+
 $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools $< -lpthread -o $@

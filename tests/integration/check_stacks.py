@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""check_stacks.py KIND JSON SOURCE [crash|unknown]: the sites gpuctx names for a blame
-workload (tests/workloads/blame.py for KIND=py, wl_blame.c for KIND=c, wl_blame_cxx.cc for
-KIND=cxx, wl_inline.c for KIND=inline) are the functions and lines that SOURCE marks with
-BLAME-* (INLINE-*) comments. Prints what is wrong and exits 1."""
+"""check_stacks.py KIND JSON SOURCE [crash|unknown|cuda|cudause|dataloader|gone]: the sites
+gpuctx names for a blame workload (tests/workloads/blame.py for KIND=py, wl_blame.c for KIND=c,
+wl_blame_cxx.cc for KIND=cxx, wl_inline.c for KIND=inline) are the functions and lines that
+SOURCE marks with BLAME-* (INLINE-*) comments. Prints what is wrong and exits 1."""
 import json
 import os
 import sys
 
 kind, path, source = sys.argv[1:4]
-# mode: "" | crash | unknown | cuda
+# mode: "" | crash | unknown | cuda | cudause | dataloader | gone
 mode = sys.argv[4] if len(sys.argv) > 4 else ""
 rep = json.load(open(path))
 marks = {}
@@ -48,7 +48,18 @@ if use:
             sites = dict(sites, crash=crash[0].get("sites", {}).get("crash"))
     for r in roles:
         need(r in st and st[r], "finding has no %s stack" % r)
-    if kind == "py" and mode != "unknown":
+    if kind == "py" and mode == "gone":
+        # the process exited before the collector resolved its stacks: the function is
+        # right, the line past the table's prefix is unknown, and the note says why
+        want = {"init": "init_gpu", "fork": "start_worker", "use": "worker_loop"}
+        for r in roles:
+            fr = (sites.get(r) or {}).get("frame") or {}
+            note = (sites.get(r) or {}).get("note") or ""
+            need(fr.get("function") == want[r] and fr.get("line") is None and
+                 os.path.basename(fr.get("file") or "") == os.path.basename(source),
+                 "%s site is %r, want %s without a line" % (r, fr, want[r]))
+            need("line table cut" in note, "%s: no 'line table cut' note: %r" % (r, note))
+    elif kind == "py" and mode != "unknown":
         want = {"init": ("init_gpu", "INIT-CUDA" if "cuda" in mode else "INIT"),
                 "fork": ("start_worker", "FORK"),
                 "use": ("worker_loop", "USE-CUDA" if mode == "cudause" else "USE"),
@@ -73,6 +84,18 @@ if use:
             fork = [x.get("file") or "" for x in st.get("fork", [])]
             need(any(f.endswith("torch/utils/data/dataloader.py") for f in fork),
                  "fork stack lacks torch's dataloader.py: %s" % fork)
+            # torch's long functions (line tables past the kernel's prefix) have their
+            # lines too: the worker's start() that forked, the worker loop's fetch()
+            for r, fn, text in (("fork", "_MultiProcessingDataLoaderIter.__init__", ".start()"),
+                                ("use", "_worker_loop", "fetch(")):
+                py = [x for x in st.get(r, []) if x.get("kind") == "python"]
+                need(all(x.get("line") for x in py), "%s: Python frames without a line: %s" %
+                     (r, [x["function"] for x in py if not x.get("line")]))
+                hit = [x for x in py if x["function"] == fn]
+                src = open(hit[0]["file"]).read().split("\n") if hit else []
+                line = hit[0].get("line") or 0 if hit else 0
+                need(0 < line <= len(src) and text in src[line - 1],
+                     "%s: %s at line %s, not a line with %s" % (r, fn, line, text))
         init = [x["function"] for x in st.get("init", [])]
         need("main" in init and "<module>" in init, "init stack lacks main/<module>: %s" % init)
         need(any(x.get("kind") == "native" for x in st.get("init", [])),

@@ -52,7 +52,9 @@ diag() {
 # 4 fork workers x 3 epochs calling cuMemAlloc on the inherited context: one incident, exit 86.
 t_dl_fork_touch() {
 	local rc
-	diag dl_fork_touch 86 -o "$T/dl_fork_touch.gctx" -- --workers 4 --epochs 3 --touch
+	# --linger: the job goes on while the collector resolves its stacks (dl_where needs the
+	# lines of long functions, read from the job's memory)
+	diag dl_fork_touch 86 -o "$T/dl_fork_touch.gctx" -- --workers 4 --epochs 3 --touch --linger 2
 	[ -e "$T/dl_fork_touch.gctx" ] || return
 	# the same verdict from the trace: check TRACE, report --fail-on
 	"$G" check "$T/dl_fork_touch.gctx" 2>"$T/dl_trace.err"
@@ -121,11 +123,24 @@ t_dl_threads() {
 # the verdict says where (issue 11's stacks): the line of cuInit in the parent and of the
 # worker's call on the inherited context, as check printed them for dl_fork_touch
 t_dl_where() {
-	local name=dl_where rc=0 init use
+	local name=dl_where rc=0 init use fork
 	init=$(grep -n 'cu.cuInit(0)' "$DLJOB" | head -1 | cut -d: -f1)
 	use=$(grep -n 'on the inherited state: fails' "$DLJOB" | head -1 | cut -d: -f1)
+	fork=$(grep -n 'for _ in dl:' "$DLJOB" | head -1 | cut -d: -f1)
 	grep -E "Where: GPU initialised at [^ ]*dl_job.py:$init in cuda_init <- cuInit" \
 		"$T/dl_fork_touch.err" >/dev/null || { echo "no init site at line $init" >"$T/$name.err"; rc=1; }
+	grep -E "forked at [^ ]*dl_job.py:$fork in main <- [^ ]*torch/utils/data/dataloader.py:[0-9]+ in DataLoader.__iter__" \
+		"$T/dl_fork_touch.err" >/dev/null || { echo "no fork site at line $fork" >>"$T/$name.err"; rc=1; }
+	# torch's long functions too (line tables past the kernel's prefix): every Python frame
+	# of the fork stacks has its line
+	python3 - "$T/dl_fork_touch.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+st = [s for s in json.load(open(sys.argv[1]))["stacks"] if s["role"] == "fork"]
+assert st, "no fork stack"
+bad = [(f["file"], f["function"]) for s in st for f in s["frames"]
+       if f["kind"] == "python" and not f["line"]]
+assert not bad, "Python frames without a line: %s" % bad
+PY
 	grep -E "first used at [^ ]*dl_job.py:$use in Items.__getitem__" "$T/dl_fork_touch.err" \
 		>/dev/null || { echo "no use site at line $use" >>"$T/$name.err"; rc=1; }
 	"$G" report "$T/dl_fork_touch.gctx" 2>>"$T/$name.err" | head -40 >"$T/$name.report"

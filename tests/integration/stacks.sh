@@ -106,6 +106,58 @@ t_stacks_py_unknown() {
 		"$py" "$top/tests/workloads/blame.py" "$MNT"
 }
 
+# Sites at the end of long functions (line tables longer than the 384 bytes the kernel copies):
+# the collector reads the rest from the process's memory. The program stays a while after its
+# child exits, as a job does: the child's use is read through the parent's memory.
+t_stacks_py_long() {
+	local py n mode=""
+	[ -e "$top/build/doubles/libcuda.so.1" ] && mode=cuda
+	for py in $(py_interpreters); do
+		n=stacks_py_long_$(basename "$py" | tr . _)_$(echo "$py" | cksum | cut -c1-4)
+		GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario "$n" py \
+			"$T/$n.py" "$mode" -- "$py" "$top/tests/workloads/blame_long.py" "$MNT" \
+			"$T/$n.py" $mode --linger 2
+	done
+}
+
+# long_stopped NAME WAIT LINGER MODE: blame_long.py with the collector stopped (SIGSTOP) from
+# before the GPU is touched until WAIT: "reaped" (the child is gone, the parent stays LINGER
+# seconds) or "exit" (the program has exited too). Then check_stacks.py MODE.
+long_stopped() {
+	local name=$1 wait=$2 linger=$3 mode=$4 rc=0 rec wl sync=$T/$1.sync
+	mkdir -p "$sync"
+	"$G" record -v -o "$T/$name.gctx" "${DEVS[@]}" -- /usr/bin/python3 \
+		"$top/tests/workloads/blame_long.py" "$MNT" "$T/$name.py" --sync "$sync" \
+		--linger "$linger" >"$T/$name.out" 2>"$T/$name.log" &
+	rec=$!
+	# the collector has told the kernel where the interpreter is: stop it
+	for _ in $(seq 200); do grep -q 'runs Python' "$T/$name.log" && break; sleep 0.05; done
+	wl=$(sed -n 's/^gpuctx: pid \([0-9]*\) runs Python.*/\1/p' "$T/$name.log" | head -1)
+	kill -STOP "$rec"
+	touch "$sync/go"
+	for _ in $(seq 400); do
+		if [ "$wait" = reaped ]; then
+			[ -e "$sync/reaped" ] && break
+		else # a zombie: the stopped collector has not reaped it
+			[ "$(cut -d' ' -f3 "/proc/$wl/stat" 2>/dev/null)" = Z ] && break
+		fi
+		sleep 0.05
+	done
+	kill -CONT "$rec"
+	wait "$rec" || rc=1
+	[ -n "$wl" ] || { echo "no 'runs Python' line from record -v" >>"$T/$name.err"; rc=1; }
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && { python3 "$top/tests/integration/check_stacks.py" py "$T/$name.json" \
+		"$T/$name.py" $mode >>"$T/$name.err" 2>&1 || rc=1; }
+	result "$name" $rc
+}
+
+# The child exited before its use was resolved: its lines come from the parent's memory.
+t_stacks_py_long_parent() { long_stopped stacks_py_long_parent reaped 3 ""; }
+
+# Everything exited before the collector resolved the stacks: no line, and a note says why.
+t_stacks_py_long_gone() { long_stopped stacks_py_long_gone exit 0 gone; }
+
 # The real thing: a torch DataLoader forks its workers after the "model" initialised CUDA.
 t_stacks_dataloader() {
 	if [ ! -e "$top/build/doubles/libcuda.so.1" ] || ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then

@@ -6,6 +6,7 @@ worker's __getitem__ uses the inherited nvidiactl fd. The stack test checks the 
 the BLAME-* lines."""
 import ctypes
 import fcntl
+import time
 
 import torch
 from gpufd import CHECK_VERSION, ctl_fd
@@ -38,6 +39,9 @@ def main():
     for batch in loader:  # BLAME-FORK
         total += int(batch.sum())
     assert total == 6, total
+    # a job goes on training: the collector resolves its stacks meanwhile (the lines of
+    # torch's long functions are read from this process's memory)
+    time.sleep(2)
 
 
 if __name__ == "__main__":

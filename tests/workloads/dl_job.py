@@ -14,12 +14,14 @@ GPUCTX_FAKEGPU_DIR=<emulated driver>), then iterates a real torch DataLoader.
   --rename                        workers call themselves pt_data_worker (what torch >= 2.2 does)
   --threads                       a thread pool does the loading instead (no fork at all)
   --no-guard                      the script's code runs at import: spawned workers re-run it
+  --linger S                      stay S seconds after the last epoch (a job goes on training)
 """
 import argparse
 import ctypes
 import os
 import signal
 import sys
+import time
 
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -80,6 +82,7 @@ def parse():
     p.add_argument("--rename", action="store_true")
     p.add_argument("--threads", action="store_true")
     p.add_argument("--no-guard", action="store_true")
+    p.add_argument("--linger", type=float, default=0)
     return p.parse_args()
 
 
@@ -104,6 +107,7 @@ def main(a):
                         worker_init_fn=rename if a.rename else None)
         for _ in dl:
             pass
+    time.sleep(a.linger)
     return 0
 
 

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <sys/resource.h>
 
+#include "collect/pymem.h"
 #include "collect/stacks.h"
 #include "collect/unwind.h"
 #include "decode/pystack.h"
@@ -30,10 +31,12 @@ struct gctx_stacks {
 	struct gctx_rec_frame native[GCTX_STACK_MAX_FRAMES];
 	struct gctx_rec_frame py[GCTX_STACK_MAX_PY];
 	__u8 pyflags[GCTX_STACK_MAX_PY];
+	struct gctx_pymem *pymem; /* line tables longer than the kernel's prefix */
 };
 
 struct gctx_stacks *gctx_stacks__new(void)
 {
+	struct gctx_stacks *st;
 	struct rlimit rl;
 
 	/* the symbolisation sessions hold the mapped files of a few address spaces open */
@@ -41,7 +44,10 @@ struct gctx_stacks *gctx_stacks__new(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	return calloc(1, sizeof(struct gctx_stacks));
+	st = calloc(1, sizeof(*st));
+	if (st)
+		st->pymem = gctx_pymem__new(); /* NULL: lines past the prefix stay unknown */
+	return st;
 }
 
 void gctx_stacks__free(struct gctx_stacks *st)
@@ -52,6 +58,7 @@ void gctx_stacks__free(struct gctx_stacks *st)
 		gctx_maps__clear(&st->procs[i].maps);
 	free(st->procs);
 	gctx_maps__clear(&st->tmp);
+	gctx_pymem__free(st->pymem);
 	gctx_unwind_cache_clear();
 	free(st);
 }
@@ -186,6 +193,22 @@ const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid)
 	return st ? maps_for(st, pid, &late) : NULL;
 }
 
+/* The Python frames' lines past their table's prefix, read from pid's memory or that of the
+ * processes it was forked from (the same memory until exec). Returns the lines left unknown. */
+static int py_lines(struct gctx_stacks *st, const struct gctx_ev_stack *s, int np)
+{
+	__u32 pids[8];
+	struct sproc *p = sproc_find(st, s->hdr.tgid);
+	int n = 0;
+
+	pids[n++] = s->hdr.tgid;
+	while (p && n < (int)(sizeof(pids) / sizeof(pids[0])) && !p->exec_since_fork && p->ppid) {
+		pids[n++] = p->ppid;
+		p = sproc_find(st, p->ppid);
+	}
+	return gctx_pymem__fill_lines(st->pymem, s, np, pids, n, st->py);
+}
+
 static const char *py_status_note(__u32 status)
 {
 	switch (status) {
@@ -210,7 +233,7 @@ struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *
 	struct gctx_rec_stack *r;
 	const char *how = "no mappings", *pn;
 	char note[256] = "", ver[16];
-	int nn = 0, np = 0, n;
+	int nn = 0, np = 0, n, nolines = 0;
 	bool late = false; /* resolved through mappings read earlier: same result */
 	__u64 t0 = mono_ns(), dt;
 	size_t o = 0;
@@ -220,16 +243,19 @@ struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *
 			st->unresolved++;
 		return NULL;
 	}
-	maps = maps_for(st, s->hdr.tgid, &late);
-	if (maps)
-		nn = gctx_unwind(s, len, maps, st->native, GCTX_STACK_MAX_FRAMES, &how);
+	/* Python first: its lines may need the process's memory, and the first unwinding of an
+	 * address space takes a while */
 	if (s->py_status == GCTX_PY_OK || s->py_status == GCTX_PY_TRUNCATED) {
 		np = s->npy < GCTX_STACK_MAX_PY ? s->npy : GCTX_STACK_MAX_PY;
 		for (int i = 0; i < np; i++) {
 			gctx_py_frame_resolve(&s->py[i], &st->py[i]);
 			st->pyflags[i] = s->py[i].flags;
 		}
+		nolines = py_lines(st, s, np);
 	}
+	maps = maps_for(st, s->hdr.tgid, &late);
+	if (maps)
+		nn = gctx_unwind(s, len, maps, st->native, GCTX_STACK_MAX_FRAMES, &how);
 	r = calloc(1, sizeof(*r) + GCTX_STACK_MAX_FRAMES * sizeof(struct gctx_rec_frame));
 	if (!r) {
 		st->unresolved++;
@@ -265,6 +291,11 @@ struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *
 			      s->py_version ? " (Python " : "", s->py_version ? ver : "",
 			      s->py_version ? ")" : "");
 	}
+	if (nolines && o < sizeof(note))
+		o += snprintf(note + o, sizeof(note) - o,
+			      "%d Python line%s unknown: line table cut at %d bytes, "
+			      "process gone or changed; ",
+			      nolines, nolines > 1 ? "s" : "", GCTX_PY_LT_LEN);
 	if (o >= sizeof(note))
 		o = sizeof(note) - 1;
 	if (o >= 2 && note[o - 2] == ';')

@@ -163,11 +163,16 @@ size_t gctx_py_str_utf8(const void *raw, size_t len, unsigned kind, char *out, s
 	return o;
 }
 
+static size_t prefix_len(const struct gctx_py_frame *f)
+{
+	return f->lt_len < sizeof(f->lt) ? f->lt_len : sizeof(f->lt);
+}
+
 void gctx_py_frame_resolve(const struct gctx_py_frame *f, struct gctx_rec_frame *out)
 {
 	size_t flen = f->file_len < sizeof(f->file) ? f->file_len : sizeof(f->file);
 	size_t nlen = f->name_len < sizeof(f->name) ? f->name_len : sizeof(f->name);
-	size_t ltlen = f->lt_len < sizeof(f->lt) ? f->lt_len : sizeof(f->lt);
+	size_t ltlen = prefix_len(f);
 	size_t o = 0;
 	int line;
 
@@ -184,11 +189,68 @@ void gctx_py_frame_resolve(const struct gctx_py_frame *f, struct gctx_rec_frame 
 	gctx_py_str_utf8(f->name, nlen, f->name_kind, out->function, sizeof(out->function));
 	if (!f->name_kind)
 		snprintf(out->function, sizeof(out->function), "?");
-	if (f->flags & GCTX_PYF_LASTI)
-		line = gctx_py310_line(f->lt, ltlen, f->firstlineno, f->instr);
-	else
-		line = gctx_py311_line(f->lt, ltlen, f->firstlineno, f->instr);
+	line = gctx_py_frame_line(f, f->lt, ltlen);
 	out->line = line > 0 ? line : 0;
+}
+
+int gctx_py_frame_line(const struct gctx_py_frame *f, const __u8 *lt, size_t len)
+{
+	if (f->flags & GCTX_PYF_LASTI)
+		return gctx_py310_line(lt, len, f->firstlineno, f->instr);
+	return gctx_py311_line(lt, len, f->firstlineno, f->instr);
+}
+
+bool gctx_py_frame_line_cut(const struct gctx_py_frame *f)
+{
+	return (f->flags & GCTX_PYF_LT_CUT) && gctx_py_frame_line(f, f->lt, prefix_len(f)) == -2;
+}
+
+static __u64 rd_u64(const __u8 *p)
+{
+	__u64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* A user-space object address on x86-64: below the 47-bit boundary, 8-byte aligned. */
+static bool user_ptr(__u64 p)
+{
+	return p >= 4096 && p < (1ull << 47) && !(p & 7);
+}
+
+__u64 gctx_py_code_linetable(const struct gctx_py_layout *l, const struct gctx_py_frame *f,
+			     const __u8 *code, size_t len)
+{
+	__s32 first;
+	__u64 lt;
+
+	if ((size_t)l->code_linetable + 8 > len || (size_t)l->code_firstlineno + 4 > len)
+		return 0;
+	memcpy(&first, code + l->code_firstlineno, sizeof(first));
+	lt = rd_u64(code + l->code_linetable);
+	return first == f->firstlineno && user_ptr(lt) ? lt : 0;
+}
+
+size_t gctx_py_table_size(const __u8 *hdr, size_t len)
+{
+	__s64 refs, size;
+
+	if (len < GCTX_PY_BYTES_DATA)
+		return 0;
+	memcpy(&refs, hdr, sizeof(refs)); /* ob_refcnt: the code object holds one */
+	memcpy(&size, hdr + GCTX_PY_BYTES_SIZE, sizeof(size));
+	if (refs <= 0 || !user_ptr(rd_u64(hdr + 8)) || size <= GCTX_PY_LT_LEN ||
+	    size > GCTX_PY_LT_MAX)
+		return 0;
+	return size;
+}
+
+bool gctx_py_table_extends(const struct gctx_py_frame *f, const __u8 *lt, size_t len)
+{
+	/* a prefix the kernel could not read whole proves nothing */
+	return (f->flags & GCTX_PYF_LT_CUT) && f->lt_len == GCTX_PY_LT_LEN &&
+	       len > GCTX_PY_LT_LEN && len <= GCTX_PY_LT_MAX && !memcmp(lt, f->lt, GCTX_PY_LT_LEN);
 }
 
 void gctx_py_version_str(__u32 hex, char *out, size_t len)

@@ -164,6 +164,135 @@ static void test_frame_resolve(void **state)
 	assert_int_equal(r.line, 5);
 }
 
+/* A table longer than the kernel's prefix: 3.11+ entries "one line down, one code unit" (3
+ * bytes), or 3.10 pairs (2 bytes, +1 line), so that instruction k is on line first + k + 1. */
+#define LONG_ENTRIES 300
+static __u8 long_lt[LONG_ENTRIES * 3];
+
+static size_t long_table(bool py310)
+{
+	size_t n = 0;
+
+	for (int k = 0; k < LONG_ENTRIES; k++) {
+		if (py310) {
+			long_lt[n++] = 2;
+			long_lt[n++] = 1;
+		} else {
+			long_lt[n++] = 0x80 | 11 << 3;
+			long_lt[n++] = 0;
+			long_lt[n++] = 1;
+		}
+	}
+	return n;
+}
+
+static void cut_frame(struct gctx_py_frame *f, bool py310, int instr)
+{
+	memset(f, 0, sizeof(*f));
+	f->firstlineno = 1000;
+	f->instr = instr;
+	f->flags = GCTX_PYF_LT_CUT | (py310 ? GCTX_PYF_LASTI : 0);
+	f->lt_len = GCTX_PY_LT_LEN;
+	memcpy(f->lt, long_lt, GCTX_PY_LT_LEN);
+}
+
+/* The line past the prefix comes from the whole table, once it proves to be the same. */
+static void test_line_past_prefix(void **state)
+{
+	struct gctx_py_frame f;
+	struct gctx_rec_frame r;
+
+	(void)state;
+	for (int py310 = 0; py310 <= 1; py310++) {
+		size_t n = long_table(py310);
+		int past =
+		    py310 ? 250 : 200; /* beyond the 192 pairs or 128 entries of the prefix */
+
+		cut_frame(&f, py310, past);
+		gctx_py_frame_resolve(&f, &r);
+		assert_int_equal(r.line, 0);
+		assert_true(gctx_py_frame_line_cut(&f));
+		assert_true(gctx_py_table_extends(&f, long_lt, n));
+		assert_int_equal(gctx_py_frame_line(&f, long_lt, n), 1000 + past + 1);
+		/* within the prefix: nothing to read */
+		cut_frame(&f, py310, 10);
+		gctx_py_frame_resolve(&f, &r);
+		assert_int_equal(r.line, 1011);
+		assert_false(gctx_py_frame_line_cut(&f));
+		/* a table not cut is never read further */
+		cut_frame(&f, py310, past);
+		f.flags &= ~GCTX_PYF_LT_CUT;
+		assert_false(gctx_py_frame_line_cut(&f));
+		assert_false(gctx_py_table_extends(&f, long_lt, n));
+	}
+	/* what was read is another table, or no longer than the prefix, or too long; or the
+	 * kernel's prefix was not read whole */
+	cut_frame(&f, false, 200);
+	f.lt[GCTX_PY_LT_LEN - 1] ^= 1;
+	assert_false(gctx_py_table_extends(&f, long_lt, sizeof(long_lt)));
+	cut_frame(&f, false, 200);
+	assert_false(gctx_py_table_extends(&f, long_lt, GCTX_PY_LT_LEN));
+	assert_false(gctx_py_table_extends(&f, long_lt, GCTX_PY_LT_MAX + 1));
+	f.lt_len = 0;
+	assert_true(gctx_py_frame_line_cut(&f));
+	assert_false(gctx_py_table_extends(&f, long_lt, sizeof(long_lt)));
+}
+
+static void put64(__u8 *p, __u64 v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* The code object's head and the bytes object's header, as read from a process. */
+static void test_table_headers(void **state)
+{
+	struct gctx_py_layout l;
+	struct gctx_py_frame f;
+	__u8 code[144], hdr[GCTX_PY_BYTES_DATA];
+	__s32 first = 1000;
+
+	(void)state;
+	long_table(false);
+	cut_frame(&f, false, 200);
+	assert_true(gctx_py_layout_for(12, &l));
+	memset(code, 0, sizeof(code));
+	memcpy(code + l.code_firstlineno, &first, sizeof(first));
+	put64(code + l.code_linetable, 0x7f1234567890);
+	assert_int_equal(gctx_py_code_linetable(&l, &f, code, sizeof(code)), 0x7f1234567890);
+	/* too short to hold co_linetable */
+	assert_int_equal(gctx_py_code_linetable(&l, &f, code, l.code_linetable + 7), 0);
+	/* not an object pointer: misaligned, kernel half, NULL */
+	put64(code + l.code_linetable, 0x7f1234567891);
+	assert_int_equal(gctx_py_code_linetable(&l, &f, code, sizeof(code)), 0);
+	put64(code + l.code_linetable, 0xffff888012345678);
+	assert_int_equal(gctx_py_code_linetable(&l, &f, code, sizeof(code)), 0);
+	put64(code + l.code_linetable, 0);
+	assert_int_equal(gctx_py_code_linetable(&l, &f, code, sizeof(code)), 0);
+	/* another code object there now */
+	put64(code + l.code_linetable, 0x7f1234567890);
+	f.firstlineno = 999;
+	assert_int_equal(gctx_py_code_linetable(&l, &f, code, sizeof(code)), 0);
+
+	memset(hdr, 0, sizeof(hdr));
+	put64(hdr, 1);			      /* ob_refcnt */
+	put64(hdr + 8, 0x55d0c0a0b0c0);	      /* ob_type */
+	put64(hdr + GCTX_PY_BYTES_SIZE, 900); /* ob_size */
+	assert_int_equal(gctx_py_table_size(hdr, sizeof(hdr)), 900);
+	assert_int_equal(gctx_py_table_size(hdr, sizeof(hdr) - 1), 0);
+	put64(hdr + GCTX_PY_BYTES_SIZE, GCTX_PY_LT_LEN); /* the prefix had it all */
+	assert_int_equal(gctx_py_table_size(hdr, sizeof(hdr)), 0);
+	put64(hdr + GCTX_PY_BYTES_SIZE, GCTX_PY_LT_MAX + 1);
+	assert_int_equal(gctx_py_table_size(hdr, sizeof(hdr)), 0);
+	put64(hdr + GCTX_PY_BYTES_SIZE, (__u64)-900);
+	assert_int_equal(gctx_py_table_size(hdr, sizeof(hdr)), 0);
+	put64(hdr + GCTX_PY_BYTES_SIZE, 900);
+	put64(hdr, 0); /* freed */
+	assert_int_equal(gctx_py_table_size(hdr, sizeof(hdr)), 0);
+	put64(hdr, 1);
+	put64(hdr + 8, 0);
+	assert_int_equal(gctx_py_table_size(hdr, sizeof(hdr)), 0);
+}
+
 static struct gctx_rec_frame nat(const char *fn)
 {
 	struct gctx_rec_frame r;
@@ -263,6 +392,8 @@ int main(void)
 		cmocka_unit_test(test_line_311_forms),
 		cmocka_unit_test(test_str_utf8),
 		cmocka_unit_test(test_frame_resolve),
+		cmocka_unit_test(test_line_past_prefix),
+		cmocka_unit_test(test_table_headers),
 		cmocka_unit_test(test_splice),
 		cmocka_unit_test(test_layouts),
 		cmocka_unit_test(test_garbage),
