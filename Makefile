@@ -97,13 +97,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(P
 # (static pattern rules: explicit, so never passed over for the generic rule above when the
 # collect/ objects are not built yet)
 COLLECT_UNITS := collect/modfiles collect/unwind
-COLLECT_TESTS := $(filter-out %/test_callers_live,$(patsubst tests/unit/collect/%.c,%,\
+COLLECT_TESTS := $(filter-out test_callers_live,$(patsubst tests/unit/collect/%.c,%,\
 	$(wildcard tests/unit/collect/test_*.c)))
 $(patsubst %,$(BUILD)/tests/collect/%,$(COLLECT_TESTS)): $(BUILD)/tests/collect/%: \
 		tests/unit/collect/%.c $(PURE_OBJS) $(patsubst %,$(OUTPUT)/user/%.o,$(COLLECT_UNITS))
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -Itests/unit $(CFLAGS) $(filter-out %.h,$^) -ldw -lelf $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(filter %.o,$^) -ldw -lelf $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
 
 # a live module tested by including its source (no libbpf in it)
 $(BUILD)/tests/collect/test_pymem $(BUILD)/san/collect/test_pymem: user/collect/pymem.c user/collect/pymem.h
@@ -190,7 +190,7 @@ $(patsubst %,$(BUILD)/san/collect/%,$(COLLECT_TESTS)): $(BUILD)/san/collect/%: \
 		tests/unit/collect/%.c $(SAN_OBJS) $(patsubst %,$(SAN_DIR)/%.o,$(COLLECT_UNITS))
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $^ -ldw -lelf $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $< $(filter %.o,$^) -ldw -lelf $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
 
 $(BUILD)/san/collect/test_callers_live: tests/unit/collect/test_callers_live.c $(SAN_OBJS)
 	$(call msg,CC-SAN,$@)
