@@ -108,6 +108,15 @@ void tl_stack_text(const struct gctx_stack *s, char *buf, size_t len)
 	}
 }
 
+static const char *module_name(const struct gctx_rec_frame *f)
+{
+	const char *b = strrchr(f->module, '/');
+
+	if (b)
+		return b + 1;
+	return f->module[0] ? f->module : "?";
+}
+
 /* Its site, note and frames as args of an event; the buffers live until the next call (the
  * exporter is single-threaded and writes each event at once). */
 static void stack_args(struct args *a, const struct gctx_stack *s)
@@ -119,20 +128,18 @@ static void stack_args(struct args *a, const struct gctx_stack *s)
 
 	for (i = 0; i < n; i++) {
 		const struct gctx_rec_frame *f = &s->frames[i];
-		const char *b = strrchr(f->module, '/');
+		bool src = f->kind == GCTX_FRAME_PYTHON || (f->file[0] && f->line);
 
-		fr[i].line = f->line;
-		fr[i].function = f->function;
-		fr[i].file = f->file;
-		if (f->kind == GCTX_FRAME_PYTHON || (f->file[0] && f->line))
+		fr[i].line = src ? f->line : 0;
+		fr[i].file = src ? f->file : f->module;
+		fr[i].function = f->function[0] ? f->function : "?";
+		if (f->kind == GCTX_FRAME_PYTHON || (src && f->function[0]))
 			continue;
-		/* native without a source line: where in which module */
+		/* native without a source line or a name: where in which module */
 		snprintf(fn[i], sizeof(fn[i]), "%s+0x%llx",
-			 f->function[0] ? f->function : (b ? b + 1 : f->module),
+			 f->function[0] ? f->function : module_name(f),
 			 (unsigned long long)f->offset);
 		fr[i].function = fn[i];
-		fr[i].file = f->module;
-		fr[i].line = 0;
 	}
 	gctx_site_format(s, site, sizeof(site));
 	tl_stack_text(s, text, sizeof(text));
