@@ -21,7 +21,8 @@
 #include "output/timeline_priv.h"
 #include "trace/tracefile.h"
 
-#define MATCH_NS 1000000000ULL /* a stack further than this from an event is not its */
+#define MATCH_NS  1000000000ULL /* a stack further than this from an event is not its */
+#define CHAIN_MAX 64		/* stacks of one key looked at per event */
 
 /* Where the stacks are: read ahead, else the main model's as they come. */
 static const struct gctx_model *src(const struct exporter *x)
@@ -41,7 +42,7 @@ static __u64 key2(const struct gctx_stack *s)
 	return s->key ? s->key : s->trigger;
 }
 
-/* Index stack i: the map holds the first of each key, the others chain behind it. */
+/* Index stack i: the map holds the newest of each key, the older ones chain behind it. */
 static void stack_index(struct exporter *x, __u32 i)
 {
 	const struct gctx_stack *s = gctx_model__stack(src(x), i);
@@ -51,14 +52,10 @@ static void stack_index(struct exporter *x, __u32 i)
 		nomem(x);
 		return;
 	}
-	if (!gctx_hmap__get(&x->stk_map, key1(s->role, s->pid), key2(s), &j)) {
-		if (gctx_hmap__put(&x->stk_map, key1(s->role, s->pid), key2(s), i))
-			nomem(x);
-		return;
-	}
-	while (x->stk[j].next)
-		j = x->stk[j].next - 1;
-	x->stk[j].next = i + 1;
+	if (gctx_hmap__get(&x->stk_map, key1(s->role, s->pid), key2(s), &j))
+		x->stk[i].next = j + 1;
+	if (gctx_hmap__put(&x->stk_map, key1(s->role, s->pid), key2(s), i))
+		nomem(x);
 }
 
 void tl_stacks_read_ahead(struct exporter *x, const char *path)
@@ -149,7 +146,8 @@ static void stack_args(struct args *a, const struct gctx_stack *s)
 	tl_arg_str(a, "site", site);
 	if (s->note[0])
 		tl_arg_str(a, "stack_note", s->note);
-	tl_arg_stack(a, "stack", &st);
+	if (n) /* none resolved: the site and note say why */
+		tl_arg_stack(a, "stack", &st);
 }
 
 static __u64 distance(__u64 ts, __u64 start, __u64 end)
@@ -164,7 +162,7 @@ void tl_stack_add(struct exporter *x, struct args *a, __u32 roles, __u32 pid, __
 	const struct gctx_stack *s;
 	__u64 d, best_d = 0;
 	int best = -1;
-	__u32 i;
+	__u32 i, k;
 
 	if (!gctx_model__nstacks(m))
 		return;
@@ -172,8 +170,9 @@ void tl_stack_add(struct exporter *x, struct args *a, __u32 roles, __u32 pid, __
 		if (!(roles & (1u << role)) ||
 		    !gctx_hmap__get(&x->stk_map, key1(role, pid), k2, &i))
 			continue;
-		/* the nearest in time not placed yet (a pid reused, cuInit called twice) */
-		for (i++; i; i = x->stk[i - 1].next) {
+		/* the nearest in time not placed yet (a pid reused, cuInit called twice); a
+		 * crafted trace with thousands of one key costs no more than CHAIN_MAX each */
+		for (i++, k = 0; i && k < CHAIN_MAX; i = x->stk[i - 1].next, k++) {
 			s = gctx_model__stack(m, i - 1);
 			d = distance(s->ts_ns, start, end);
 			if (!x->stk[i - 1].used && d <= MATCH_NS && (best < 0 || d < best_d)) {
