@@ -300,10 +300,15 @@ def load_perfetto(path, proto):
             check(name, "%s event without a name" % ph)
         fo, fi = te.get("flow_ids", []), te.get("terminating_flow_ids", [])
         check(len(fo) <= 1 and len(fi) <= 1, "more than one flow id on an event")
+        cs = one(te, "callstack")
+        frames = [(one(f, "function_name", ""), one(f, "source_file", ""),
+                   one(f, "line_number", 0)) for f in (cs or {}).get("frames", [])]
+        check(cs is None or (frames and all(f[0] for f in frames)),
+              "a callstack without frames or with a nameless frame")
         tl.add_event(track=uuid, ph=ph, ts=ts, name=name, cat=cat,
                      args=annotations(te, interned),
                      fout=fo[0] if fo else 0, fin=fi[0] if fi else 0,
-                     value=one(te, "counter_value"), key=0)
+                     value=one(te, "counter_value"), key=0, callstack=frames)
     return tl
 
 

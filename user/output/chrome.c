@@ -109,6 +109,9 @@ static void jargs(struct gctx_chrome *c, const struct gctx_tl_arg *args, __u32 n
 				fprintf(c->out, "%s%u", j ? "," : "", a->u32v.v[j]);
 			fputc(']', c->out);
 			break;
+		case GCTX_TL_STACK:
+			jcstr(c, a->stack->text); /* one frame per line, innermost first */
+			break;
 		}
 	}
 	fputs("}", c->out);

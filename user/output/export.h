@@ -94,6 +94,22 @@ enum gctx_tl_arg_type {
 	GCTX_TL_STR,  /* str.n bytes, any bytes (sinks make them valid UTF-8) */
 	GCTX_TL_STRV, /* str.n bytes of NUL-separated strings (argv): an array */
 	GCTX_TL_U32V, /* u32v.n numbers: an array */
+	/* stack: the call stack taken at the event (one per event, key "stack") */
+	GCTX_TL_STACK,
+};
+
+/* One frame of a call stack, in the terms every format understands. */
+struct gctx_tl_frame {
+	const char *function; /* Python or DWARF function, else "name+0xoff" (native) */
+	const char *file;     /* source file, else the module (native without DWARF lines) */
+	__u32 line;	      /* 0 unknown */
+};
+
+/* A call stack taken at an event (issue 11). */
+struct gctx_tl_stack {
+	const struct gctx_tl_frame *frames; /* innermost first */
+	__u32 nframes;
+	const char *text; /* the frames as `gpuctx report` prints them, one per line */
 };
 
 struct gctx_tl_arg {
@@ -111,6 +127,7 @@ struct gctx_tl_arg {
 			const __u32 *v;
 			__u32 n;
 		} u32v;
+		const struct gctx_tl_stack *stack;
 	};
 };
 

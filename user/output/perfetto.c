@@ -79,6 +79,14 @@ enum {
 	TE_COUNTER_VALUE = 30,
 	TE_FLOW_IDS = 47,
 	TE_TERMINATING_FLOW_IDS = 48,
+	TE_CALLSTACK = 55,
+
+	/* TrackEvent.Callstack {repeated Frame frames = 1}, Frame {function_name = 1,
+	 * source_file = 2, line_number = 3}: protos/perfetto/trace/track_event/track_event.proto */
+	CSK_FRAMES = 1,
+	CSF_FUNCTION = 1,
+	CSF_FILE = 2,
+	CSF_LINE = 3,
 
 	DA_NAME_IID = 1,
 	DA_BOOL = 2,
@@ -481,12 +489,39 @@ static void annotation(struct gctx_perfetto *pf, const struct gctx_tl_arg *a)
 			gctx_pb__end(b);
 		}
 		break;
+	case GCTX_TL_STACK:
+		break; /* written as the event's callstack */
+	}
+	gctx_pb__end(b);
+}
+
+/*
+ * The inline form (TrackEvent.callstack), frames outermost first as the proto asks. Not the
+ * interned one (callstack_iid): that is the profiler's Callstack of interned frames, mappings
+ * and relative pcs, with no source file or line, and a stack is rarely seen twice here.
+ */
+static void callstack(struct gctx_perfetto *pf, const struct gctx_tl_stack *st)
+{
+	struct gctx_pb *b = pf->b;
+
+	gctx_pb__begin(b, TE_CALLSTACK);
+	for (__u32 i = st->nframes; i > 0; i--) {
+		const struct gctx_tl_frame *f = &st->frames[i - 1];
+
+		gctx_pb__begin(b, CSK_FRAMES);
+		gctx_pb__cstr(b, CSF_FUNCTION, f->function);
+		if (f->file && f->file[0])
+			gctx_pb__cstr(b, CSF_FILE, f->file);
+		if (f->line)
+			gctx_pb__varint(b, CSF_LINE, f->line);
+		gctx_pb__end(b);
 	}
 	gctx_pb__end(b);
 }
 
 static void event(struct gctx_perfetto *pf, int type, const struct gctx_tl_event *e)
 {
+	const struct gctx_tl_stack *st = NULL;
 	__u32 i, iid;
 
 	packet_begin(pf, e->ts, true);
@@ -507,8 +542,14 @@ static void event(struct gctx_perfetto *pf, int type, const struct gctx_tl_event
 		else
 			gctx_pb__cstr(pf->b, TE_CATEGORIES, e->cat);
 	}
-	for (i = 0; i < e->nargs; i++)
-		annotation(pf, &e->args[i]);
+	for (i = 0; i < e->nargs; i++) {
+		if (e->args[i].type == GCTX_TL_STACK)
+			st = e->args[i].stack; /* a field of its own, not an annotation */
+		else
+			annotation(pf, &e->args[i]);
+	}
+	if (st)
+		callstack(pf, st);
 	if (e->flow_out)
 		gctx_pb__fixed64(pf->b, TE_FLOW_IDS, e->flow_out);
 	if (e->flow_in)

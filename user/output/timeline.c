@@ -39,6 +39,7 @@
  *   timeline_api.c       API-level contexts and allocations (CUDA driver API, HIP runtime), API
  *                        call slices
  *   timeline_findings.c  findings
+ *   timeline_stacks.c    call stacks, on the events they were taken at
  *   timeline_incidents.c incidents (the diagnosis)
  *   export.c             output files, formats and the `gpuctx export` command
  * Their shared state and entry points are in timeline_priv.h.
@@ -155,9 +156,14 @@ void tl_arg_u32v(struct args *a, const char *key, const __u32 *v, __u32 n)
 	g->u32v.n = n;
 }
 
+void tl_arg_stack(struct args *a, const char *key, const struct gctx_tl_stack *st)
+{
+	arg_add(a, key, GCTX_TL_STACK)->stack = st;
+}
+
 /* ---- tracks ---- */
 
-static void trk_global(struct gctx_tl_track *t)
+void tl_trk_global(struct gctx_tl_track *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->uuid = UUID(U_GLOBAL, 1);
@@ -420,6 +426,9 @@ static int export_record(struct exporter *x, __u32 type, const void *data, __u32
 		if (len >= GCTX_EV_API_V2_LEN)
 			tl_on_api(x, &r.api, ctxs_before);
 		break;
+	case GCTX_REC_STACK:
+		tl_on_stack(x);
+		break;
 	case GCTX_REC_END:
 		x->end_ns = r.end.end_ns;
 		x->has_end = true;
@@ -451,6 +460,7 @@ static void export_finish(struct exporter *x, bool truncated, __u64 records)
 	tl_actxs_new(x);
 	tl_mems_new(x);
 	end = x->has_end ? max64(x->end_ns, x->now) : x->now;
+	tl_stacks_flush(x); /* before the ends: it may describe a process */
 	for (i = 0; i < x->nobjs; i++)
 		if (x->objs[i].open)
 			tl_obj_end(x, i, end, true);
@@ -467,7 +477,7 @@ static void export_finish(struct exporter *x, bool truncated, __u64 records)
 	for (i = 0; i < GCTX_EV_KERNEL_MAX; i++)
 		drops += dr->drops[i];
 	e = gctx_model__end(x->m);
-	trk_global(&t);
+	tl_trk_global(&t);
 	a.n = 0;
 	tl_arg_u64(&a, "records", records);
 	tl_arg_u64(&a, "processes", gctx_model__nprocs(x->m));
@@ -494,7 +504,7 @@ static void export_begin(struct exporter *x)
 	struct tm tm;
 
 	x->s->ops->begin(x->s, &x->meta);
-	trk_global(&t);
+	tl_trk_global(&t);
 	t.name = GCTX_NAME_RECORDING;
 	tl_describe(x, &t, x->meta.start_mono_ns);
 	a.n = 0;
@@ -542,6 +552,9 @@ static void exporter_free(struct exporter *x)
 	gctx_hmap__free(&x->thread_map);
 	gctx_hmap__free(&x->holder_map);
 	gctx_hmap__free(&x->obj_map);
+	gctx_hmap__free(&x->stk_map);
+	free(x->stk);
+	gctx_model__free(x->stk_m);
 	gctx_model__free(x->m);
 	free(x);
 }
@@ -577,6 +590,7 @@ int gctx_export_stream(struct gctx_trace_reader *r, const char *trace_path, stru
 	x->meta = *gctx_trace_reader__meta(r);
 	x->now = x->meta.start_mono_ns;
 	gctx_model__set_finding_cb(x->m, tl_on_finding, x);
+	tl_stacks_read_ahead(x, trace_path);
 	export_begin(x);
 
 	while ((ret = gctx_trace_reader__next(r, &type, &data, &len)) == 1) {

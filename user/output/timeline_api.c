@@ -265,5 +265,8 @@ void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_befo
 		tl_arg_u64(&a, "start_ns", ev->hdr.ts_ns);
 		tl_arg_u64(&a, "dur_ns", ev->dur_ns);
 	}
+	/* cuInit/hipInit as the GPU initialisation, a forked child's first call as its use */
+	tl_stack_add(x, &a, 1u << GCTX_STACK_INIT | 1u << GCTX_STACK_USE, p->pid, ev->fn,
+		     ev->hdr.ts_ns, ev->hdr.ts_ns + ev->dur_ns);
 	tl_slice(x, &t, start, end, gctx_api_fn_name(ev->fn), "api", &a, flow);
 }

@@ -115,6 +115,9 @@ void tl_holder_sync(struct exporter *x, __u32 fi, __u32 hi, __u64 flow_in)
 	}
 	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)f->file);
 	tl_arg_str(&a, "file", addr);
+	if (h->how == GCTX_HOLD_OPENED) /* the GPU initialisation, when it is the first open */
+		tl_stack_add(x, &a, 1u << GCTX_STACK_INIT, gctx_model__proc(x->m, h->proc_idx)->pid,
+			     f->file, h->since_ns ? h->since_ns : ts, ts);
 	tl_emit(x, 'B', &t, ts, name, "gpu-file", &a, 0, flow_in);
 	tl_live_files(x, h->proc_idx, 1, ts);
 }
@@ -276,6 +279,8 @@ void tl_on_mmap(struct exporter *x, const struct gctx_ev_mmap *ev)
 		tl_arg_str(&a, "addr", ret);
 	}
 	tl_arg_u64(&a, "file_id", (__u32)fi + 1);
+	tl_stack_add(x, &a, 1u << GCTX_STACK_USE, ev->hdr.tgid, ev->file, ev->hdr.ts_ns,
+		     ev->hdr.ts_ns);
 	tl_emit(x, 'I', &t, ts, "mmap", "mmap", &a, 0, flow);
 }
 

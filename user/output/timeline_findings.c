@@ -25,19 +25,10 @@ static void add_stacks(struct exporter *x, const struct gctx_finding *f, struct 
 
 	gctx_finding_stacks(x->m, f, st);
 	for (__u32 r = 1; r < GCTX_STACK_ROLE_MAX; r++) {
-		size_t o = 0;
-
 		if (!st[r])
 			continue;
 		gctx_site_format(st[r], site[r], sizeof(site[r]));
-		stack[r][0] = 0;
-		for (__u32 i = 0; i < st[r]->nframes && o + 2 < sizeof(stack[r]); i++) {
-			gctx_frame_format(&st[r]->frames[i], stack[r] + o, sizeof(stack[r]) - o);
-			o += strlen(stack[r] + o);
-			if (o + 2 < sizeof(stack[r]))
-				stack[r][o++] = '\n';
-			stack[r][o] = 0;
-		}
+		tl_stack_text(st[r], stack[r], sizeof(stack[r]));
 		snprintf(keys[r][0], sizeof(keys[r][0]), "%s_site", gctx_stack_role_name(r));
 		snprintf(keys[r][1], sizeof(keys[r][1]), "%s_stack", gctx_stack_role_name(r));
 		tl_arg_str(a, keys[r][0], site[r]);

@@ -347,6 +347,8 @@ void tl_on_ioctl(struct exporter *x, const struct gctx_ev_ioctl *ev, __u32 objs_
 		tl_arg_u64(&a, "dur_ns", ev->dur_ns);
 	}
 	tl_arg_u64(&a, "file_id", (__u32)fi + 1);
+	tl_stack_add(x, &a, 1u << GCTX_STACK_USE, ev->hdr.tgid, ev->file, ev->hdr.ts_ns,
+		     ev->hdr.ts_ns + ev->dur_ns);
 	tl_slice(x, &t, start, end, d.name, "ioctl", &a, flow);
 	tl_rate_add(x, pi, ev->hdr.ts_ns);
 }

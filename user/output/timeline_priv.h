@@ -90,6 +90,13 @@ struct xobj {
 	__u64 cursor;
 };
 
+/* A recorded call stack (model stack index): placed on an event yet, and the next stack of the
+ * same key. */
+struct xstack {
+	bool used;
+	__u32 next; /* index + 1, 0 none */
+};
+
 /* An API-level context (CUDA/HIP), by model context id - 1. */
 struct xctx {
 	bool described, open;
@@ -120,6 +127,10 @@ struct exporter {
 	struct gctx_hmap thread_map; /* (proc, tid) -> newest described thread index */
 	struct gctx_hmap holder_map; /* (proc, file) -> holder index */
 	struct gctx_hmap obj_map;    /* (family << 32 | file, key) -> xobj index */
+	struct gctx_model *stk_m;    /* the stacks read ahead; NULL: the model's, as they come */
+	struct xstack *stk;	     /* per stack of stk_m (or of m) */
+	__u32 cap_stk;
+	struct gctx_hmap stk_map; /* (role << 32 | pid, file or trigger) -> first stack index */
 	__u32 lanes;
 	__u64 flows;
 	int err; /* first -ENOMEM */
@@ -127,7 +138,7 @@ struct exporter {
 
 /* ---- args ---- */
 
-#define MAX_ARGS 32 /* a finding: up to 23, and 8 for its stacks */
+#define MAX_ARGS 32 /* a finding: up to 23, and 8 for its stacks; an event: 3 for its stack */
 
 struct args {
 	struct gctx_tl_arg a[MAX_ARGS];
@@ -161,7 +172,9 @@ void tl_arg_strn(struct args *a, const char *key, const char *s, size_t n);
 void tl_arg_str(struct args *a, const char *key, const char *s);
 void tl_arg_strv(struct args *a, const char *key, const char *s, __u32 n);
 void tl_arg_u32v(struct args *a, const char *key, const __u32 *v, __u32 n);
+void tl_arg_stack(struct args *a, const char *key, const struct gctx_tl_stack *st);
 
+void tl_trk_global(struct gctx_tl_track *t);
 void tl_trk_proc(struct exporter *x, __u32 pi, struct gctx_tl_track *t);
 void tl_trk_thread(struct exporter *x, __u32 pi, __u32 ti, struct gctx_tl_track *t);
 void tl_trk_holder(struct exporter *x, __u32 fi, __u32 hi, struct gctx_tl_track *t);
@@ -230,5 +243,22 @@ void tl_incidents(struct exporter *x);
 
 void tl_on_finding(const struct gctx_finding *f, void *ctx);
 void tl_findings_flush(struct exporter *x, __u32 pi);
+
+/* ---- timeline_stacks.c: call stacks on the events they were taken at ---- */
+
+/* Read the stacks of the trace at path ahead of the pass (nothing when it is not a regular
+ * file: they are then matched as they come). */
+void tl_stacks_read_ahead(struct exporter *x, const char *path);
+/* The stack taken at an event of process pid: one of roles (bits 1 << GCTX_STACK_*) keyed k2
+ * (the struct file, the child pid of a fork, the API function), nearest to [start, end]. Adds
+ * "site", "stack_note" and the stack to a; nothing when there is none. */
+void tl_stack_add(struct exporter *x, struct args *a, __u32 roles, __u32 pid, __u64 k2, __u64 start,
+		  __u64 end);
+/* A GCTX_REC_STACK the model took. */
+void tl_on_stack(struct exporter *x);
+/* End of input: an instant for each stack no event took. */
+void tl_stacks_flush(struct exporter *x);
+/* Its frames as `gpuctx report` prints them, one per line. */
+void tl_stack_text(const struct gctx_stack *s, char *buf, size_t len);
 
 #endif /* __GPUCTX_TIMELINE_PRIV_H */

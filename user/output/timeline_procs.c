@@ -380,6 +380,8 @@ void tl_on_fork(struct exporter *x, const struct gctx_ev_fork *ev, int old_pi)
 		} else {
 			snprintf(name, sizeof(name), "fork %u", ev->child_tgid);
 			tl_arg_u64(&a, "child_pid", ev->child_tgid);
+			tl_stack_add(x, &a, 1u << GCTX_STACK_FORK, ev->hdr.tgid, ev->child_tgid,
+				     ev->hdr.ts_ns, ev->hdr.ts_ns);
 		}
 		tl_emit(x, 'I', &t, ev->hdr.ts_ns, name, "fork", &a, flow, 0);
 	}

@@ -165,6 +165,7 @@ struct evt {
 	__u64 flow_out, flow_in;
 	__s64 counter;
 	char args[4096]; /* "key=value;" for every debug annotation, arrays as [a,b] */
+	char stack[1024]; /* "function|file|line;" per callstack frame, in the file's order */
 };
 
 struct decoded {
@@ -273,6 +274,36 @@ static void rd_annotation_value(struct pbr *r, char *out, size_t len)
 	rd_annotation(r, out, len, false);
 }
 
+/* TrackEvent.callstack: Callstack {frames = 1}, Frame {function_name = 1, source_file = 2,
+ * line_number = 3} */
+static void rd_callstack(struct pbr *r, struct evt *e)
+{
+	__u32 field, wt, f2, w2;
+
+	while (rd_field(r, &field, &wt)) {
+		char fn[256] = "", file[256] = "";
+		__u64 line = 0;
+		struct pbr fr;
+
+		assert_int_equal(field, 1);
+		EXPECT_WT(wt, 2);
+		fr = rd_len(r);
+		while (rd_field(&fr, &f2, &w2)) {
+			if (f2 == 1 || f2 == 2) {
+				assert_int_equal(w2, 2);
+				rd_string(&fr, f2 == 1 ? fn : file, 256);
+			} else {
+				assert_int_equal(f2, 3);
+				assert_int_equal(w2, 0);
+				line = rd_varint(&fr);
+			}
+		}
+		assert_true(fn[0]);
+		args_append(e->stack, sizeof(e->stack), "%s|%s|%llu;", fn, file,
+			    (unsigned long long)line);
+	}
+}
+
 static void rd_track_event(struct pbr *r, struct evt *e)
 {
 	__u32 field, wt;
@@ -323,6 +354,15 @@ static void rd_track_event(struct pbr *r, struct evt *e)
 			EXPECT_WT(wt, 0);
 			e->counter = (__s64)rd_varint(r);
 			break;
+		case 55: {
+			struct pbr sub;
+
+			EXPECT_WT(wt, 2);
+			assert_false(e->stack[0]); /* one per event */
+			sub = rd_len(r);
+			rd_callstack(&sub, e);
+			break;
+		}
 		default:
 			fail_msg("track event field %u", field);
 		}
@@ -1075,6 +1115,130 @@ static void test_findings(void **state)
 	decoded_free(d);
 }
 
+/* A trace of its own at path (a mkstemp template), bash 999 forking 1000 in it. */
+static struct gctx_trace_writer *trace_new(char *path, const char *cmdline)
+{
+	struct gctx_trace_writer *w;
+	struct gctx_trace_meta meta;
+	int err, fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	meta_fill(&meta, cmdline);
+	w = gctx_trace_writer__new(path, &meta, &err);
+	assert_non_null(w);
+	scn_fork(w, 999, 1000, T0 + 1000, "bash", false);
+	return w;
+}
+
+/* Close it, export it and decode the timeline. */
+static struct decoded *trace_export(struct gctx_trace_writer *w, const char *path)
+{
+	struct decoded *d = calloc(1, sizeof(*d));
+	size_t len;
+	char *buf;
+
+	assert_non_null(d);
+	assert_int_equal(gctx_trace_writer__free(w), 0);
+	buf = export_to_mem(path, &len);
+	unlink(path);
+	decode((unsigned char *)buf, len, d);
+	free(buf);
+	return d;
+}
+
+/* ---- call stacks on their events (issue 11) ---- */
+
+static void put_stack(struct gctx_trace_writer *w, __u32 pid, __u64 ts, __u32 role, __u32 trigger,
+		      __u64 key, bool py)
+{
+	struct {
+		struct gctx_rec_stack h;
+		struct gctx_rec_frame f[2];
+	} r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.pid = r.h.tid = pid;
+	r.h.ts_ns = ts;
+	r.h.role = role;
+	r.h.trigger = trigger;
+	r.h.key = key;
+	r.h.nframes = 2;
+	/* innermost: a native frame without DWARF lines; then the user's Python frame */
+	r.f[0].kind = GCTX_FRAME_NATIVE;
+	r.f[0].offset = 0x4b;
+	snprintf(r.f[0].function, sizeof(r.f[0].function), "lib_call");
+	snprintf(r.f[0].module, sizeof(r.f[0].module), "/lib/x86_64-linux-gnu/libc.so.6");
+	r.f[1].kind = py ? GCTX_FRAME_PYTHON : GCTX_FRAME_NATIVE;
+	r.f[1].line = 40 + role;
+	snprintf(r.f[1].function, sizeof(r.f[1].function), "role%u", role);
+	snprintf(r.f[1].file, sizeof(r.f[1].file), "train.py");
+	snprintf(r.f[1].module, sizeof(r.f[1].module), py ? "" : "/opt/app/train");
+	put(w, GCTX_REC_STACK, &r, sizeof(r));
+}
+
+/* write_scenario's job with its stacks: init before the open, fork after the fork (as the
+ * collector writes them), use before the child's ioctl, crash before its exit, and a stack of
+ * an event the trace lacks. */
+static struct decoded *export_stacks(void)
+{
+	char trace[] = "/tmp/gctx_test_pf_trace_XXXXXX";
+	struct gctx_trace_writer *w = trace_new(trace, "-- python3 train.py");
+	struct gctx_ev_open op;
+
+	put_stack(w, 1000, T0 + 2990, GCTX_STACK_INIT, 3, SCN_CTL_FILE, true);
+	op = ev_open_dev(1000, T0 + 3000, "trainer", SCN_CTL_FILE, 3, 02, GCTX_DEV_NVIDIACTL);
+	put(w, GCTX_EV_OPEN, &op, sizeof(op));
+	scn_rm_alloc(w, 1000, T0 + 4000, "trainer", 0, 0, SCN_CLIENT, 0x41);
+	scn_fork(w, 1000, 1001, T0 + 11000, "trainer", false);
+	put_stack(w, 1000, T0 + 11001, GCTX_STACK_FORK, 1001, 0, true);
+	put_stack(w, 1001, T0 + 11990, GCTX_STACK_USE, 3, SCN_CTL_FILE, false);
+	scn_rm_control(w, 1001, 1001, T0 + 12000, "worker", SCN_CLIENT);
+	put_stack(w, 1001, T0 + 12500, GCTX_STACK_USE, 9, 0xdead, true);
+	put_stack(w, 1001, T0 + 12900, GCTX_STACK_CRASH, 11, 0, true);
+	scn_exit(w, 1001, 1001, T0 + 13000, "worker", 11 | 0x80, true);
+	scn_exit(w, 1000, 1000, T0 + 14000, "trainer", 0, true);
+	return trace_export(w, trace);
+}
+
+static void test_stacks_on_events(void **state)
+{
+	struct decoded *d = export_stacks();
+	struct evt *e;
+	int i, n = 0;
+
+	/* the fork instant in the parent, frames outermost first */
+	e = find_event(d, thread_track(d, 1000)->uuid, INSTANT, "fork 1001");
+	assert_string_equal(e->stack,
+			    "role2|train.py|42;lib_call+0x4b|/lib/x86_64-linux-gnu/libc.so.6|0;");
+	assert_contains(e->args, "site=train.py:42 in role2 <- lib_call+0x4b (libc.so.6);");
+	/* the first open's holding slice; the child's first ioctl (a native frame with a line) */
+	for (i = 0; i < d->nev; i++) {
+		if (!d->ev[i].stack[0])
+			continue;
+		n++;
+		if (!strcmp(d->ev[i].name, "opened"))
+			assert_string_equal(d->ev[i].stack, "role1|train.py|41;lib_call+0x4b|"
+							    "/lib/x86_64-linux-gnu/libc.so.6|0;");
+		else if (!strcmp(d->ev[i].name, "RM_CONTROL"))
+			assert_string_equal(d->ev[i].stack, "role3|train.py|43;lib_call+0x4b|"
+							    "/lib/x86_64-linux-gnu/libc.so.6|0;");
+		else if (strcmp(d->ev[i].name, "fork 1001"))
+			assert_true(!strcmp(d->ev[i].name, "fatal signal SIGSEGV") ||
+				    !strcmp(d->ev[i].name, "stack: use"));
+		assert_null(strstr(d->ev[i].args, "stack=")); /* not an annotation too */
+	}
+	assert_int_equal(n, 5);
+	/* the crash and the stack of a missing event: instants of their own, on the thread */
+	e = find_event(d, thread_track(d, 1001)->uuid, INSTANT, "fatal signal SIGSEGV");
+	assert_int_equal(e->ts, T0 + 12900);
+	assert_contains(e->args, "site=train.py:44 in role4");
+	e = find_event(d, thread_track(d, 1001)->uuid, INSTANT, "stack: use");
+	assert_int_equal(e->ts, T0 + 12500);
+	assert_contains(e->args, "role=use;");
+	decoded_free(d);
+}
+
 static void test_hostile_names(void **state)
 {
 	/* quotes, backslashes, a newline and invalid UTF-8 in a comm */
@@ -1091,32 +1255,19 @@ static void test_hostile_names(void **state)
 static void test_entry_only_call_is_instant(void **state)
 {
 	char trace[] = "/tmp/gctx_test_pf_api_XXXXXX";
-	struct gctx_trace_writer *w;
-	struct gctx_trace_meta meta;
+	struct gctx_trace_writer *w = trace_new(trace, "-- ./launch");
 	struct gctx_ev_api call, launch;
-	struct decoded *d = calloc(1, sizeof(*d));
+	struct decoded *d;
 	struct evt *e;
-	size_t len;
-	char *buf;
-	int fd = mkstemp(trace), err, i;
+	int i;
 
-	assert_true(fd >= 0 && d);
-	close(fd);
-	meta_fill(&meta, "-- ./launch");
-	w = gctx_trace_writer__new(trace, &meta, &err);
-	assert_non_null(w);
-	scn_fork(w, 999, 1000, T0 + 1000, "bash", false);
 	call = ev_api(1000, 1000, T0 + 2000, "launch", 500, GCTX_CU_INIT, 0, 0);
 	put(w, GCTX_EV_API, &call, sizeof(call));
 	launch = ev_api(1000, 1000, T0 + 3000, "launch", 0, GCTX_CU_LAUNCH_KERNEL, 0, 0);
 	launch.flags = 0; /* entry only */
 	put(w, GCTX_EV_API, &launch, sizeof(launch));
 	scn_exit(w, 1000, 1000, T0 + 4000, "launch", 0, true);
-	assert_int_equal(gctx_trace_writer__free(w), 0);
-	buf = export_to_mem(trace, &len);
-	unlink(trace);
-	decode((unsigned char *)buf, len, d);
-	free(buf);
+	d = trace_export(w, trace);
 
 	e = find_event(d, thread_track(d, 1000)->uuid, INSTANT, "cuLaunchKernel");
 	assert_int_equal(e->ts, T0 + 3000);
@@ -1233,6 +1384,7 @@ int main(void)
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_flows),
 		cmocka_unit_test(test_findings),
+		cmocka_unit_test(test_stacks_on_events),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_entry_only_call_is_instant),
 		cmocka_unit_test(test_deterministic_and_streaming),
