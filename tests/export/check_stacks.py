@@ -5,8 +5,9 @@
   check_stacks.py SCENARIO F.pftrace F.json [--pipe]
     SCENARIO c:   build/workloads/wl_blame DIR crash (tests/workloads/wl_blame.c)
     SCENARIO py:  blame.py DIR cudause over the libcuda double (tests/workloads/blame.py)
-    --pipe:       the trace was read from a pipe (no read-ahead): a stack that comes after its
-                  event (the fork's) is an instant "stack: fork" of its own instead
+    --pipe:       the trace was read from a pipe (no read-ahead): a stack written after its
+                  event (the collector resolves stacks on a thread of its own, so usually
+                  all of them) is an instant "stack: <role>" of its own instead
 
 In both formats, each event a stack belongs to carries it, with the workload's function at the
 right place: the GPU initialisation (the first open's holding slice, or cuInit), the fork
@@ -72,10 +73,12 @@ def check_format(tl, fmt, scenario, pipe):
     seen = []
     for role, ((cat, name, who), fn, caller) in SCENARIOS[scenario].items():
         pid = parent if who == "parent" else child
-        if pipe and role == "fork":
-            cat, name = "stack", "stack: fork"
         cands = [e for e in with_stack if e["cat"] == cat and e["name"].startswith(name) and
                  tl.tracks[e["track"]]["pid"] == pid]
+        if pipe and not cands:
+            cat, name = "stack", "stack: " + role
+            cands = [e for e in with_stack if e["cat"] == cat and e["name"] == name and
+                     tl.tracks[e["track"]]["pid"] == pid]
         if len(cands) != 1:
             fail("%s: %s: expected one %s event %r of pid %d with a stack, got %d (events "
                  "with stacks: %s)" % (fmt, role, cat, name, pid, len(cands),

@@ -315,21 +315,35 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 
 static int on_record(void *ctx, __u32 type, const void *data, __u32 len);
 
-/* Stacks: resolve each raw kernel stack into a GCTX_REC_STACK record right away, while the
- * process's mappings can still be read. */
-static void record_stack_hook(struct record_state *st, __u32 type, const void *data, __u32 len)
+/* Write the oldest resolved stack. false when none is ready. */
+static bool record_next_stack(struct record_state *st)
 {
 	struct gctx_rec_stack *r;
 	__u32 rlen = 0;
 
+	r = gctx_stacks__next(st->stacks, &rlen);
+	if (!r)
+		return false;
+	on_record(st, GCTX_REC_STACK, r, rlen);
+	free(r);
+	return true;
+}
+
+/* The stacks the unwinding thread has resolved so far (all of them after a flush). */
+static void record_next_stacks(struct record_state *st)
+{
+	while (record_next_stack(st))
+		;
+}
+
+/* Stacks: what needs the process alive is done as each raw kernel stack arrives; a thread
+ * unwinds them, and the main loop writes their records (record_next_stacks). */
+static void record_stack_hook(struct record_state *st, __u32 type, const void *data, __u32 len)
+{
 	gctx_stacks__on_record(st->stacks, type, data, len);
 	gctx_pyprobe__on_record(st->pyprobe, type, data, len);
-	if (type != GCTX_EV_STACK)
-		return;
-	r = gctx_stacks__resolve(st->stacks, data, len, &rlen);
-	if (r)
-		on_record(st, GCTX_REC_STACK, r, rlen);
-	free(r);
+	if (type == GCTX_EV_STACK)
+		gctx_stacks__accept(st->stacks, data, len);
 }
 
 static void watch_python(void *ctx, __u32 pid)
@@ -805,6 +819,7 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "gpuctx: polling the ring buffer: %s\n", strerror(-n));
 			break;
 		}
+		record_next_stacks(&st);
 		gctx_trace_writer__flush(st.w);
 		gctx_pyprobe__tick(st.pyprobe);
 		if (child && waitpid(child, &status, WNOHANG) == child) {
@@ -822,6 +837,8 @@ int cmd_record(int argc, char **argv)
 		end.reason = 1;
 	/* Everything the kernel produced up to now. */
 	gctx_collector__poll(c, 0);
+	gctx_stacks__flush(st.stacks);
+	record_next_stacks(&st);
 
 	gctx_collector__drops(c, &drops);
 	{

@@ -138,13 +138,17 @@ static int resolve(struct gctx_callers *c, const struct cproc *p, __u32 pid, __u
 	struct gctx_rec_frame *f;
 	__u64 t0 = mono_ns(), dt;
 	__u32 flags = 0;
+	int ret;
 
 	if (gctx_grow(&c->kept, &c->cap_kept, c->nkept + 1, sizeof(*c->kept)) ||
 	    gctx_grow(&c->kept_flags, &c->cap_flags, c->nkept + 1, sizeof(*c->kept_flags)) ||
 	    gctx_hmap__put(&c->site_map, p->as, addr, c->nkept))
 		return -1;
 	f = &c->kept[c->nkept];
-	if (gctx_unwind_symbolise(maps, addr, f))
+	gctx_unwind_lock();
+	ret = gctx_unwind_symbolise(maps, addr, f);
+	gctx_unwind_unlock();
+	if (ret)
 		flags = maps && maps->n ? GCTX_CALLER_NO_MODULE : GCTX_CALLER_NO_MAPS;
 	c->kept_flags[c->nkept] = flags;
 	dt = mono_ns() - t0;

@@ -2,6 +2,7 @@
 /* Mapped files kept as mapped (interface in modfiles.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +28,17 @@ static struct {
 	__u8 build_id[GCTX_BUILD_ID_MAX];
 } kept[MAX_KEPT];
 static __u64 kept_clock;
+/* kept[] is shared by the thread that reads mappings and the one that unwinds (stacks.c) */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void gctx_modfiles_clear(void)
 {
+	pthread_mutex_lock(&kept_lock);
 	for (int i = 0; i < MAX_KEPT; i++)
 		if (kept[i].fd > 0)
 			close(kept[i].fd);
 	memset(kept, 0, sizeof(kept));
+	pthread_mutex_unlock(&kept_lock);
 }
 
 static int kept_find(const struct gctx_map *mp)
@@ -165,7 +170,9 @@ int gctx_maps__read(struct gctx_maps *m, __u32 pid)
 		mp->ino = ino;
 		gctx_copy_str(mp->perms, sizeof(mp->perms), perms, 4);
 		gctx_copy_str(mp->path, sizeof(mp->path), line + n, strcspn(line + n, "\n"));
+		pthread_mutex_lock(&kept_lock);
 		keep(pid, mp);
+		pthread_mutex_unlock(&kept_lock);
 	}
 	fclose(f);
 	return 0;
@@ -208,10 +215,15 @@ static bool same_file(int fd, const struct gctx_map *mp)
 int gctx_map_open(const struct gctx_maps *maps, const struct gctx_map *mp)
 {
 	char fn[600];
-	int i = kept_find(mp), fd = -1, err = -ENOENT;
+	int i, fd = -1, err = -ENOENT;
 
+	pthread_mutex_lock(&kept_lock);
+	i = kept_find(mp);
 	if (i >= 0)
-		return fcntl(kept[i].fd, F_DUPFD_CLOEXEC, 3);
+		fd = fcntl(kept[i].fd, F_DUPFD_CLOEXEC, 3);
+	pthread_mutex_unlock(&kept_lock);
+	if (i >= 0)
+		return fd;
 	fd = open_map_file(maps->pid, mp);
 	if (fd >= 0)
 		return fd;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Raw stacks to resolved stack records (interface in stacks.h). */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +25,47 @@ struct sproc {
 	struct gctx_maps maps; /* last mappings read, n == 0 if none */
 };
 
+/* A raw stack whose fast part is done (Python frames and lines, the mappings, read while the
+ * process still lives) and whose native unwinding waits its turn. */
+struct stack_job {
+	struct stack_job *next;
+	void *raw;
+	__u32 len;
+	bool has_maps;
+	struct gctx_maps maps; /* a copy: later library loads do not change this stack's */
+	int np, nolines;
+	__u64 prep_ns;
+	struct gctx_rec_frame py[GCTX_STACK_MAX_PY];
+	__u8 pyflags[GCTX_STACK_MAX_PY];
+};
+
+static void job_free(struct stack_job *j);
+
+#define MAX_JOBS 256 /* raw stacks waiting for their unwinding; past it, accept() waits */
+
+/* A resolved stack waiting to be written by the main thread. */
+struct stack_done {
+	struct stack_done *next;
+	struct gctx_rec_stack *r;
+	__u32 len;
+};
+
 struct gctx_stacks {
+	/* Jobs go from the main thread (accept) to the unwinding thread, records come back
+	 * (next); lock guards both lists, njobs, stop and the worker's counters. */
+	pthread_mutex_t lock;
+	pthread_cond_t work, space;
+	pthread_t worker;
+	bool started, stop;
+	struct stack_job *head, *tail;
+	__u32 njobs;
+	struct stack_done *done, *done_tail;
+	__u64 w_unresolved;
 	struct sproc *procs;
 	__u32 n, cap;
 	__u64 unresolved, resolved, resolve_ns, resolve_max_ns;
 	struct gctx_maps tmp; /* scratch for a fresh read */
 	struct gctx_rec_frame native[GCTX_STACK_MAX_FRAMES];
-	struct gctx_rec_frame py[GCTX_STACK_MAX_PY];
-	__u8 pyflags[GCTX_STACK_MAX_PY];
 	struct gctx_pymem *pymem; /* line tables longer than the kernel's prefix */
 };
 
@@ -45,8 +80,12 @@ struct gctx_stacks *gctx_stacks__new(void)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	st = calloc(1, sizeof(*st));
-	if (st)
-		st->pymem = gctx_pymem__new(); /* NULL: lines past the prefix stay unknown */
+	if (!st)
+		return NULL;
+	st->pymem = gctx_pymem__new(); /* NULL: lines past the prefix stay unknown */
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->work, NULL);
+	pthread_cond_init(&st->space, NULL);
 	return st;
 }
 
@@ -54,6 +93,14 @@ void gctx_stacks__free(struct gctx_stacks *st)
 {
 	if (!st)
 		return;
+	gctx_stacks__flush(st);
+	while (st->done) {
+		struct stack_done *d = st->done;
+
+		st->done = d->next;
+		free(d->r);
+		free(d);
+	}
 	for (__u32 i = 0; i < st->n; i++)
 		gctx_maps__clear(&st->procs[i].maps);
 	free(st->procs);
@@ -68,7 +115,7 @@ void gctx_stacks__stats(const struct gctx_stacks *st, struct gctx_rec_stack_drop
 	memset(out, 0, sizeof(*out));
 	if (!st)
 		return;
-	out->unresolved = st->unresolved;
+	out->unresolved = st->unresolved + st->w_unresolved;
 	out->resolved = st->resolved;
 	out->resolve_ns = st->resolve_ns;
 	out->resolve_max_ns = st->resolve_max_ns;
@@ -195,7 +242,8 @@ const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid)
 
 /* The Python frames' lines past their table's prefix, read from pid's memory or that of the
  * processes it was forked from (the same memory until exec). Returns the lines left unknown. */
-static int py_lines(struct gctx_stacks *st, const struct gctx_ev_stack *s, int np)
+static int py_lines(struct gctx_stacks *st, const struct gctx_ev_stack *s, int np,
+		    struct gctx_rec_frame *py)
 {
 	__u32 pids[8];
 	struct sproc *p = sproc_find(st, s->hdr.tgid);
@@ -206,7 +254,7 @@ static int py_lines(struct gctx_stacks *st, const struct gctx_ev_stack *s, int n
 		pids[n++] = p->ppid;
 		p = sproc_find(st, p->ppid);
 	}
-	return gctx_pymem__fill_lines(st->pymem, s, np, pids, n, st->py);
+	return gctx_pymem__fill_lines(st->pymem, s, np, pids, n, py);
 }
 
 static const char *py_status_note(__u32 status)
@@ -225,43 +273,84 @@ static const char *py_status_note(__u32 status)
 	}
 }
 
-struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *data, __u32 len,
-					    __u32 *outlen)
+static void maps_copy(struct gctx_maps *dst, const struct gctx_maps *src)
 {
-	const struct gctx_ev_stack *s = data;
+	dst->pid = src->pid;
+	dst->n = 0;
+	if (src->n > dst->cap) {
+		struct gctx_map *v = realloc(dst->v, src->n * sizeof(*v));
+
+		if (!v)
+			return;
+		dst->v = v;
+		dst->cap = src->n;
+	}
+	memcpy(dst->v, src->v, src->n * sizeof(*src->v));
+	dst->n = src->n;
+}
+
+static void job_free(struct stack_job *j)
+{
+	gctx_maps__clear(&j->maps);
+	free(j->raw);
+	free(j);
+}
+
+/* The part that needs the process alive, done as the raw stack arrives: Python frames and
+ * the lines past their table's prefix (from its memory), and its mappings. */
+static struct stack_job *job_prepare(struct gctx_stacks *st, const struct gctx_ev_stack *s,
+				     __u32 len)
+{
+	struct stack_job *j = calloc(1, sizeof(*j));
 	const struct gctx_maps *maps;
+	__u64 t0 = mono_ns();
+	bool late;
+
+	if (!j || !(j->raw = malloc(len))) {
+		free(j);
+		return NULL;
+	}
+	memcpy(j->raw, s, len);
+	j->len = len;
+	if (s->py_status == GCTX_PY_OK || s->py_status == GCTX_PY_TRUNCATED) {
+		j->np = s->npy < GCTX_STACK_MAX_PY ? s->npy : GCTX_STACK_MAX_PY;
+		for (int i = 0; i < j->np; i++) {
+			gctx_py_frame_resolve(&s->py[i], &j->py[i]);
+			j->pyflags[i] = s->py[i].flags;
+		}
+		j->nolines = py_lines(st, s, j->np, j->py);
+	}
+	maps = maps_for(st, s->hdr.tgid, &late);
+	if (maps) {
+		maps_copy(&j->maps, maps);
+		j->has_maps = j->maps.n > 0;
+	}
+	j->prep_ns = mono_ns() - t0;
+	return j;
+}
+
+/* The slow part: native unwinding and symbols (the first stack of an address space takes
+ * libdw a while), and the record. */
+static struct gctx_rec_stack *job_finish(struct gctx_stacks *st, struct stack_job *j,
+					 __u32 *outlen)
+{
+	const struct gctx_ev_stack *s = j->raw;
+	const struct gctx_maps *maps = j->has_maps ? &j->maps : NULL;
 	struct gctx_rec_stack *r;
 	const char *how = "no mappings", *pn;
 	char note[256] = "", ver[16];
-	int nn = 0, np = 0, n, nolines = 0;
-	bool late = false; /* resolved through mappings read earlier: same result */
+	int nn = 0, np = j->np, n, nolines = j->nolines;
 	__u64 t0 = mono_ns(), dt;
 	size_t o = 0;
 
-	if (!st || len < GCTX_EV_STACK_HDR_LEN) {
-		if (st)
-			st->unresolved++;
-		return NULL;
-	}
-	/* Python first: its lines may need the process's memory, and the first unwinding of an
-	 * address space takes a while */
-	if (s->py_status == GCTX_PY_OK || s->py_status == GCTX_PY_TRUNCATED) {
-		np = s->npy < GCTX_STACK_MAX_PY ? s->npy : GCTX_STACK_MAX_PY;
-		for (int i = 0; i < np; i++) {
-			gctx_py_frame_resolve(&s->py[i], &st->py[i]);
-			st->pyflags[i] = s->py[i].flags;
-		}
-		nolines = py_lines(st, s, np);
-	}
-	maps = maps_for(st, s->hdr.tgid, &late);
 	if (maps)
-		nn = gctx_unwind(s, len, maps, st->native, GCTX_STACK_MAX_FRAMES, &how);
+		nn = gctx_unwind(s, j->len, maps, st->native, GCTX_STACK_MAX_FRAMES, &how);
 	r = calloc(1, sizeof(*r) + GCTX_STACK_MAX_FRAMES * sizeof(struct gctx_rec_frame));
 	if (!r) {
-		st->unresolved++;
+		st->w_unresolved++;
 		return NULL;
 	}
-	n = gctx_py_splice(st->native, nn, st->py, st->pyflags, np, r->frames,
+	n = gctx_py_splice(st->native, nn, j->py, j->pyflags, np, r->frames,
 			   GCTX_STACK_MAX_FRAMES);
 	r->pid = s->hdr.tgid;
 	r->tid = s->hdr.tid;
@@ -302,10 +391,139 @@ struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *
 		note[o - 2] = 0;
 	snprintf(r->note, sizeof(r->note), "%s", note);
 	*outlen = sizeof(*r) + n * sizeof(struct gctx_rec_frame);
-	dt = mono_ns() - t0;
+	dt = mono_ns() - t0 + j->prep_ns;
 	st->resolved++;
 	st->resolve_ns += dt;
 	if (dt > st->resolve_max_ns)
 		st->resolve_max_ns = dt;
 	return r;
+}
+
+/* The unwinding thread: the oldest job, unwound with no lock held but the unwinder's. */
+static void *worker_main(void *arg)
+{
+	struct gctx_stacks *st = arg;
+
+	for (;;) {
+		struct stack_done *d;
+		struct stack_job *j;
+		__u32 len = 0;
+
+		pthread_mutex_lock(&st->lock);
+		while (!st->head && !st->stop)
+			pthread_cond_wait(&st->work, &st->lock);
+		j = st->head;
+		if (!j) {
+			pthread_mutex_unlock(&st->lock);
+			return NULL;
+		}
+		st->head = j->next;
+		if (!st->head)
+			st->tail = NULL;
+		st->njobs--;
+		pthread_cond_signal(&st->space);
+		pthread_mutex_unlock(&st->lock);
+
+		d = calloc(1, sizeof(*d));
+		gctx_unwind_lock();
+		if (d)
+			d->r = job_finish(st, j, &len);
+		gctx_unwind_unlock();
+		job_free(j);
+		if (!d || !d->r) {
+			free(d);
+			continue;
+		}
+		d->len = len;
+		pthread_mutex_lock(&st->lock);
+		if (st->done_tail)
+			st->done_tail->next = d;
+		else
+			st->done = d;
+		st->done_tail = d;
+		pthread_mutex_unlock(&st->lock);
+	}
+}
+
+static bool start_worker(struct gctx_stacks *st)
+{
+	sigset_t all, old;
+	int err;
+
+	if (st->started)
+		return true;
+	/* signals are the main thread's (stop, forward to the command) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&st->worker, NULL, worker_main, st);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	st->started = !err;
+	return st->started;
+}
+
+int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len)
+{
+	struct stack_job *j;
+
+	if (!st)
+		return -EINVAL;
+	if (len < GCTX_EV_STACK_HDR_LEN) {
+		st->unresolved++;
+		return -EINVAL;
+	}
+	j = job_prepare(st, data, len);
+	if (!j || !start_worker(st)) {
+		if (j)
+			job_free(j);
+		st->unresolved++;
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&st->lock);
+	/* bounded: a burst of stacks waits for the unwinder rather than growing without end */
+	while (st->njobs >= MAX_JOBS)
+		pthread_cond_wait(&st->space, &st->lock);
+	if (st->tail)
+		st->tail->next = j;
+	else
+		st->head = j;
+	st->tail = j;
+	st->njobs++;
+	pthread_cond_signal(&st->work);
+	pthread_mutex_unlock(&st->lock);
+	return 0;
+}
+
+struct gctx_rec_stack *gctx_stacks__next(struct gctx_stacks *st, __u32 *outlen)
+{
+	struct gctx_rec_stack *r = NULL;
+	struct stack_done *d;
+
+	if (!st)
+		return NULL;
+	pthread_mutex_lock(&st->lock);
+	d = st->done;
+	if (d) {
+		st->done = d->next;
+		if (!st->done)
+			st->done_tail = NULL;
+	}
+	pthread_mutex_unlock(&st->lock);
+	if (d) {
+		r = d->r;
+		*outlen = d->len;
+		free(d);
+	}
+	return r;
+}
+
+void gctx_stacks__flush(struct gctx_stacks *st)
+{
+	if (!st || !st->started)
+		return;
+	pthread_mutex_lock(&st->lock);
+	st->stop = true;
+	pthread_cond_signal(&st->work);
+	pthread_mutex_unlock(&st->lock);
+	pthread_join(st->worker, NULL);
+	st->started = false;
 }

@@ -9,6 +9,7 @@
 #ifndef __GPUCTX_STACKS_H
 #define __GPUCTX_STACKS_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include "gpuctx_events.h"
 
@@ -22,9 +23,18 @@ void gctx_stacks__free(struct gctx_stacks *st);
 void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data, __u32 len);
 /* A process likely to have stacks (it runs Python): keep its mappings at each library load. */
 void gctx_stacks__watch(struct gctx_stacks *st, __u32 pid);
-/* Resolve one raw stack. Returns a record to free() with its length in *outlen, or NULL. */
-struct gctx_rec_stack *gctx_stacks__resolve(struct gctx_stacks *st, const void *data, __u32 len,
-					    __u32 *outlen);
+/*
+ * Resolution in two steps, so that a slow unwinding (libdw's first look at an address space
+ * takes from 0.1 s to seconds) neither stalls the ring buffer nor makes later stacks miss
+ * their processes: accept() does at once what needs the process alive (Python frames, the
+ * lines read from its memory, its mappings) and queues the stack for a thread that unwinds
+ * and symbolises; next() returns a resolved record (free() it; length in *outlen) or NULL
+ * when none is ready yet; flush() waits until every accepted stack is resolved (then next()
+ * returns the rest). Stacks come back in the order accepted.
+ */
+int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len);
+struct gctx_rec_stack *gctx_stacks__next(struct gctx_stacks *st, __u32 *outlen);
+void gctx_stacks__flush(struct gctx_stacks *st);
 /* The executable mappings of pid (struct gctx_maps, unwind.h): read now, or the last ones read
  * for it or for the process it was forked from. NULL if none. Valid until the next call. */
 const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid);

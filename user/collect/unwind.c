@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,6 +335,19 @@ void gctx_unwind_cache_clear(void)
 const char *gctx_unwind_note(void)
 {
 	return session_note;
+}
+
+/* libdw sessions are used by the unwinding thread (stacks.c) and the main one (callers.c) */
+static pthread_mutex_t unwind_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void gctx_unwind_lock(void)
+{
+	pthread_mutex_lock(&unwind_mutex);
+}
+
+void gctx_unwind_unlock(void)
+{
+	pthread_mutex_unlock(&unwind_mutex);
 }
 
 /* A frame in no module libdw has (its file changed, or unreadable): the mapping's file and

@@ -31,4 +31,9 @@ void gctx_unwind_cache_clear(void);
  * it: no symbols"), "" if nothing. */
 const char *gctx_unwind_note(void);
 
+/* The sessions and the note are shared state: whoever calls the functions above while
+ * another thread may do so holds this lock around the calls (and the note's reading). */
+void gctx_unwind_lock(void);
+void gctx_unwind_unlock(void);
+
 #endif /* __GPUCTX_UNWIND_H */

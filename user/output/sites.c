@@ -5,8 +5,9 @@
 #include "output/print.h"
 #include "output/sites.h"
 
-void gctx_finding_stacks(const struct gctx_model *m, const struct gctx_finding *f,
-			 const struct gctx_stack *out[GCTX_STACK_ROLE_MAX])
+void gctx_finding_stacks_in(const struct gctx_model *m, const struct gctx_model *sm,
+			    const struct gctx_finding *f,
+			    const struct gctx_stack *out[GCTX_STACK_ROLE_MAX])
 {
 	const struct gctx_gpu_file *file = NULL;
 	const struct gctx_proc *p = gctx_model__proc(m, f->proc_idx);
@@ -18,22 +19,28 @@ void gctx_finding_stacks(const struct gctx_model *m, const struct gctx_finding *
 	if (!opener && f->nchain)
 		opener = f->chain[0];
 	/* e.g. an API error in a forked child: the parent's initialisation */
-	if (!opener && p && p->ppid && gctx_model__stack_for(m, p->ppid, GCTX_STACK_INIT, 0))
+	if (!opener && p && p->ppid && gctx_model__stack_for(sm, p->ppid, GCTX_STACK_INIT, 0))
 		opener = p->ppid;
 	if (opener)
 		out[GCTX_STACK_INIT] =
-		    gctx_model__stack_for(m, opener, GCTX_STACK_INIT, file ? file->file : 0);
+		    gctx_model__stack_for(sm, opener, GCTX_STACK_INIT, file ? file->file : 0);
 	/* the fork that carried the state out of the process that initialised it */
 	if (f->nchain >= 2)
 		out[GCTX_STACK_FORK] =
-		    gctx_model__stack_for(m, f->chain[0], GCTX_STACK_FORK, f->chain[1]);
+		    gctx_model__stack_for(sm, f->chain[0], GCTX_STACK_FORK, f->chain[1]);
 	if (!out[GCTX_STACK_FORK] && p && p->ppid)
-		out[GCTX_STACK_FORK] = gctx_model__stack_for(m, p->ppid, GCTX_STACK_FORK, f->pid);
+		out[GCTX_STACK_FORK] = gctx_model__stack_for(sm, p->ppid, GCTX_STACK_FORK, f->pid);
 	/* only a process that inherited GPU state has use stacks */
 	out[GCTX_STACK_USE] =
-	    gctx_model__stack_for(m, f->pid, GCTX_STACK_USE, file ? file->file : 0);
+	    gctx_model__stack_for(sm, f->pid, GCTX_STACK_USE, file ? file->file : 0);
 	if (f->kind == GCTX_FIND_CRASH_AFTER_INHERITANCE)
-		out[GCTX_STACK_CRASH] = gctx_model__stack_for(m, f->pid, GCTX_STACK_CRASH, 0);
+		out[GCTX_STACK_CRASH] = gctx_model__stack_for(sm, f->pid, GCTX_STACK_CRASH, 0);
+}
+
+void gctx_finding_stacks(const struct gctx_model *m, const struct gctx_finding *f,
+			 const struct gctx_stack *out[GCTX_STACK_ROLE_MAX])
+{
+	gctx_finding_stacks_in(m, m, f, out);
 }
 
 static const char *const role_text[GCTX_STACK_ROLE_MAX] = {

@@ -16,6 +16,11 @@
 /* The stacks of a finding, by role (enum gctx_stack_role); NULL where none was taken. */
 void gctx_finding_stacks(const struct gctx_model *m, const struct gctx_finding *f,
 			 const struct gctx_stack *out[GCTX_STACK_ROLE_MAX]);
+/* The same with the stacks looked up in sm (the exporter's read-ahead of a trace's stacks,
+ * which the collector may write after the finding's events). */
+void gctx_finding_stacks_in(const struct gctx_model *m, const struct gctx_model *sm,
+			    const struct gctx_finding *f,
+			    const struct gctx_stack *out[GCTX_STACK_ROLE_MAX]);
 /* Text report: one line per site of the finding, then a hint naming the sites. */
 void gctx_sites_print(FILE *out, const struct gctx_model *m, const struct gctx_finding *f);
 /* Text report: every stack, up to max_frames frames each. */

@@ -23,7 +23,7 @@ static void add_stacks(struct exporter *x, const struct gctx_finding *f, struct 
 	static char keys[GCTX_STACK_ROLE_MAX][2][16];
 	const struct gctx_stack *st[GCTX_STACK_ROLE_MAX];
 
-	gctx_finding_stacks(x->m, f, st);
+	gctx_finding_stacks_in(x->m, x->stk_m ? x->stk_m : x->m, f, st);
 	for (__u32 r = 1; r < GCTX_STACK_ROLE_MAX; r++) {
 		if (!st[r])
 			continue;
