@@ -822,6 +822,7 @@ int cmd_record(int argc, char **argv)
 		record_next_stacks(&st);
 		gctx_trace_writer__flush(st.w);
 		gctx_pyprobe__tick(st.pyprobe);
+		gctx_stacks__tick(st.stacks);
 		if (child && waitpid(child, &status, WNOHANG) == child) {
 			child_done = true;
 			break;

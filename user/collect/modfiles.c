@@ -17,7 +17,7 @@
 #include "lib/str.h"
 
 #define MAX_MAPS 4096 /* a hostile process cannot make us hold more */
-#define MAX_KEPT 256  /* files kept open, the least recently used closed first */
+#define MAX_KEPT 1024 /* files kept open (torch maps 300), the least recently used closed first */
 
 #define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
 

@@ -22,8 +22,13 @@
 struct sproc {
 	__u32 pid, ppid;
 	bool exec_since_fork;  /* exec'd: its parent's mappings no longer apply */
+	bool maps_stale;       /* a library was mapped since the last read */
+	__u64 maps_read_ns;    /* when they were read */
 	struct gctx_maps maps; /* last mappings read, n == 0 if none */
 };
+
+/* A process loading its libraries (torch: 300 of them) is read again at most this often. */
+#define MAPS_REREAD_NS (100ULL * 1000 * 1000)
 
 /* A raw stack whose fast part is done (Python frames and lines, the mappings, read while the
  * process still lives) and whose native unwinding waits its turn. */
@@ -185,18 +190,40 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 			p->exec_since_fork = true;
 		}
 	} else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
-		/* A library was mapped: keep the mappings now, while the process lives. The
-		 * collector may be busy (probing that library) when this process's stacks
-		 * arrive, and by then the process may be gone. */
+		/* A library was mapped: keep the mappings while the process lives (read in
+		 * gctx_stacks__tick, not once per library). */
 		const struct gctx_ev_libmap *l = data;
 
 		p = sproc_find(st, l->hdr.tgid);
-		if (p && !gctx_maps__read(&st->tmp, l->hdr.tgid) && st->tmp.n) {
-			struct gctx_maps t = p->maps;
+		if (p)
+			p->maps_stale = true;
+	}
+}
 
-			p->maps = st->tmp;
-			st->tmp = t;
-		}
+static void sproc_read_maps(struct gctx_stacks *st, struct sproc *p)
+{
+	p->maps_stale = false;
+	p->maps_read_ns = mono_ns();
+	if (!gctx_maps__read(&st->tmp, p->pid) && st->tmp.n) {
+		struct gctx_maps t = p->maps;
+
+		p->maps = st->tmp;
+		st->tmp = t;
+	}
+}
+
+void gctx_stacks__tick(struct gctx_stacks *st)
+{
+	__u64 now;
+
+	if (!st)
+		return;
+	now = mono_ns();
+	for (__u32 i = 0; i < st->n; i++) {
+		struct sproc *p = &st->procs[i];
+
+		if (p->maps_stale && now - p->maps_read_ns >= MAPS_REREAD_NS)
+			sproc_read_maps(st, p);
 	}
 }
 

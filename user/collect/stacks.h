@@ -21,7 +21,7 @@ struct gctx_stacks *gctx_stacks__new(void);
 void gctx_stacks__free(struct gctx_stacks *st);
 /* Every record, in order (fork and exec keep the mapping fallbacks right). */
 void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data, __u32 len);
-/* A process likely to have stacks (it runs Python): keep its mappings at each library load. */
+/* A process likely to have stacks (it runs Python): keep its mappings as it loads libraries. */
 void gctx_stacks__watch(struct gctx_stacks *st, __u32 pid);
 /*
  * Resolution in two steps, so that a slow unwinding (libdw's first look at an address space
@@ -32,6 +32,8 @@ void gctx_stacks__watch(struct gctx_stacks *st, __u32 pid);
  * when none is ready yet; flush() waits until every accepted stack is resolved (then next()
  * returns the rest). Stacks come back in the order accepted.
  */
+/* Now and then (each poll): read again the mappings of the processes that loaded libraries. */
+void gctx_stacks__tick(struct gctx_stacks *st);
 int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len);
 struct gctx_rec_stack *gctx_stacks__next(struct gctx_stacks *st, __u32 *outlen);
 void gctx_stacks__flush(struct gctx_stacks *st);
