@@ -141,9 +141,9 @@ static __noinline void vmas_flush(struct vmas_scratch *s, __u64 wake)
 	s->r.len = 0;
 }
 
-/* Send the current process's executable file mappings. False when they could not all be sent
+/* Send the current process's executable file mappings. 0 when they could not all be sent
  * (the stack is flagged: the collector falls back to /proc). */
-static __noinline bool vmas_emit(void)
+__noinline int vmas_emit(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct bpf_iter_task_vma it;

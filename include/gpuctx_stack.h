@@ -123,7 +123,7 @@ struct gctx_ev_vmas {
 	__u8 data[GCTX_VMAS_BYTES];
 };
 
-#define GCTX_EV_VMAS_HDR_LEN ((unsigned long)&((struct gctx_ev_vmas *)0)->data)
+#define GCTX_EV_VMAS_HDR_LEN ((unsigned long)__builtin_offsetof(struct gctx_ev_vmas, data))
 
 /* Where the interpreter's state lives in one process, and its structure layout. Written by the
  * collector into the kernel's pyinfo map (tgid -> this) before the process needs a stack. */

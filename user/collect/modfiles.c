@@ -242,12 +242,16 @@ int gctx_maps__add_vmas(struct gctx_maps *m, __u32 pid, const void *rec, __u32 l
 			o = dlen;
 		m->n++;
 	}
-	for (__u32 i = old; i < m->n; i++)
-		keep(pid, &m->v[i]);
 	return 0;
 bad:
 	m->n = old;
 	return -EINVAL;
+}
+
+void gctx_maps__keep(struct gctx_maps *m)
+{
+	for (__u32 i = 0; i < m->n; i++)
+		keep(m->pid, &m->v[i]);
 }
 
 /* The separate debug file of a build-id (symbols and lines; its code and CFI are not there). */

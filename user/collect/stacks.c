@@ -26,6 +26,7 @@ struct sproc {
 	__u64 maps_ns, kmaps_ns; /* when each was taken (CLOCK_MONOTONIC) */
 	__u32 kbuild_tid, kbuild_seq;
 	bool kbuild_bad;
+	bool kmaps_kept; /* their files were kept (once, when first used) */
 };
 
 struct gctx_stacks {
@@ -151,6 +152,7 @@ static void on_vmas(struct gctx_stacks *st, const struct gctx_ev_vmas *r, __u32 
 	p->kbuild = t;
 	p->kbuild.n = 0;
 	p->kmaps_ns = r->hdr.ts_ns;
+	p->kmaps_kept = false;
 }
 
 void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data, __u32 len)
@@ -206,11 +208,23 @@ void gctx_stacks__watch(struct gctx_stacks *st, __u32 pid)
 		sproc_get(st, pid);
 }
 
+/* The mappings the kernel sent, their files kept when first used: after the Python lines
+ * were read from the process's memory (the first keeping of a large address space takes a
+ * while, and the process may exit meanwhile). */
+static const struct gctx_maps *kernel_maps(struct sproc *p)
+{
+	if (!p->kmaps_kept) {
+		gctx_maps__keep(&p->kmaps);
+		p->kmaps_kept = true;
+	}
+	return &p->kmaps;
+}
+
 /* The newer of the mappings read from /proc and those the kernel sent, NULL if none. */
-static const struct gctx_maps *newest(const struct sproc *p)
+static const struct gctx_maps *newest(struct sproc *p)
 {
 	if (p->kmaps.n && (!p->maps.n || p->kmaps_ns >= p->maps_ns))
-		return &p->kmaps;
+		return kernel_maps(p);
 	return p->maps.n ? &p->maps : NULL;
 }
 
@@ -225,7 +239,7 @@ static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool 
 	if (!p)
 		return NULL;
 	if (kernel && p->kmaps.n)
-		return &p->kmaps;
+		return kernel_maps(p);
 	/* a process in exit still has a maps file, empty: keep what was read before */
 	if (!gctx_maps__read(&st->tmp, pid) && st->tmp.n) {
 		struct gctx_maps t = p->maps;

@@ -94,6 +94,7 @@ static void test_gone(void **state)
 	gctx_unwind_cache_clear(); /* nothing kept: the file is found by path */
 
 	assert_int_equal(gctx_maps__add_vmas(&maps, pid, b.r, b.len), 0);
+	gctx_maps__keep(&maps); /* gone: nothing to keep, nothing kept */
 	assert_int_equal(maps.n, 1);
 	assert_string_equal(maps.v[0].path, mp.path);
 	assert_string_equal(maps.v[0].perms, "r-xp");
