@@ -8,6 +8,7 @@
  * Each capture sends one GCTX_EV_STACK: the user registers, a frame-pointer walk, a copy of the
  * top of the user stack (user space unwinds it with the binaries' CFI), and the Python frame
  * chain of the current thread when the collector has told us where the interpreter lives.
+ * The process's executable mappings go right before it (vmas.bpf.h).
  * Include from gpuctx.bpf.c after common.bpf.h.
  */
 #ifndef __GPUCTX_STACK_BPF_H
@@ -26,6 +27,8 @@
 #define SIGSEGV 11
 
 const volatile bool stacks_on = true; /* --no-stacks turns capture off */
+
+#include "vmas.bpf.h"
 
 __u64 stack_lost = 0; /* stacks not emitted: ring buffer full */
 
@@ -249,15 +252,17 @@ static __noinline void stack_emit(void *ctx, struct pt_regs *uregs, __u32 role, 
 	__u32 zero = 0, len, tgid = bpf_get_current_pid_tgid() >> 32;
 	struct gctx_ev_stack *s = bpf_map_lookup_elem(&stk_scratch, &zero);
 	struct pt_regs r = {};
+	bool vmas_ok;
 	long n;
 
 	if (!s)
 		return;
+	vmas_ok = vmas_emit();
 	fill_hdr(&s->hdr, GCTX_EV_STACK);
 	s->role = role;
 	s->trigger = trigger;
 	s->key = key;
-	s->flags = 0;
+	s->flags = vmas_ok ? GCTX_STK_VMAS : GCTX_STK_NO_VMAS;
 	s->py_status = GCTX_PY_NONE;
 	s->py_version = 0;
 	s->npy = 0;

@@ -31,6 +31,8 @@ enum gctx_ev_type {
 	GCTX_EV_KERNEL_MAX = 11,
 	/* Past GCTX_EV_KERNEL_MAX so that the drop counters keep their size (trace format 2). */
 	GCTX_EV_APIMAP = 12, /* struct gctx_ev_apimap: a CUDA/HIP library mapped before its probes */
+	GCTX_EV_VMAS = 13,   /* struct gctx_ev_vmas (gpuctx_stack.h): the executable mappings, sent
+			      * before a GCTX_EV_STACK (losses: flag GCTX_STK_NO_VMAS) */
 
 	/* Collector records (trace file only). */
 	GCTX_REC_PROC_PRESENT = 64, /* struct gctx_rec_proc: process present at attach */

@@ -58,6 +58,8 @@ struct gctx_py_frame {
 
 #define GCTX_STK_REGS_OK  0x1 /* regs are the user registers of the thread */
 #define GCTX_STK_COPY_CUT 0x2 /* stack copy shorter than asked (end of the stack VMA) */
+#define GCTX_STK_VMAS	  0x4 /* GCTX_EV_VMAS records of this thread came right before */
+#define GCTX_STK_NO_VMAS  0x8 /* the mappings could not be sent (see GCTX_VMAS_*) */
 
 /* Kernel record GCTX_EV_STACK. Only stack_len bytes of stack[] are in the record. */
 struct gctx_ev_stack {
@@ -78,6 +80,50 @@ struct gctx_ev_stack {
 };
 
 #define GCTX_EV_STACK_HDR_LEN ((unsigned long)&((struct gctx_ev_stack *)0)->stack)
+
+/*
+ * Kernel record GCTX_EV_VMAS: the file-backed executable mappings of the process, sent right
+ * before each GCTX_EV_STACK by the same thread, so that the collector never needs the live
+ * /proc/PID/maps of a stack. data holds n packed entries: a struct gctx_vma, then path_len
+ * bytes of path, padded to 8 bytes. A set larger than one record continues in the next ones
+ * (seq 1, 2, ...); the last one has GCTX_VMAS_LAST. Only hdr..len and len bytes of data are
+ * in the record.
+ */
+#define GCTX_VMAS_BYTES	   16384 /* data per record (a power of two) */
+#define GCTX_VMAS_MAX	   1024	 /* executable file mappings sent per stack */
+#define GCTX_VMA_PATH_MAX  256	 /* bytes of path per mapping */
+#define GCTX_VMA_STEPS	   24	 /* dentries and mount points walked per path */
+
+#define GCTX_VMAS_LAST 0x1 /* the last record of the set */
+#define GCTX_VMAS_CUT  0x2 /* more than GCTX_VMAS_MAX such mappings (or VMAs): the rest not sent */
+#define GCTX_VMAS_BUSY 0x4 /* the address space could not be locked: no entries */
+
+#define GCTX_VMA_PATH_CUT 0x1 /* path is the innermost part only (too deep or too long) */
+#define GCTX_VMA_READ	  0x2
+#define GCTX_VMA_WRITE	  0x4
+#define GCTX_VMA_SHARED	  0x8
+
+struct gctx_vma {
+	__u64 start, end;
+	__u64 pgoff;	 /* file offset in bytes */
+	__u64 ino;
+	__u32 dev;	 /* kernel dev_t (major << 20 | minor) of the file's filesystem */
+	__u16 path_len;	 /* bytes of path after this struct: the components, innermost first,
+			  * each NUL-terminated (as the process sees it, in its root) */
+	__u8 flags;	 /* GCTX_VMA_* */
+	__u8 pad;
+};
+
+struct gctx_ev_vmas {
+	struct gctx_ev_hdr hdr;
+	__u32 seq;	 /* record of the set, 0 first */
+	__u32 flags;	 /* GCTX_VMAS_* */
+	__u32 n;	 /* entries in data */
+	__u32 len;	 /* bytes of data */
+	__u8 data[GCTX_VMAS_BYTES];
+};
+
+#define GCTX_EV_VMAS_HDR_LEN ((unsigned long)__builtin_offsetof(struct gctx_ev_vmas, data))
 
 /* Where the interpreter's state lives in one process, and its structure layout. Written by the
  * collector into the kernel's pyinfo map (tgid -> this) before the process needs a stack. */
@@ -173,6 +219,8 @@ struct gctx_rec_caller_drops {
 };
 #define GCTX_CALLER_MAX_SITES 256 /* call sites symbolised per address space */
 
+_Static_assert(sizeof(struct gctx_vma) == 40, "vma size");
+_Static_assert(__builtin_offsetof(struct gctx_ev_vmas, data) == 56, "vmas header size");
 _Static_assert(sizeof(struct gctx_rec_frame) == 440, "frame size");
 _Static_assert(sizeof(struct gctx_rec_caller) == 448, "caller size");
 _Static_assert(sizeof(struct gctx_rec_caller_drops) == 32, "caller drops size");

@@ -30,6 +30,20 @@ t_stacks_c_fp() {
 		"$W/wl_blame_fp" "$MNT" crash
 }
 
+# stopped_c NAME MODE: wl_blame (MODE crash: the child dies by SIGSEGV right after its GPU use)
+# with the collector stopped (SIGSTOP) from the workload's start for 1 s: every process has
+# taken its stacks and exited before the collector reads anything, and the report still names
+# the native functions (the kernel sends the mappings with each stack).
+stopped_c() {
+	local name=$1 mode=$2
+	stack_scenario "$name" c "$top/tests/workloads/wl_blame.c" "$mode" -- \
+		sh -c 'kill -STOP $PPID; (sleep 1; kill -CONT $PPID) & exec "$@"' sh \
+		"$W/wl_blame" "$MNT" $mode
+}
+
+t_stacks_gone_c() { stopped_c stacks_gone_c ""; }
+t_stacks_gone_crash() { stopped_c stacks_gone_crash crash; }
+
 # C++ (g++ -O2) over the CUDA double: the sites name the methods demangled.
 t_stacks_cxx() {
 	if [ ! -e "$W/wl_blame_cxx" ] || [ ! -e "$top/build/doubles/libcuda.so.1" ]; then

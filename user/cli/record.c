@@ -858,6 +858,12 @@ int cmd_record(int argc, char **argv)
 		sd.lost = gctx_collector__stack_lost(c);
 
 		on_record(&st, GCTX_REC_STACK_DROPS, &sd, sizeof(sd));
+		if (gctx_collector__vmas_lost(c))
+			fprintf(stderr,
+				"gpuctx: WARNING: %llu stacks came without their mappings (ring "
+				"buffer full or address space locked): /proc/PID/maps was used while "
+				"the process lived\n",
+				(unsigned long long)gctx_collector__vmas_lost(c));
 	}
 	if (st.callers) {
 		struct gctx_rec_caller_drops cd;

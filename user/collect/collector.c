@@ -280,6 +280,11 @@ __u64 gctx_collector__stack_lost(const struct gctx_collector *c)
 	return __atomic_load_n(&c->skel->bss->stack_lost, __ATOMIC_RELAXED);
 }
 
+__u64 gctx_collector__vmas_lost(const struct gctx_collector *c)
+{
+	return __atomic_load_n(&c->skel->bss->vmas_lost, __ATOMIC_RELAXED);
+}
+
 __u64 gctx_collector__apimap_lost(const struct gctx_collector *c)
 {
 	return __atomic_load_n(&c->skel->bss->apimap_lost, __ATOMIC_RELAXED);

@@ -57,6 +57,8 @@ __u64 gctx_collector__apimap_lost(const struct gctx_collector *c);
 const char *gctx_collector__features(const struct gctx_collector *c);
 /* Stacks the kernel could not emit (ring buffer full). */
 __u64 gctx_collector__stack_lost(const struct gctx_collector *c);
+/* Stacks sent without their mappings (ring buffer full, address space locked). */
+__u64 gctx_collector__vmas_lost(const struct gctx_collector *c);
 /* fd of a kernel-side map ("events", "followed"), to share it with other BPF objects. */
 int gctx_collector__map_fd(const struct gctx_collector *c, const char *name);
 void gctx_collector__free(struct gctx_collector *c);

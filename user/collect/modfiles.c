@@ -13,6 +13,7 @@
 #include <elfutils/libdwelf.h>
 
 #include "collect/modfiles.h"
+#include "gpuctx_events.h"
 #include "lib/grow.h"
 #include "lib/str.h"
 
@@ -178,6 +179,88 @@ int gctx_maps__read(struct gctx_maps *m, __u32 pid)
 	return 0;
 }
 
+/* A path sent innermost component first, each NUL-terminated, as /a/b/c (".../b/c" when cut).
+ * False when the components do not fill the bytes given. */
+static bool vma_path(char *out, size_t cap, const char *p, __u32 len, bool cut)
+{
+	const char *comp[GCTX_VMA_STEPS];
+	__u32 lens[GCTX_VMA_STEPS], n = 0, o = 0;
+	size_t w = 0;
+
+	while (o < len) {
+		const char *end = memchr(p + o, 0, len - o);
+
+		if (!end || end == p + o || n >= GCTX_VMA_STEPS)
+			return false;
+		comp[n] = p + o;
+		lens[n++] = end - (p + o);
+		o = end - p + 1;
+	}
+	out[0] = 0;
+	if (cut)
+		w = snprintf(out, cap, "...");
+	else if (!n)
+		w = snprintf(out, cap, "/");
+	while (n-- > 0 && w < cap)
+		w += snprintf(out + w, cap - w, "/%.*s", (int)lens[n], comp[n]);
+	return true;
+}
+
+int gctx_maps__add_vmas(struct gctx_maps *m, __u32 pid, const void *rec, __u32 len)
+{
+	const struct gctx_ev_vmas *r = rec;
+	const __u8 *data = (const __u8 *)rec + GCTX_EV_VMAS_HDR_LEN;
+	__u32 nr, dlen, o = 0, old = m->n;
+
+	if (len < GCTX_EV_VMAS_HDR_LEN)
+		return -EINVAL;
+	memcpy(&nr, &r->n, sizeof(nr));
+	memcpy(&dlen, &r->len, sizeof(dlen));
+	if (dlen > GCTX_VMAS_BYTES || dlen > len - GCTX_EV_VMAS_HDR_LEN)
+		return -EINVAL;
+	m->pid = pid;
+	for (__u32 i = 0; i < nr && m->n < MAX_MAPS; i++) {
+		struct gctx_vma v;
+		struct gctx_map *mp;
+
+		if (dlen - o < sizeof(v))
+			goto bad;
+		memcpy(&v, data + o, sizeof(v));
+		o += sizeof(v);
+		if (v.path_len > GCTX_VMA_PATH_MAX || v.path_len > dlen - o || v.end <= v.start)
+			goto bad;
+		if (gctx_grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v)))
+			return -ENOMEM;
+		mp = &m->v[m->n];
+		memset(mp, 0, sizeof(*mp));
+		if (!vma_path(mp->path, sizeof(mp->path), (const char *)data + o, v.path_len,
+			      v.flags & GCTX_VMA_PATH_CUT))
+			goto bad;
+		mp->start = v.start;
+		mp->end = v.end;
+		mp->pgoff = v.pgoff;
+		mp->dev = makedev(v.dev >> 20, v.dev & 0xfffff); /* kernel dev_t to st_dev */
+		mp->ino = v.ino;
+		snprintf(mp->perms, sizeof(mp->perms), "%c%cx%c",
+			 v.flags & GCTX_VMA_READ ? 'r' : '-', v.flags & GCTX_VMA_WRITE ? 'w' : '-',
+			 v.flags & GCTX_VMA_SHARED ? 's' : 'p');
+		o += (v.path_len + 7) & ~7u;
+		if (o > dlen)
+			o = dlen;
+		m->n++;
+	}
+	return 0;
+bad:
+	m->n = old;
+	return -EINVAL;
+}
+
+void gctx_maps__keep(struct gctx_maps *m)
+{
+	for (__u32 i = 0; i < m->n; i++)
+		keep(m->pid, &m->v[i]);
+}
+
 /* The separate debug file of a build-id (symbols and lines; its code and CFI are not there). */
 static int open_debug_file(const struct gctx_map *mp)
 {
@@ -228,7 +311,7 @@ int gctx_map_open(const struct gctx_maps *maps, const struct gctx_map *mp)
 	if (fd >= 0)
 		return fd;
 	snprintf(fn, sizeof(fn), "/proc/%u/root%s", maps->pid, mp->path);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 2 && mp->path[0] == '/'; k++) {
 		fd = open(k ? mp->path : fn, OPEN_FLAGS);
 		if (fd < 0)
 			continue;

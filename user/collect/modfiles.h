@@ -35,6 +35,13 @@ struct gctx_maps {
  * process lives. 0 or -errno. */
 int gctx_maps__read(struct gctx_maps *m, __u32 pid);
 void gctx_maps__clear(struct gctx_maps *m);
+/* Append the entries of one GCTX_EV_VMAS record (the mappings the kernel sent with a stack),
+ * never reading /proc/PID/maps. m->pid is set to pid. 0, -EINVAL for a malformed record
+ * (nothing appended), or -ENOMEM. */
+int gctx_maps__add_vmas(struct gctx_maps *m, __u32 pid, const void *rec, __u32 len);
+/* Keep the files of m's mappings (through map_files, while the process lives) and note their
+ * build-ids, as gctx_maps__read does. */
+void gctx_maps__keep(struct gctx_maps *m);
 
 /*
  * Open the file behind a mapping: the kept file, else map_files while the process lives, else

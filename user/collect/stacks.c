@@ -21,10 +21,15 @@
 
 struct sproc {
 	__u32 pid, ppid;
-	bool exec_since_fork;  /* exec'd: its parent's mappings no longer apply */
-	bool maps_stale;       /* a library was mapped since the last read */
-	__u64 maps_read_ns;    /* when they were read */
-	struct gctx_maps maps; /* last mappings read, n == 0 if none */
+	bool exec_since_fork;	 /* exec'd: its parent's mappings no longer apply */
+	bool maps_stale;	 /* a library was mapped since the last read */
+	struct gctx_maps maps;	 /* last mappings read, n == 0 if none */
+	struct gctx_maps kmaps;	 /* last complete set the kernel sent (GCTX_EV_VMAS) */
+	struct gctx_maps kbuild; /* the set being received */
+	__u64 maps_ns, kmaps_ns; /* when each was taken (CLOCK_MONOTONIC) */
+	__u32 kbuild_tid, kbuild_seq;
+	bool kbuild_bad;
+	bool kmaps_kept; /* their files were kept (once, when first used) */
 };
 
 /* A process loading its libraries (torch: 300 of them) is read again at most this often. */
@@ -74,6 +79,21 @@ struct gctx_stacks {
 	struct gctx_pymem *pymem; /* line tables longer than the kernel's prefix */
 };
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void sproc_clear(struct sproc *p)
+{
+	gctx_maps__clear(&p->maps);
+	gctx_maps__clear(&p->kmaps);
+	gctx_maps__clear(&p->kbuild);
+}
+
 struct gctx_stacks *gctx_stacks__new(void)
 {
 	struct gctx_stacks *st;
@@ -107,7 +127,7 @@ void gctx_stacks__free(struct gctx_stacks *st)
 		free(d);
 	}
 	for (__u32 i = 0; i < st->n; i++)
-		gctx_maps__clear(&st->procs[i].maps);
+		sproc_clear(&st->procs[i]);
 	free(st->procs);
 	gctx_maps__clear(&st->tmp);
 	gctx_pymem__free(st->pymem);
@@ -126,14 +146,6 @@ void gctx_stacks__stats(const struct gctx_stacks *st, struct gctx_rec_stack_drop
 	out->resolve_max_ns = st->resolve_max_ns;
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static struct sproc *sproc_find(struct gctx_stacks *st, __u32 pid)
 {
 	for (__u32 i = st->n; i-- > 0;)
@@ -150,7 +162,7 @@ static struct sproc *sproc_get(struct gctx_stacks *st, __u32 pid)
 		return p;
 	if (st->n >= MAX_PROCS) {
 		/* forget the oldest: its stacks were resolved long ago */
-		gctx_maps__clear(&st->procs[0].maps);
+		sproc_clear(&st->procs[0]);
 		memmove(st->procs, st->procs + 1, (st->n - 1) * sizeof(*st->procs));
 		st->n--;
 	}
@@ -160,6 +172,38 @@ static struct sproc *sproc_get(struct gctx_stacks *st, __u32 pid)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	return p;
+}
+
+/* One record of the mappings the kernel sent with a stack: a set is one or more records of
+ * one thread (seq 0, 1, ...); complete, it replaces the process's last one. */
+static void on_vmas(struct gctx_stacks *st, const struct gctx_ev_vmas *r, __u32 len)
+{
+	struct sproc *p = sproc_get(st, r->hdr.tgid);
+	struct gctx_maps t;
+
+	if (!p)
+		return;
+	if (r->seq == 0) {
+		p->kbuild.n = 0;
+		p->kbuild_tid = r->hdr.tid;
+		p->kbuild_seq = 0;
+		p->kbuild_bad = false;
+	} else if (r->hdr.tid != p->kbuild_tid || r->seq != p->kbuild_seq + 1) {
+		p->kbuild_bad = true; /* a record of the set was lost */
+	}
+	p->kbuild_seq = r->seq;
+	if (p->kbuild_bad || gctx_maps__add_vmas(&p->kbuild, r->hdr.tgid, r, len)) {
+		p->kbuild_bad = true;
+		return;
+	}
+	if (!(r->flags & GCTX_VMAS_LAST) || !p->kbuild.n)
+		return;
+	t = p->kmaps;
+	p->kmaps = p->kbuild;
+	p->kbuild = t;
+	p->kbuild.n = 0;
+	p->kmaps_ns = r->hdr.ts_ns;
+	p->kmaps_kept = false;
 }
 
 void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data, __u32 len)
@@ -177,7 +221,7 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 			return;
 		p = sproc_get(st, f->child_tgid);
 		if (p) {
-			gctx_maps__clear(&p->maps);
+			sproc_clear(p);
 			p->ppid = f->hdr.tgid;
 			p->exec_since_fork = false;
 		}
@@ -187,6 +231,7 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 		p = sproc_find(st, e->hdr.tgid);
 		if (p) {
 			p->maps.n = 0;
+			p->kmaps.n = 0;
 			p->exec_since_fork = true;
 		}
 	} else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
@@ -197,13 +242,15 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 		p = sproc_find(st, l->hdr.tgid);
 		if (p)
 			p->maps_stale = true;
+	} else if (type == GCTX_EV_VMAS && len >= GCTX_EV_VMAS_HDR_LEN) {
+		on_vmas(st, data, len);
 	}
 }
 
 static void sproc_read_maps(struct gctx_stacks *st, struct sproc *p)
 {
 	p->maps_stale = false;
-	p->maps_read_ns = mono_ns();
+	p->maps_ns = mono_ns();
 	if (!gctx_maps__read(&st->tmp, p->pid) && st->tmp.n) {
 		struct gctx_maps t = p->maps;
 
@@ -222,7 +269,7 @@ void gctx_stacks__tick(struct gctx_stacks *st)
 	for (__u32 i = 0; i < st->n; i++) {
 		struct sproc *p = &st->procs[i];
 
-		if (p->maps_stale && now - p->maps_read_ns >= MAPS_REREAD_NS)
+		if (p->maps_stale && now - p->maps_ns >= MAPS_REREAD_NS)
 			sproc_read_maps(st, p);
 	}
 }
@@ -233,26 +280,52 @@ void gctx_stacks__watch(struct gctx_stacks *st, __u32 pid)
 		sproc_get(st, pid);
 }
 
-/* Mappings for pid: read now, or the last ones read for it or its pre-exec ancestors. */
-static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool *late)
+/* The mappings the kernel sent, their files kept when first used: after the Python lines
+ * were read from the process's memory (the first keeping of a large address space takes a
+ * while, and the process may exit meanwhile). */
+static const struct gctx_maps *kernel_maps(struct sproc *p)
+{
+	if (!p->kmaps_kept) {
+		gctx_maps__keep(&p->kmaps);
+		p->kmaps_kept = true;
+	}
+	return &p->kmaps;
+}
+
+/* The newer of the mappings read from /proc and those the kernel sent, NULL if none. */
+static const struct gctx_maps *newest(struct sproc *p)
+{
+	if (p->kmaps.n && (!p->maps.n || p->kmaps_ns >= p->maps_ns))
+		return kernel_maps(p);
+	return p->maps.n ? &p->maps : NULL;
+}
+
+/* Mappings for pid: the ones the kernel sent with this stack (kernel), else read now, else the
+ * last ones known for it or its pre-exec ancestors (*late). */
+static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool kernel, bool *late)
 {
 	struct sproc *p = sproc_get(st, pid);
+	const struct gctx_maps *m;
 
 	*late = false;
 	if (!p)
 		return NULL;
+	if (kernel && p->kmaps.n)
+		return kernel_maps(p);
 	/* a process in exit still has a maps file, empty: keep what was read before */
 	if (!gctx_maps__read(&st->tmp, pid) && st->tmp.n) {
 		struct gctx_maps t = p->maps;
 
 		p->maps = st->tmp;
 		st->tmp = t;
+		p->maps_ns = mono_ns();
 		return &p->maps;
 	}
 	*late = true;
 	for (int hop = 0; p && hop < MAX_HOPS; hop++) {
-		if (p->maps.n)
-			return &p->maps;
+		m = newest(p);
+		if (m)
+			return m;
 		if (p->exec_since_fork || !p->ppid)
 			break;
 		p = sproc_find(st, p->ppid);
@@ -264,7 +337,7 @@ const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid)
 {
 	bool late;
 
-	return st ? maps_for(st, pid, &late) : NULL;
+	return st ? maps_for(st, pid, false, &late) : NULL;
 }
 
 /* The Python frames' lines past their table's prefix, read from pid's memory or that of the
@@ -347,7 +420,7 @@ static struct stack_job *job_prepare(struct gctx_stacks *st, const struct gctx_e
 		}
 		j->nolines = py_lines(st, s, j->np, j->py);
 	}
-	maps = maps_for(st, s->hdr.tgid, &late);
+	maps = maps_for(st, s->hdr.tgid, s->flags & GCTX_STK_VMAS, &late);
 	if (maps) {
 		maps_copy(&j->maps, maps);
 		j->has_maps = j->maps.n > 0;
@@ -391,8 +464,10 @@ static struct gctx_rec_stack *job_finish(struct gctx_stacks *st, struct stack_jo
 	r->native_frames = nn;
 	if (!maps)
 		o += snprintf(note + o, sizeof(note) - o,
-			      "native frames unavailable: process gone "
-			      "before its mappings were read; ");
+			      "native frames unavailable: process gone before its mappings were "
+			      "read%s; ",
+			      s->flags & GCTX_STK_NO_VMAS ? " (not sent: ring full or mm locked)"
+							  : "");
 	else if (strcmp(how, "dwarf"))
 		o += snprintf(note + o, sizeof(note) - o, "native frames: %s; ", how);
 	if (maps && gctx_unwind_note()[0] && o < sizeof(note))

@@ -5,13 +5,13 @@
 
 #include "trace/records.h"
 
-/* Kernel event names, indexed by enum gctx_ev_type. */
+/* Kernel event names, indexed by enum gctx_ev_type (the drop counters' and vmas). */
 /* clang-format off */
-static const char *const gctx_ev_names[GCTX_EV_KERNEL_MAX] = {
+static const char *const gctx_ev_names[GCTX_EV_VMAS + 1] = {
 	[GCTX_EV_FORK] = "fork",   [GCTX_EV_EXEC] = "exec", [GCTX_EV_EXIT] = "exit",
 	[GCTX_EV_OPEN] = "open",   [GCTX_EV_IOCTL] = "ioctl", [GCTX_EV_MMAP] = "mmap",
 	[GCTX_EV_CLOSE] = "close", [GCTX_EV_FD_KEPT] = "fd_kept", [GCTX_EV_API] = "api",
-	[GCTX_EV_LIBMAP] = "libmap",
+	[GCTX_EV_LIBMAP] = "libmap", [GCTX_EV_VMAS] = "vmas",
 };
 /* clang-format on */
 
@@ -55,6 +55,8 @@ __u32 gctx_record_min_len(__u32 type)
 		return sizeof(struct gctx_rec_write_loss);
 	case GCTX_EV_APIMAP:
 		return sizeof(struct gctx_ev_apimap);
+	case GCTX_EV_VMAS: /* the mappings of a stack: the collector's, kept in the trace */
+		return GCTX_EV_VMAS_HDR_LEN;
 	case GCTX_REC_API_GAP:
 		return sizeof(struct gctx_rec_api_gap);
 	case GCTX_REC_HOLD:
@@ -83,5 +85,5 @@ __u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32
 
 const char *gctx_ev_type_name(__u32 type)
 {
-	return type < GCTX_EV_KERNEL_MAX ? gctx_ev_names[type] : NULL;
+	return type < GCTX_EV_KERNEL_MAX || type == GCTX_EV_VMAS ? gctx_ev_names[type] : NULL;
 }

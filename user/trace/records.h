@@ -47,7 +47,8 @@ __u32 gctx_record_min_len(__u32 type);
 __u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32 len);
 
 /* Name of a kernel event type, as the JSON report keys its counts: "fork", "exec", "exit",
- * "open", "ioctl", "mmap", "close", "fd_kept", "api", "libmap"; NULL for any other type. */
+ * "open", "ioctl", "mmap", "close", "fd_kept", "api", "libmap"; "vmas" (no count); NULL for
+ * any other type. */
 const char *gctx_ev_type_name(__u32 type);
 
 #endif /* __GPUCTX_RECORDS_H */

@@ -330,6 +330,8 @@ static void test_record_types(void **state)
 	assert_string_equal(gctx_ev_type_name(GCTX_EV_FORK), "fork");
 	assert_string_equal(gctx_ev_type_name(GCTX_EV_FD_KEPT), "fd_kept");
 	assert_string_equal(gctx_ev_type_name(GCTX_EV_LIBMAP), "libmap");
+	assert_string_equal(gctx_ev_type_name(GCTX_EV_VMAS), "vmas");
+	assert_int_equal(gctx_record_min_len(GCTX_EV_VMAS), GCTX_EV_VMAS_HDR_LEN);
 	assert_null(gctx_ev_type_name(0));
 	assert_null(gctx_ev_type_name(GCTX_EV_KERNEL_MAX));
 	assert_null(gctx_ev_type_name(GCTX_REC_END));
