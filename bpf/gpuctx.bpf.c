@@ -239,6 +239,7 @@ int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 struct scan_ctx {
 	struct file **fds;
 	unsigned long *open_fds; /* the fd table's bitmap of open fds */
+	unsigned long bits;	 /* the word of it for the current fd, shifted */
 	__u32 max;
 };
 
@@ -266,23 +267,20 @@ static __noinline void scan_fd(struct file **fds, __u32 i)
 	submit(e);
 }
 
-/* 64 fds of the table: only the open ones are looked at (a new process has a handful open in
- * a table of 64 or more: reading every slot cost most of the exec program). */
-static long scan_fd_word(__u32 w, struct scan_ctx *c)
+/* One fd of the table, looked at only when open (a new process has a handful open in a
+ * table of 64 or more: reading every slot cost most of the exec program). The bitmap of open
+ * fds is read a word at a time; one callback per fd keeps the verifier's work small. */
+static long scan_fd_step(__u32 i, struct scan_ctx *c)
 {
-	unsigned long bits = 0;
-
-	if (w * 64 >= c->max)
+	if (i >= c->max)
 		return 1;
-	bpf_probe_read_kernel(&bits, sizeof(bits), &c->open_fds[w]);
-	/* no ctz: clang 14's BPF backend crashes on it */
-	for (__u32 j = 0; j < 64 && bits; j++, bits >>= 1) {
-		if (!(bits & 1))
-			continue;
-		if (w * 64 + j >= c->max)
-			return 1;
-		scan_fd(c->fds, w * 64 + j);
+	if (!(i & 63)) {
+		c->bits = 0;
+		bpf_probe_read_kernel(&c->bits, sizeof(c->bits), &c->open_fds[i / 64]);
 	}
+	if (c->bits & 1)
+		scan_fd(c->fds, i);
+	c->bits >>= 1;
 	return 0;
 }
 
@@ -313,7 +311,8 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 		sc.max = BPF_CORE_READ(fdt, max_fds);
 		if (sc.max > MAX_SCAN_FDS)
 			sc.max = MAX_SCAN_FDS;
-		bpf_loop((sc.max + 63) / 64, scan_fd_word, &sc, 0);
+		sc.bits = 0;
+		bpf_loop(sc.max, scan_fd_step, &sc, 0);
 	}
 
 	e = reserve(sizeof(*e), GCTX_EV_EXEC);

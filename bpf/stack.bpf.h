@@ -196,13 +196,42 @@ static long py_frame_cb(__u32 i, struct py_walk *w)
 	return 0;
 }
 
+/* Finding this OS thread's PyThreadState in the interpreters' thread lists, one thread per
+ * step (a callback: verified once, where nested loops were unrolled in every program). */
+struct ts_find {
+	const struct gctx_py_layout *l;
+	__u64 interp, t, fsbase, ts;
+};
+
+#define TS_FIND_STEPS (4 * 65) /* 4 interpreters, 64 threads each */
+
+static long ts_find_cb(__u32 i, struct ts_find *f)
+{
+	const struct gctx_py_layout *l = f->l;
+
+	if (!f->t) {
+		if (!f->interp)
+			return 1;
+		f->t = rd_ptr(f->interp + l->interp_tstate);
+		f->interp = rd_ptr(f->interp + l->interp_next);
+		return 0;
+	}
+	if (rd_ptr(f->t + l->tstate_thread_id) == f->fsbase) {
+		f->ts = f->t;
+		return 1;
+	}
+	f->t = rd_ptr(f->t + l->tstate_next);
+	return 0;
+}
+
 /* The current thread's Python frames, if this process runs a known interpreter. */
 static __always_inline void py_walk(struct gctx_ev_stack *s, __u32 tgid)
 {
 	const struct gctx_py_layout *l = bpf_map_lookup_elem(&pyinfo, &tgid);
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct py_walk w = {};
-	__u64 interp, ts, fsbase;
+	struct ts_find f = {};
+	__u64 ts;
 
 	if (!l)
 		return;
@@ -213,21 +242,11 @@ static __always_inline void py_walk(struct gctx_ev_stack *s, __u32 tgid)
 	}
 	/* Find this OS thread's PyThreadState: thread_id is pthread_self(), the fs base. That
 	 * also holds while the thread has released the GIL, and in a raw fork() child. */
-	fsbase = task->thread.fsbase;
-	interp = rd_ptr(l->runtime + l->interp_head);
-	ts = 0;
-	for (int k = 0; k < 4 && interp && !ts; k++) {
-		__u64 t = rd_ptr(interp + l->interp_tstate);
-
-		for (int j = 0; j < 64 && t; j++) {
-			if (rd_ptr(t + l->tstate_thread_id) == fsbase) {
-				ts = t;
-				break;
-			}
-			t = rd_ptr(t + l->tstate_next);
-		}
-		interp = rd_ptr(interp + l->interp_next);
-	}
+	f.l = l;
+	f.fsbase = task->thread.fsbase;
+	f.interp = rd_ptr(l->runtime + l->interp_head);
+	bpf_loop(TS_FIND_STEPS, ts_find_cb, &f, 0);
+	ts = f.ts;
 	if (!ts) {
 		s->py_status = GCTX_PY_NO_THREAD;
 		return;
@@ -246,8 +265,14 @@ static __always_inline void py_walk(struct gctx_ev_stack *s, __u32 tgid)
 
 /* Capture the current thread's user stack and emit it. ctx: the program's context, for
  * bpf_get_stack; uregs: the user registers (pt_regs at syscall entry or at the probe). */
-static __noinline void stack_emit(void *ctx, struct pt_regs *uregs, __u32 role, __u32 trigger,
-				  __u64 key)
+/* A global function: the verifier checks it once per program, on its own, where a static
+ * one was checked again for every distinct state of its callers (a few times per program:
+ * most of gpuctx's load time). ctx is the program's context (bpf_get_stack); the user
+ * registers are ctx itself for a uprobe (regs_in_ctx), else the task's saved ones. */
+#define __arg_ctx __attribute__((btf_decl_tag("arg:ctx")))
+
+__noinline int stack_emit(void *ctx __arg_ctx, __u32 regs_in_ctx, __u32 role, __u32 trigger,
+			  __u64 key)
 {
 	__u32 zero = 0, len, tgid = bpf_get_current_pid_tgid() >> 32;
 	struct gctx_ev_stack *s = bpf_map_lookup_elem(&stk_scratch, &zero);
@@ -256,7 +281,7 @@ static __noinline void stack_emit(void *ctx, struct pt_regs *uregs, __u32 role, 
 	long n;
 
 	if (!s)
-		return;
+		return 0;
 	vmas_ok = vmas_emit();
 	fill_hdr(&s->hdr, GCTX_EV_STACK);
 	s->role = role;
@@ -266,7 +291,8 @@ static __noinline void stack_emit(void *ctx, struct pt_regs *uregs, __u32 role, 
 	s->py_status = GCTX_PY_NONE;
 	s->py_version = 0;
 	s->npy = 0;
-	if (!bpf_probe_read_kernel(&r, sizeof(r), uregs))
+	if (!bpf_probe_read_kernel(&r, sizeof(r),
+				   regs_in_ctx ? ctx : (void *)bpf_task_pt_regs(bpf_get_current_task_btf())))
 		s->flags |= GCTX_STK_REGS_OK;
 	s->regs[0] = r.ax;
 	s->regs[1] = r.dx;
@@ -313,11 +339,7 @@ static __noinline void stack_emit(void *ctx, struct pt_regs *uregs, __u32 role, 
 	if (len < GCTX_EV_STACK_HDR_LEN || len > sizeof(*s) ||
 	    bpf_ringbuf_output(&events, s, len, BPF_RB_FORCE_WAKEUP))
 		__sync_fetch_and_add(&stack_lost, 1);
-}
-
-static __always_inline struct pt_regs *user_regs(void)
-{
-	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return 0;
 }
 
 static __always_inline __u32 *stk_get(__u32 tgid)
@@ -349,7 +371,7 @@ static __always_inline void stack_on_open(void *ctx, __u64 file, __s32 fd)
 	if (st && (*st & STK_INIT_DONE))
 		return;
 	stk_set(tgid, STK_HOLDS | STK_INIT_DONE);
-	stack_emit(ctx, user_regs(), GCTX_STACK_INIT, fd, file);
+	stack_emit(ctx, 0, GCTX_STACK_INIT, fd, file);
 }
 
 /* GPU ioctl/mmap entry: the first use of each inherited file by this process. */
@@ -367,7 +389,7 @@ static __always_inline void stack_on_use(void *ctx, __u64 file, __s32 fd)
 	if (bpf_map_lookup_elem(&stk_files, &k))
 		return;
 	bpf_map_update_elem(&stk_files, &k, &one, BPF_ANY);
-	stack_emit(ctx, user_regs(), GCTX_STACK_USE, fd, file);
+	stack_emit(ctx, 0, GCTX_STACK_USE, fd, file);
 }
 
 /* A process (not a thread) was forked: in the parent's context. */
@@ -382,7 +404,7 @@ static __always_inline void stack_on_fork(void *ctx, __u32 ptgid, __u32 ctgid)
 	if (st && (*st & STK_HOLDS)) {
 		bits = STK_HOLDS | STK_INHERITED;
 		bpf_map_update_elem(&stk_state, &ctgid, &bits, BPF_ANY);
-		stack_emit(ctx, user_regs(), GCTX_STACK_FORK, ctgid, 0);
+		stack_emit(ctx, 0, GCTX_STACK_FORK, ctgid, 0);
 	}
 	/* The child runs the same interpreter at the same addresses until it execs. */
 	l = bpf_map_lookup_elem(&pyinfo, &ptgid);
@@ -421,13 +443,13 @@ static __always_inline void stack_on_api(struct pt_regs *regs, __u32 fn, bool is
 		if (st && (*st & STK_INIT_DONE))
 			return;
 		stk_set(tgid, STK_HOLDS | STK_INIT_DONE);
-		stack_emit(regs, regs, GCTX_STACK_INIT, fn, 0);
+		stack_emit(regs, 1, GCTX_STACK_INIT, fn, 0);
 		return;
 	}
 	if (!st || !(*st & STK_INHERITED) || (*st & STK_API_USE_DONE))
 		return;
 	__sync_fetch_and_or(st, STK_API_USE_DONE);
-	stack_emit(regs, regs, GCTX_STACK_USE, fn, 0);
+	stack_emit(regs, 1, GCTX_STACK_USE, fn, 0);
 }
 
 #ifndef GCTX_STACK_NO_SIGNAL
@@ -447,7 +469,7 @@ int stack_signal(struct trace_event_raw_signal_deliver *ctx)
 	if (!st || !(*st & STK_INHERITED) || (*st & STK_CRASH_DONE))
 		return 0;
 	__sync_fetch_and_or(st, STK_CRASH_DONE);
-	stack_emit(ctx, user_regs(), GCTX_STACK_CRASH, sig, 0);
+	stack_emit(ctx, 0, GCTX_STACK_CRASH, sig, 0);
 	return 0;
 }
 #endif
