@@ -176,7 +176,7 @@ FUZZ_CFLAGS := -g -O1 -D_GNU_SOURCE -Wall -Wno-unused-parameter -Iinclude -Iuser
 	-DGPUCTX_VERSION='"$(VERSION)"' $(SAN_FLAGS)
 FUZZ_TIME ?= 30
 
-$(SAN_DIR)/%.o: user/%.c $(USER_HDRS) include/gpuctx_events.h
+$(SAN_DIR)/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
@@ -201,7 +201,7 @@ check-sanitize: $(SAN_TESTS)
 	$(Q)set -e; for t in $(SAN_TESTS); do echo "== $$t"; \
 		UBSAN_OPTIONS=print_stacktrace=1 $$t >/dev/null; done; echo "check-sanitize: ok"
 
-$(FUZZ_DIR)/%.o: user/%.c $(USER_HDRS) include/gpuctx_events.h
+$(FUZZ_DIR)/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
