@@ -26,6 +26,7 @@ struct gctx_uregs {
 #include "gpuctx_events.h"
 #include "common.bpf.h"
 #define GCTX_STACK_NO_SIGNAL /* gpuctx.bpf.c has it */
+#define GCTX_STACK_NO_CORE   /* no kernel BTF needed to load this object */
 #include "stack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

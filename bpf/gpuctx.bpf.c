@@ -51,6 +51,9 @@ __u64 missed_stash = 0;	 /* a traced syscall not stashed: task storage could not
  * nothing to look up (most ioctls/opens/mmaps on the machine are not traced). */
 __u64 inflight = 0;
 __u64 follow_full = 0;	 /* children that could not be followed: followed map full */
+/* Where task_struct keeps the fs base on this kernel, for the API object (api.bpf.c), which
+ * reads it without CO-RE so that loading it parses no kernel BTF: see task_offsets. */
+__u32 task_fsbase_off = 0;
 
 /* Files registered with --device PATH:KIND, matched by (s_dev, i_ino). There are a few at most:
  * scanning read-only data costs less than a hash lookup on every call that reaches it. */
@@ -764,5 +767,14 @@ int gpu_file_iter(struct bpf_iter__task_file *ctx)
 	if (!r.ino)
 		r.ino = BPF_CORE_READ(file, f_inode, i_ino);
 	bpf_seq_write(seq, &r, sizeof(r));
+	return 0;
+}
+
+/* Run once by the collector after load (BPF_PROG_TEST_RUN): kernel layout facts the API
+ * object needs, resolved here by CO-RE. */
+SEC("syscall")
+int task_offsets(void *ctx)
+{
+	task_fsbase_off = bpf_core_field_offset(struct task_struct, thread.fsbase);
 	return 0;
 }

@@ -120,6 +120,21 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 	return s;
 }
 
+/* Kernel layout facts the API object reads without CO-RE (bpf/gpuctx.bpf.c task_offsets):
+ * a failed run leaves them 0, and the API object's stacks then go without Python frames. */
+static void task_offsets(struct gctx_collector *c)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.task_offsets), &opts))
+		c->skel->bss->task_fsbase_off = 0;
+}
+
+__u32 gctx_collector__task_fsbase_off(const struct gctx_collector *c)
+{
+	return c->skel->bss->task_fsbase_off;
+}
+
 static int set_cgroup(struct gctx_collector *c, const char *dir, char *err, size_t errlen)
 {
 	__u32 key = 0;
@@ -194,6 +209,7 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 	}
 	if (o->cgroup && set_cgroup(c, o->cgroup, err, errlen))
 		goto err_destroy;
+	task_offsets(c);
 	ret = gpuctx_bpf__attach(c->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach BPF programs: %s", strerror(-ret));

@@ -60,6 +60,8 @@ __u64 gctx_collector__stack_lost(const struct gctx_collector *c);
 /* Stacks sent without their mappings (ring buffer full, address space locked). */
 __u64 gctx_collector__vmas_lost(const struct gctx_collector *c);
 /* fd of a kernel-side map ("events", "followed"), to share it with other BPF objects. */
+/* Where task_struct keeps the fs base (found by CO-RE at load), 0 unknown. */
+__u32 gctx_collector__task_fsbase_off(const struct gctx_collector *c);
 int gctx_collector__map_fd(const struct gctx_collector *c, const char *name);
 void gctx_collector__free(struct gctx_collector *c);
 

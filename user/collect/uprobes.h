@@ -19,6 +19,7 @@ struct gctx_uprobes_opts {
 	int own_fd;		/* gpuctx's own helper processes, never followed */
 	int stk_state_fd;	/* stacks (bpf/stack.bpf.h): per-process state, -1 = stacks off */
 	int pyinfo_fd;		/* and the Python layouts */
+	__u32 task_fsbase_off;	/* gctx_collector__task_fsbase_off(): the API object has no CO-RE */
 	bool follow_all;
 	__u32 self_tgid;
 	bool launches;		/* probe per-launch functions too */
