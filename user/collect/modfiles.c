@@ -171,11 +171,9 @@ int gctx_maps__read(struct gctx_maps *m, __u32 pid)
 		mp->ino = ino;
 		gctx_copy_str(mp->perms, sizeof(mp->perms), perms, 4);
 		gctx_copy_str(mp->path, sizeof(mp->path), line + n, strcspn(line + n, "\n"));
-		pthread_mutex_lock(&kept_lock);
-		keep(pid, mp);
-		pthread_mutex_unlock(&kept_lock);
 	}
 	fclose(f);
+	gctx_maps__keep(m);
 	return 0;
 }
 
@@ -257,8 +255,10 @@ bad:
 
 void gctx_maps__keep(struct gctx_maps *m)
 {
+	pthread_mutex_lock(&kept_lock);
 	for (__u32 i = 0; i < m->n; i++)
 		keep(m->pid, &m->v[i]);
+	pthread_mutex_unlock(&kept_lock);
 }
 
 /* The separate debug file of a build-id (symbols and lines; its code and CFI are not there). */

@@ -41,8 +41,7 @@ struct stack_job {
 	struct stack_job *next;
 	void *raw;
 	__u32 len;
-	bool has_maps;
-	struct gctx_maps maps; /* a copy: later library loads do not change this stack's */
+	struct gctx_maps maps; /* a copy (n == 0: none): later loads do not change this stack's */
 	int np, nolines;
 	__u64 prep_ns;
 	struct gctx_rec_frame py[GCTX_STACK_MAX_PY];
@@ -75,6 +74,7 @@ struct gctx_stacks {
 	__u32 n, cap;
 	__u64 unresolved, resolved, resolve_ns, resolve_max_ns;
 	struct gctx_maps tmp; /* scratch for a fresh read */
+	bool any_stale;	      /* some process has maps_stale set (tick has work) */
 	struct gctx_rec_frame native[GCTX_STACK_MAX_FRAMES];
 	struct gctx_pymem *pymem; /* line tables longer than the kernel's prefix */
 };
@@ -241,36 +241,42 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 
 		p = sproc_find(st, l->hdr.tgid);
 		if (p)
-			p->maps_stale = true;
+			p->maps_stale = st->any_stale = true;
 	} else if (type == GCTX_EV_VMAS && len >= GCTX_EV_VMAS_HDR_LEN) {
 		on_vmas(st, data, len);
 	}
 }
 
-static void sproc_read_maps(struct gctx_stacks *st, struct sproc *p)
+/* Read p's mappings now; false (the last ones kept) when it has none left: a process in exit
+ * still has a maps file, empty. */
+static bool sproc_read_maps(struct gctx_stacks *st, struct sproc *p)
 {
-	p->maps_stale = false;
-	p->maps_ns = mono_ns();
-	if (!gctx_maps__read(&st->tmp, p->pid) && st->tmp.n) {
-		struct gctx_maps t = p->maps;
+	struct gctx_maps t;
 
-		p->maps = st->tmp;
-		st->tmp = t;
-	}
+	p->maps_stale = false;
+	if (gctx_maps__read(&st->tmp, p->pid) || !st->tmp.n)
+		return false;
+	t = p->maps;
+	p->maps = st->tmp;
+	st->tmp = t;
+	p->maps_ns = mono_ns();
+	return true;
 }
 
 void gctx_stacks__tick(struct gctx_stacks *st)
 {
 	__u64 now;
 
-	if (!st)
+	if (!st || !st->any_stale)
 		return;
 	now = mono_ns();
+	st->any_stale = false;
 	for (__u32 i = 0; i < st->n; i++) {
 		struct sproc *p = &st->procs[i];
 
 		if (p->maps_stale && now - p->maps_ns >= MAPS_REREAD_NS)
 			sproc_read_maps(st, p);
+		st->any_stale |= p->maps_stale;
 	}
 }
 
@@ -301,27 +307,18 @@ static const struct gctx_maps *newest(struct sproc *p)
 }
 
 /* Mappings for pid: the ones the kernel sent with this stack (kernel), else read now, else the
- * last ones known for it or its pre-exec ancestors (*late). */
-static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool kernel, bool *late)
+ * last ones known for it or its pre-exec ancestors. */
+static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool kernel)
 {
 	struct sproc *p = sproc_get(st, pid);
 	const struct gctx_maps *m;
 
-	*late = false;
 	if (!p)
 		return NULL;
 	if (kernel && p->kmaps.n)
 		return kernel_maps(p);
-	/* a process in exit still has a maps file, empty: keep what was read before */
-	if (!gctx_maps__read(&st->tmp, pid) && st->tmp.n) {
-		struct gctx_maps t = p->maps;
-
-		p->maps = st->tmp;
-		st->tmp = t;
-		p->maps_ns = mono_ns();
+	if (sproc_read_maps(st, p))
 		return &p->maps;
-	}
-	*late = true;
 	for (int hop = 0; p && hop < MAX_HOPS; hop++) {
 		m = newest(p);
 		if (m)
@@ -335,9 +332,7 @@ static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool 
 
 const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid)
 {
-	bool late;
-
-	return st ? maps_for(st, pid, false, &late) : NULL;
+	return st ? maps_for(st, pid, false) : NULL;
 }
 
 /* The Python frames' lines past their table's prefix, read from pid's memory or that of the
@@ -373,18 +368,13 @@ static const char *py_status_note(__u32 status)
 	}
 }
 
+/* dst = src (dst left empty when out of memory: the stack then goes without native frames). */
 static void maps_copy(struct gctx_maps *dst, const struct gctx_maps *src)
 {
 	dst->pid = src->pid;
 	dst->n = 0;
-	if (src->n > dst->cap) {
-		struct gctx_map *v = realloc(dst->v, src->n * sizeof(*v));
-
-		if (!v)
-			return;
-		dst->v = v;
-		dst->cap = src->n;
-	}
+	if (gctx_grow(&dst->v, &dst->cap, src->n, sizeof(*dst->v)))
+		return;
 	memcpy(dst->v, src->v, src->n * sizeof(*src->v));
 	dst->n = src->n;
 }
@@ -404,7 +394,6 @@ static struct stack_job *job_prepare(struct gctx_stacks *st, const struct gctx_e
 	struct stack_job *j = calloc(1, sizeof(*j));
 	const struct gctx_maps *maps;
 	__u64 t0 = mono_ns();
-	bool late;
 
 	if (!j || !(j->raw = malloc(len))) {
 		free(j);
@@ -420,11 +409,9 @@ static struct stack_job *job_prepare(struct gctx_stacks *st, const struct gctx_e
 		}
 		j->nolines = py_lines(st, s, j->np, j->py);
 	}
-	maps = maps_for(st, s->hdr.tgid, s->flags & GCTX_STK_VMAS, &late);
-	if (maps) {
+	maps = maps_for(st, s->hdr.tgid, s->flags & GCTX_STK_VMAS);
+	if (maps)
 		maps_copy(&j->maps, maps);
-		j->has_maps = j->maps.n > 0;
-	}
 	j->prep_ns = mono_ns() - t0;
 	return j;
 }
@@ -435,7 +422,7 @@ static struct gctx_rec_stack *job_finish(struct gctx_stacks *st, struct stack_jo
 					 __u32 *outlen)
 {
 	const struct gctx_ev_stack *s = j->raw;
-	const struct gctx_maps *maps = j->has_maps ? &j->maps : NULL;
+	const struct gctx_maps *maps = j->maps.n ? &j->maps : NULL;
 	struct gctx_rec_stack *r;
 	const char *how = "no mappings", *pn;
 	char note[256] = "", ver[16];
