@@ -61,9 +61,10 @@ result() {
 GEN=$T/gen_trace
 build_gen() {
 	[ -x "$GEN" ] && return 0
-	make --no-print-directory -s .output/user/trace/tracefile.o >/dev/null 2>&1 || true
+	make --no-print-directory -s .output/user/trace/tracefile.o .output/user/lib/crc32.o \
+		>/dev/null 2>&1 || true
 	cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Itools "$HERE/gen_trace.c" .output/user/trace/tracefile.o \
-		-lz -o "$GEN"
+		.output/user/lib/crc32.o -lpthread -o "$GEN"
 }
 
 # export_both NAME TRACE: NAME.pftrace, NAME.json, NAME.report.json in $T

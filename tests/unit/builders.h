@@ -182,7 +182,7 @@ struct rec_size {
 static const struct rec_size rec_sizes[] = {
 	REC_SIZE(GCTX_EV_FORK, gctx_ev_fork),	REC_SIZE(GCTX_EV_EXEC, gctx_ev_exec),
 	REC_SIZE(GCTX_EV_EXIT, gctx_ev_exit),	REC_SIZE(GCTX_EV_OPEN, gctx_ev_open),
-	REC_SIZE(GCTX_EV_IOCTL, gctx_ev_ioctl),	REC_SIZE(GCTX_EV_MMAP, gctx_ev_mmap),
+	{ GCTX_EV_IOCTL, offsetof(struct gctx_ev_ioctl, in) },	REC_SIZE(GCTX_EV_MMAP, gctx_ev_mmap),
 	REC_SIZE(GCTX_EV_CLOSE, gctx_ev_fd),	REC_SIZE(GCTX_EV_FD_KEPT, gctx_ev_fd),
 	REC_SIZE(GCTX_REC_PROC_PRESENT, gctx_rec_proc),
 	REC_SIZE(GCTX_REC_FILE_PRESENT, gctx_rec_file),

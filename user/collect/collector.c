@@ -36,15 +36,11 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct gctx_collector *c = ctx;
-	union gctx_record buf;
-	const void *rec;
-	__u32 type, len;
 
 	if (size < sizeof(__u32) || !c->cb)
 		return 0;
-	type = *(__u32 *)data;
-	rec = gctx_ring__expand(type, data, size, &buf, &len);
-	return c->cb(c->cb_ctx, type, rec, len);
+	/* as the kernel sent it: a packed ioctl record is stored packed (trace/ring.h) */
+	return c->cb(c->cb_ctx, *(__u32 *)data, data, size);
 }
 
 /* Program variants: tp_btf is preferred for lineage, raw_tp is the fallback. */

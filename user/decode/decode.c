@@ -106,13 +106,16 @@ bool dec_get_string(const struct ioc *c, enum src s, __u32 off, __u32 max, char 
 
 void dec_set_name(struct gctx_ioctl_desc *d, const char *name)
 {
-	snprintf(d->name, sizeof(d->name), "%s", name);
+	if (!d->no_text)
+		snprintf(d->name, sizeof(d->name), "%s", name);
 	d->known = true;
 }
 
 void dec_raw_name(struct gctx_ioctl_desc *d, __u32 type, __u32 nr, __u32 size)
 {
-	snprintf(d->name, sizeof(d->name), "ioctl(type=0x%02x nr=0x%02x size=%u)", type, nr, size);
+	if (!d->no_text)
+		snprintf(d->name, sizeof(d->name), "ioctl(type=0x%02x nr=0x%02x size=%u)", type,
+			 nr, size);
 	d->known = false;
 }
 
@@ -128,7 +131,7 @@ void dec_add(struct gctx_ioctl_desc *d, const char *fmt, ...)
 	size_t used = strlen(d->detail);
 	va_list ap;
 
-	if (used + 1 >= sizeof(d->detail))
+	if (d->no_text || used + 1 >= sizeof(d->detail))
 		return;
 	if (used)
 		d->detail[used++] = ' ';
@@ -211,6 +214,8 @@ void dec_add_flags(struct gctx_ioctl_desc *d, const char *key, __u64 v, const st
 	__u64 rest = v;
 	size_t i;
 
+	if (d->no_text)
+		return;
 	buf[0] = '\0';
 	for (i = 0; i < n && used < sizeof(buf); i++) {
 		if (!(v & t[i].bit))
@@ -245,11 +250,12 @@ static bool nv_status_is_warning(__u32 status)
 	return n && !strncmp(n, "NV_WARN_", 8);
 }
 
-void gctx_decode_ioctl(const struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d)
+static void decode(const struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d, bool text)
 {
 	struct ioc c = {.ev = ev, .avail = ev->len};
 
 	memset(d, 0, sizeof(*d));
+	d->no_text = !text;
 	if (c.avail > GCTX_IOCTL_BYTES)
 		c.avail = GCTX_IOCTL_BYTES;
 	if (ev->ret < 0)
@@ -275,12 +281,22 @@ void gctx_decode_ioctl(const struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d
 		break;
 	}
 
-	if (d->has_status)
+	if (d->has_status && text)
 		dec_nv_status_str(d->status, d->status_name, sizeof(d->status_name));
 	d->failed =
 	    d->err != 0 || (d->has_status && d->status != 0 && !nv_status_is_warning(d->status));
 	if (d->failed)
 		dec_effect(d, GCTX_OP_NONE, GCTX_OBJ_NONE);
+}
+
+void gctx_decode_ioctl(const struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d)
+{
+	decode(ev, d, true);
+}
+
+void gctx_decode_ioctl_facts(const struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d)
+{
+	decode(ev, d, false);
 }
 
 /* ---- name helpers ---- */

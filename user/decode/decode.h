@@ -62,10 +62,15 @@ struct gctx_ioctl_desc {
 	char detail[192];	/* one line of decoded arguments, e.g.
 				 * "class=KEPLER_CHANNEL_GROUP_A(0xa06c) client=0xc1d00001 parent=0x5c000002
 				 *  new=0x5c000010" */
+	bool no_text;		/* decoded by gctx_decode_ioctl_facts: name, status_name and
+				 * detail are empty */
 };
 
 /* Decode one ioctl record. Never fails: unknown commands get the raw name. */
 void gctx_decode_ioctl(const struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d);
+/* The same without the text (name, status_name, detail): what the model needs of every call
+ * while recording, where formatting the text of each was most of the collector's time. */
+void gctx_decode_ioctl_facts(const struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d);
 
 const char *gctx_dev_kind_name(__u32 kind);	/* "nvidiactl", "nvidia", "nvidia-uvm",
 						 * "nvidia-uvm-tools", "kfd", "drm-render", "?" */

@@ -549,6 +549,8 @@ static void nv_attach_gpus(const struct ioc *c, struct gctx_ioctl_desc *d, __u32
 	size_t used = 0;
 	__u32 i, id;
 
+	if (d->no_text)
+		return;
 	buf[0] = '\0';
 	for (i = 0; i + 4 <= size && used < sizeof(buf); i += 4) {
 		if (!dec_get_u32(c, ARG, i, &id))

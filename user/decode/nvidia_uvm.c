@@ -61,7 +61,7 @@ static void add_uuid(struct gctx_ioctl_desc *d, const struct ioc *c, __u32 off)
 	__u8 b = 0;
 	int i;
 
-	if (!dec_field(c, ARG, off, 16))
+	if (d->no_text || !dec_field(c, ARG, off, 16))
 		return;
 	used = (size_t)snprintf(buf, sizeof(buf), "GPU-");
 	for (i = 0; i < 16; i++) {
@@ -110,7 +110,8 @@ void dec_uvm(const struct ioc *c, struct gctx_ioctl_desc *d)
 	}
 	name = dec_name_at(uvm_names, ARRAY_SIZE(uvm_names), cmd);
 	if (!name) {
-		snprintf(d->name, sizeof(d->name), "uvm(0x%x)", cmd);
+		if (!d->no_text)
+			snprintf(d->name, sizeof(d->name), "uvm(0x%x)", cmd);
 		return;
 	}
 	dec_set_name(d, name);

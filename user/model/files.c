@@ -207,8 +207,8 @@ int mdl_ev_open(struct gctx_model *m, const struct gctx_ev_open *ev)
 
 /* A use (ioctl or mmap) by hdr's process of the description at addr; d is its verdict. */
 static int ev_use(struct gctx_model *m, const struct gctx_ev_hdr *hdr, __u64 addr, __s32 fd_no,
-		  __u32 kind, const struct gctx_ioctl_desc *d, __s64 ret, bool is_mmap,
-		  struct proc_priv **pp, struct file_priv **fp)
+		  __u32 kind, const struct gctx_ioctl_desc *d, const struct gctx_ev_ioctl *ioc,
+		  __s64 ret, bool is_mmap, struct proc_priv **pp, struct file_priv **fp)
 {
 	struct proc_priv *p;
 	struct file_priv *f;
@@ -245,7 +245,7 @@ static int ev_use(struct gctx_model *m, const struct gctx_ev_hdr *hdr, __u64 add
 	}
 	if (!h->first_use_ns)
 		h->first_use_ns = hdr->ts_ns;
-	return mdl_use_finding(m, hdr, p, f, h, fd_no, d, ret, is_mmap, unknown);
+	return mdl_use_finding(m, hdr, p, f, h, fd_no, d, ioc, ret, is_mmap, unknown);
 }
 
 int mdl_ev_ioctl(struct gctx_model *m, const struct gctx_ev_ioctl *ev)
@@ -255,8 +255,9 @@ int mdl_ev_ioctl(struct gctx_model *m, const struct gctx_ev_ioctl *ev)
 	struct file_priv *f;
 	int err;
 
-	gctx_decode_ioctl(ev, &d);
-	err = ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, ev->ret, false, &p, &f);
+	/* the facts only: a finding that needs the call's name decodes it again */
+	gctx_decode_ioctl_facts(ev, &d);
+	err = ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, ev, ev->ret, false, &p, &f);
 	if (err)
 		return err;
 	return mdl_objs_apply(m, f, p, ev->hdr.tid, ev->hdr.ts_ns, &d);
@@ -273,7 +274,7 @@ int mdl_ev_mmap(struct gctx_model *m, const struct gctx_ev_mmap *ev)
 	if (ev->ret < 0)
 		d.err = gctx_ret_errno(ev->ret);
 	d.failed = d.err != 0;
-	return ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, ev->ret, true, &p, &f);
+	return ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, NULL, ev->ret, true, &p, &f);
 }
 
 int mdl_ev_close(struct gctx_model *m, const struct gctx_ev_fd *ev)

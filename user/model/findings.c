@@ -161,8 +161,10 @@ static void verdict_str(const struct gctx_ioctl_desc *d, __s64 ret, bool is_mmap
  */
 int mdl_use_finding(struct gctx_model *m, const struct gctx_ev_hdr *hdr, struct proc_priv *p,
 		    struct file_priv *f, const struct gctx_holder *h, __s32 fd_no,
-		    const struct gctx_ioctl_desc *d, __s64 ret, bool is_mmap, bool unknown)
+		    const struct gctx_ioctl_desc *d, const struct gctx_ev_ioctl *ioc, __s64 ret,
+		    bool is_mmap, bool unknown)
 {
+	struct gctx_ioctl_desc named;
 	struct gctx_finding *fd;
 	enum gctx_finding_kind fk;
 	char opener[96], chain[GCTX_MAX_CHAIN * 12], verdict[96], how[256];
@@ -174,6 +176,10 @@ int mdl_use_finding(struct gctx_model *m, const struct gctx_ev_hdr *hdr, struct 
 	if (gctx_hmap__get(&m->finding_map, p->pub.idx, fidx(f), &fi)) {
 		FIND(m, fi)->uses++;
 		return 0;
+	}
+	if (d->no_text && ioc) { /* the finding names the call */
+		gctx_decode_ioctl(ioc, &named);
+		d = &named;
 	}
 	if (h->how == GCTX_HOLD_INHERITED)
 		fk = GCTX_FIND_INHERITED_GPU_USE;

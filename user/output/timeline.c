@@ -360,25 +360,33 @@ static int export_record(struct exporter *x, __u32 type, const void *data, __u32
 	__u32 objs_before = gctx_model__nobjs(x->m), files_before = gctx_model__nfiles(x->m);
 	int old = -1, err;
 	size_t n = len < sizeof(r) ? len : sizeof(r);
+	__u32 got;
 
-	memset(&r, 0, sizeof(r));
-	if (data)
-		memcpy(&r, data, n);
-	if (type < GCTX_EV_KERNEL_MAX && len >= sizeof(r.hdr)) {
+	/* the struct (a packed ioctl record expanded), else the bytes there are; n: bytes of r
+	 * that hold the record */
+	got = gctx_record_copy(&r, type, data, len);
+	if (got) {
+		n = got;
+	} else {
+		memset(&r, 0, sizeof(r));
+		if (data)
+			memcpy(&r, data, n);
+	}
+	if (type < GCTX_EV_KERNEL_MAX && n >= sizeof(r.hdr)) {
 		x->now = max64(x->now, r.hdr.ts_ns);
-		if (type == GCTX_EV_IOCTL && len >= sizeof(r.ioctl))
+		if (type == GCTX_EV_IOCTL && n >= sizeof(r.ioctl))
 			x->now = max64(x->now, r.ioctl.hdr.ts_ns + r.ioctl.dur_ns);
-		if (type == GCTX_EV_API && len >= GCTX_EV_API_V2_LEN)
+		if (type == GCTX_EV_API && n >= GCTX_EV_API_V2_LEN)
 			x->now = max64(x->now, r.api.hdr.ts_ns + r.api.dur_ns);
 	}
 	/* what the record may end implicitly: a process whose exit was missed, a file whose
 	 * close was missed */
-	if (type == GCTX_EV_FORK && len >= sizeof(r.fork) && !(r.fork.flags & GCTX_FORK_THREAD)) {
+	if (type == GCTX_EV_FORK && n >= sizeof(r.fork) && !(r.fork.flags & GCTX_FORK_THREAD)) {
 		const struct gctx_proc *op = gctx_model__proc_by_pid(x->m, r.fork.child_tgid);
 
 		if (op && !op->exited)
 			old = (int)op->idx;
-	} else if (type == GCTX_EV_OPEN && len >= sizeof(r.open)) {
+	} else if (type == GCTX_EV_OPEN && n >= sizeof(r.open)) {
 		const struct gctx_gpu_file *of = gctx_model__file_by_addr(x->m, r.open.file);
 
 		if (of && !of->closed)

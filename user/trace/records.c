@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "trace/records.h"
+#include "trace/ring.h"
 
 /* Kernel event names, indexed by enum gctx_ev_type (the drop counters' and vmas). */
 /* clang-format off */
@@ -26,8 +27,8 @@ __u32 gctx_record_min_len(__u32 type)
 		return sizeof(struct gctx_ev_exit);
 	case GCTX_EV_OPEN:
 		return sizeof(struct gctx_ev_open);
-	case GCTX_EV_IOCTL:
-		return sizeof(struct gctx_ev_ioctl);
+	case GCTX_EV_IOCTL: /* packed as the kernel sent it; expanded by gctx_record_copy */
+		return GCTX_RING_IOCTL_FIXED;
 	case GCTX_EV_MMAP:
 		return sizeof(struct gctx_ev_mmap);
 	case GCTX_EV_CLOSE:
@@ -77,6 +78,13 @@ __u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32
 
 	if (!need || len < need || !data)
 		return 0;
+	if (type == GCTX_EV_IOCTL && len < sizeof(struct gctx_ev_ioctl)) {
+		__u32 n;
+
+		return gctx_ring__expand(type, data, len, r, &n) == r ? n : 0;
+	}
+	if (type == GCTX_EV_IOCTL)
+		size = sizeof(struct gctx_ev_ioctl);
 	if (len < size)
 		memset((char *)r + len, 0, size - len);
 	memcpy(r, data, len < size ? len : size);

@@ -40,10 +40,12 @@ union gctx_record {
 
 /* Bytes a record of this type must have: a shorter record is malformed. The size of its
  * struct, or of the struct's older version for a type that grew since (an API record of a
- * trace written before its caller field). 0 when the type is unknown. */
+ * trace written before its caller field), or of the fixed part of an ioctl record (stored
+ * packed, as the kernel sent it: trace/ring.h). 0 when the type is unknown. */
 __u32 gctx_record_min_len(__u32 type);
-/* Copy a record into *r: its struct's bytes, what an older, shorter version lacks zeroed.
- * Returns the struct size, 0 when the type is unknown or the record too short. */
+/* Copy a record into *r: its struct's bytes, what an older, shorter version lacks zeroed, a
+ * packed ioctl record put back in place. Returns the struct size, 0 when the type is unknown
+ * or the record too short (or a packed ioctl record whose lengths do not add up). */
 __u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32 len);
 
 /* Name of a kernel event type, as the JSON report keys its counts: "fork", "exec", "exit",

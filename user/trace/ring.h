@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Records as the kernel sends them on the ring buffer, put back into the trace format.
+ * Records as the kernel sends them on the ring buffer, put back into their structs.
  * The kernel shortens an ioctl record to the bytes it used (the fixed part, then the len
  * bytes captured at entry, then the bytes read at exit, packed); everything else travels as
- * its struct. The trace file always holds the full struct (include/gpuctx_events.h).
+ * its struct. The trace file stores an ioctl record as it came (a third of the bytes to
+ * checksum and write for a call without parameters); gctx_record_copy expands it for every
+ * reader. Traces written before hold the full struct, which needs no expanding.
  */
 #ifndef __GPUCTX_RING_H
 #define __GPUCTX_RING_H

@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
+#include "lib/crc32.h"
 #include "trace/tracefile.h"
 #include "gpuctx_events.h"
 
@@ -111,12 +111,7 @@ static __u32 get_le32(const unsigned char *p)
 
 static __u32 record_crc(const unsigned char *type_le, const void *data, __u32 len)
 {
-	uLong crc = crc32(0L, Z_NULL, 0);
-
-	crc = crc32(crc, type_le, 4);
-	if (len)
-		crc = crc32(crc, data, len);
-	return (__u32)crc;
+	return gctx_crc32(gctx_crc32(0, type_le, 4), data, len);
 }
 
 /* Meta with its integers in file (little-endian) order and its strings NUL-terminated. */
@@ -206,7 +201,7 @@ struct gctx_trace_writer *gctx_trace_writer__new_fd(int fd, const struct gctx_tr
 	put_le16(hdr + 10, GCTX_TRACE_HEADER_LEN);
 	memcpy(hdr + GCTX_TRACE_FIXED_LEN, &fmeta, sizeof(fmeta));
 	put_le32(hdr + 12,
-		 (__u32)crc32(crc32(0L, Z_NULL, 0), hdr + GCTX_TRACE_FIXED_LEN, sizeof(fmeta)));
+		 gctx_crc32(0, hdr + GCTX_TRACE_FIXED_LEN, sizeof(fmeta)));
 	ret = write_all(w->fd, hdr, sizeof(hdr));
 	if (ret)
 		goto fail;
@@ -355,10 +350,12 @@ int gctx_trace_writer__append(struct gctx_trace_writer *w, __u32 type, const voi
 	}
 	put_le32(hdr, len);
 	put_le32(hdr + 4, type);
-	put_le32(crc, record_crc(hdr + 4, data, len));
 	memcpy(w->buf + w->used, hdr, sizeof(hdr));
 	if (len)
 		memcpy(w->buf + w->used + sizeof(hdr), data, len);
+	/* type and payload lie together in the buffer: one pass of the checksum over both
+	 * (the same value as record_crc's two) */
+	put_le32(crc, gctx_crc32(0, w->buf + w->used + 4, 4 + len));
 	memcpy(w->buf + w->used + sizeof(hdr) + len, crc, sizeof(crc));
 	w->used += total;
 	w->buffered++;
@@ -543,7 +540,7 @@ static int reader_header(struct gctx_trace_reader *r, char *errbuf, size_t errle
 		return -1;
 	}
 	h = r->buf + r->start;
-	if ((__u32)crc32(crc32(0L, Z_NULL, 0), h + GCTX_TRACE_FIXED_LEN,
+	if (gctx_crc32(0, h + GCTX_TRACE_FIXED_LEN,
 			 hlen - GCTX_TRACE_FIXED_LEN) != crc) {
 		format_err(errbuf, errlen, "%s: corrupt header (checksum)", path);
 		return -1;

@@ -146,6 +146,32 @@ static inline void poison(__u8 *p, size_t n)
 	VALGRIND_MAKE_MEM_UNDEFINED(p, n);
 }
 
+/* The model's decoding (no text) finds the same facts as the full one, for every call the
+ * decoder tests decode. */
+static inline void check_facts(const struct gctx_ev_ioctl *ev, const struct gctx_ioctl_desc *d)
+{
+	struct gctx_ioctl_desc f;
+
+	memset(&f, 0x5a, sizeof(f));
+	gctx_decode_ioctl_facts(ev, &f);
+	assert_true(f.no_text);
+	assert_string_equal(f.name, "");
+	assert_string_equal(f.status_name, "");
+	assert_string_equal(f.detail, "");
+	assert_int_equal(f.known, d->known);
+	assert_int_equal(f.has_status, d->has_status);
+	assert_int_equal(f.status, d->status);
+	assert_int_equal(f.err, d->err);
+	assert_int_equal(f.failed, d->failed);
+	assert_int_equal(f.op, d->op);
+	assert_int_equal(f.obj_kind, d->obj_kind);
+	assert_int_equal(f.obj_class, d->obj_class);
+	assert_int_equal(f.handle, d->handle);
+	assert_int_equal(f.parent, d->parent);
+	assert_int_equal(f.client, d->client);
+	assert_int_equal(f.size, d->size);
+}
+
 static inline void decode(struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d)
 {
 	size_t len = ev->len < GCTX_IOCTL_BYTES ? ev->len : GCTX_IOCTL_BYTES;
@@ -160,6 +186,8 @@ static inline void decode(struct gctx_ev_ioctl *ev, struct gctx_ioctl_desc *d)
 		poison(ev->out + len, GCTX_IOCTL_BYTES - len);
 	memset(d, 0x5a, sizeof(*d)); /* the decoder must set every field */
 	gctx_decode_ioctl(ev, d);
+	assert_false(d->no_text);
+	check_facts(ev, d);
 }
 
 /* What every call that did not fail at the syscall and had no object effect looks like. */

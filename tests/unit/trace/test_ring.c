@@ -120,6 +120,45 @@ static void test_full_and_other_records_unchanged(void **state)
 	assert_int_equal(out_len, sizeof(fork));
 }
 
+/* The trace stores ioctl records packed: every reader gets the struct back through
+ * gctx_record_copy, and a trace written before (full structs) reads as it did. */
+static void test_record_copy_expands_packed(void **state)
+{
+	__u8 raw[sizeof(struct gctx_ev_ioctl)];
+	struct gctx_ev_ioctl full = { .hdr = { .type = GCTX_EV_IOCTL, .tid = 9 }, .len = 4 };
+	union gctx_record r;
+	__u32 len = pack(raw, GCTX_IOCTL_IN_OK | GCTX_IOCTL_OUT_OK, 16, 16);
+
+	assert_int_equal(gctx_record_min_len(GCTX_EV_IOCTL), GCTX_RING_IOCTL_FIXED);
+	memset(&r, 0xee, sizeof(r));
+	assert_int_equal(gctx_record_copy(&r, GCTX_EV_IOCTL, raw, len), sizeof(r.ioctl));
+	assert_int_equal(r.ioctl.cmd, 0xc020462a);
+	assert_int_equal(r.ioctl.in[15], 0x10 + 15);
+	assert_int_equal(r.ioctl.in[16], 0);
+	assert_int_equal(r.ioctl.out[15], 0x80 + 15);
+	assert_int_equal(r.ioctl.out[GCTX_IOCTL_BYTES - 1], 0);
+
+	/* no parameters: the fixed part alone */
+	len = pack(raw, 0, 0, 0);
+	assert_int_equal(gctx_record_copy(&r, GCTX_EV_IOCTL, raw, len), sizeof(r.ioctl));
+	assert_int_equal(r.ioctl.ret, -25);
+	assert_int_equal(r.ioctl.in[0], 0);
+
+	/* a full struct (older traces) is copied as it is */
+	full.in[3] = 0x33;
+	full.out[3] = 0x44;
+	assert_int_equal(gctx_record_copy(&r, GCTX_EV_IOCTL, &full, sizeof(full)), sizeof(full));
+	assert_int_equal(r.ioctl.hdr.tid, 9);
+	assert_int_equal(r.ioctl.in[3], 0x33);
+	assert_int_equal(r.ioctl.out[3], 0x44);
+
+	/* shorter than the fixed part, or lengths that do not add up: malformed */
+	assert_int_equal(gctx_record_copy(&r, GCTX_EV_IOCTL, raw, GCTX_RING_IOCTL_FIXED - 1), 0);
+	len = pack(raw, GCTX_IOCTL_IN_OK, 10, 0);
+	((struct gctx_ev_ioctl *)raw)->len = 64;
+	assert_int_equal(gctx_record_copy(&r, GCTX_EV_IOCTL, raw, len), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +168,7 @@ int main(void)
 		cmocka_unit_test(test_no_parameters),
 		cmocka_unit_test(test_inconsistent_left_alone),
 		cmocka_unit_test(test_full_and_other_records_unchanged),
+		cmocka_unit_test(test_record_copy_expands_packed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
