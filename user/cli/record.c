@@ -821,6 +821,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 		record_next_stacks(&st);
+		gctx_libwatch__tick(st.libwatch);
 		gctx_trace_writer__flush(st.w);
 		gctx_pyprobe__tick(st.pyprobe);
 		gctx_stacks__tick(st.stacks);

@@ -17,8 +17,9 @@
 #include "collect/discover.h"
 #include "collect/libwatch.h"
 
-#define FIND_TRIES 20    /* a held mapping may still be completing: retry the maps this often */
-#define MAX_SEEN   65536 /* executable files looked at, remembered */
+#define FIND_TRIES  20    /* a held mapping may still be completing: retry the maps this often */
+#define MAX_SEEN    65536 /* executable files looked at, remembered */
+#define MAX_PENDING 1024  /* execs whose libraries are predicted after the ring is drained */
 
 struct gctx_libwatch {
 	struct gctx_libwatch_opts o;
@@ -28,6 +29,10 @@ struct gctx_libwatch {
 	struct gctx_hmap seen; /* (dev, ino) of executable mappings already looked at */
 	bool last_new;	/* on_lib ran during the last add_lib: the file was new */
 	int last_ret;
+	/* Processes that exec'd since the last tick: predicted then, unless they exited in
+	 * between (most of a fork/exec storm: its five /proc reads per process would fail). */
+	__u32 pending[MAX_PENDING];
+	__u32 npending;
 };
 
 struct gctx_libwatch *gctx_libwatch__new(const struct gctx_libwatch_opts *o, char *err,
@@ -237,6 +242,26 @@ static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 		emit_gap(w, &m->hdr, GCTX_GAP_NOT_CANDIDATE, m->dev, m->ino, gctx_now_mono(), path);
 }
 
+static void exec_seen(struct gctx_libwatch *w, __u32 pid)
+{
+	for (__u32 i = 0; i < w->npending; i++)
+		if (w->pending[i] == pid)
+			return;
+	if (w->npending == MAX_PENDING)
+		gctx_libwatch__tick(w);
+	w->pending[w->npending++] = pid;
+}
+
+static void exit_seen(struct gctx_libwatch *w, __u32 pid)
+{
+	for (__u32 i = 0; i < w->npending; i++) {
+		if (w->pending[i] == pid) {
+			w->pending[i] = w->pending[--w->npending];
+			return;
+		}
+	}
+}
+
 void gctx_libwatch__on_record(struct gctx_libwatch *w, __u32 type, const void *data, __u32 len)
 {
 	if (!w)
@@ -246,7 +271,19 @@ void gctx_libwatch__on_record(struct gctx_libwatch *w, __u32 type, const void *d
 	else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap))
 		on_libmap(w, data);
 	else if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec))
-		gctx_ldpath__predict_pid(w->p, ((const struct gctx_ev_hdr *)data)->tgid);
+		exec_seen(w, ((const struct gctx_ev_hdr *)data)->tgid);
+	else if (type == GCTX_EV_EXIT && len >= sizeof(struct gctx_ev_exit) &&
+		 ((const struct gctx_ev_exit *)data)->group_dead)
+		exit_seen(w, ((const struct gctx_ev_hdr *)data)->tgid);
+}
+
+void gctx_libwatch__tick(struct gctx_libwatch *w)
+{
+	if (!w)
+		return;
+	for (__u32 i = 0; i < w->npending; i++)
+		gctx_ldpath__predict_pid(w->p, w->pending[i]);
+	w->npending = 0;
 }
 
 void gctx_libwatch__finish(struct gctx_libwatch *w, __u64 apimap_lost)

@@ -38,7 +38,10 @@ void gctx_libwatch__predict_cmd(struct gctx_libwatch *w, char *const *cmd);
 void gctx_libwatch__predict_pid(struct gctx_libwatch *w, __u32 pid);
 /* For gctx_uprobes_opts.on_lib: a library file was looked at (probed, or found not to be one). */
 void gctx_libwatch__on_lib(void *ctx, const char *path, dev_t dev, ino_t ino, int ret);
+/* An exec's libraries are predicted at the next tick: call it once the ring is drained, when
+ * the exits of processes that were already gone have arrived too. */
 void gctx_libwatch__on_record(struct gctx_libwatch *w, __u32 type, const void *data, __u32 len);
+void gctx_libwatch__tick(struct gctx_libwatch *w);
 /* End of the recording: mappings the kernel could not report are a gap of unknown place. */
 void gctx_libwatch__finish(struct gctx_libwatch *w, __u64 apimap_lost);
 /* Call after the BPF programs are detached: resumes any hold left and stops the releaser. */
