@@ -455,6 +455,9 @@ def churn_tracers(env):
     ]
 
 
+CHURN_SECS_PER_LOOP_SECS = 4  # churn loops run this many times --secs
+
+
 def bench_churn(env, rounds, secs, extra_until=None):
     cmd = [LOOPS, "procs", "--secs", str(secs)] + [k for k, _ in CHURN_ROWS]
 
@@ -1378,7 +1381,8 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
         if gm:
             w(f"Under gpuctx each round recorded a median of {med([x['events'] for x in gm]):,.0f} "
               f"events, {sum(x['lost'] for x in gm)} lost in all rounds. Children exec "
-              "`/bin/true`. Ratios are processes/s over untraced (higher is better). "
+              f"`/bin/true`; each loop runs {CHURN_SECS_PER_LOOP_SECS * args.secs:g} s. Ratios "
+              "are processes/s over untraced (higher is better). "
               + rounds_note(churn))
             w("")
         cc = churncost_summary(pc)
@@ -1713,7 +1717,10 @@ def main():
         if "progcost" in rows:
             pc = bench_progcost(env, 2 if args.quick else 3, args.secs)
         if "churn" in rows:
-            churn = bench_churn(env, args.rounds, 2 * args.secs, extra_until=t0 + 300)
+            # a process costs ~0.6 ms: a loop of 1 s holds enough of them to rise above this
+            # machine's noise (at 0.5 s, empty programs scattered 0.9-1.2x of untraced)
+            churn = bench_churn(env, args.rounds, CHURN_SECS_PER_LOOP_SECS * args.secs,
+                                extra_until=t0 + 420)
         if "api" in rows:
             api = bench_api(env, args.rounds, args.secs)
         if "throughput" in rows:
