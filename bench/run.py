@@ -1419,6 +1419,15 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
                      f"{cc[0] / cc[1] * 100:.1f}% of an untraced one ({cc[1]:.0f} µs): the rest "
                      "of the gap is the collector's CPU and the machine's noise" if cc else
                      ". Not decomposed further"))
+            # empty programs do nothing per process: when they score below the target too, the
+            # gap is this machine's noise, not something gpuctx could remove
+            low = [(k, e["ratio"]) for k, _ in CHURN_ROWS for n in ("empty-sched", "empty-all")
+                   for e in [ratio_stats(raw, n, k)] if e and e["ratio"] < 0.98]
+            if low:
+                k, r = min(low, key=lambda x: x[1])
+                why3 += (f". Empty programs, which do nothing per process, scored "
+                         f"{fmt_ratio(r)} on {k} in the same rounds: differences of this size "
+                         "are inside this machine's round-to-round noise")
         sp = ratio_stats(raw, "gpuctx", "spawn")
         targets.append(("posix_spawn churn ≥ 0.98× of untraced (and every churn loop ≥ 0.97×)",
                         cells, verdict(worst is not None and worst[1] >= 0.97 and sp is not None
@@ -1482,8 +1491,8 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
         w("")
         w(f"Producer threads issue `_IO('F', 0)` on a registered tmpfs `nvidiactl` file at a "
           f"paced total rate for {thr['secs']} s under `gpuctx record -q`; every call is one "
-          "ioctl event (104 bytes + 8 of header in the ring, shortened to the bytes used; 296 in "
-          "the trace). The rate doubles until events are lost; one "
+          "ioctl event (104 bytes + 8 of header in the ring, shortened to the bytes used, and "
+          "stored so in the trace, with 12 bytes of framing). The rate doubles until events are lost; one "
           "thread first, two once one cannot keep the pace (with two producers on this 2-CPU "
           "machine the collector competes with them for CPU). Lost = gpuctx's own count "
           "(ring-buffer reservations that failed); drop rate = lost ÷ (recorded + lost).")
