@@ -1292,10 +1292,10 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
         why2x = ""
         if g2x and g2:
             why2x = (f"gpuctx adds {fmt_ns(g2x['added'] - g2['added'])} more on (c2x) than on "
-                     "(c2): the 32 parameter bytes are read from user memory at entry (the first "
-                     "touch of that page in the system call: a TLB miss) and again at exit "
-                     "(NVIDIA writes them back), and the ring record is 64 bytes longer; "
-                     "section 1b times each program")
+                     "(c2): the 32 parameter bytes are read from user memory once, at exit "
+                     "(NVIDIA copies them back; reading them at entry too, the first touch of "
+                     "that page in the system call, cost ~150 ns more), and the ring record is "
+                     "32 bytes longer; section 1b times each program")
             g, e = pc_ns(pc, "gpuctx", "c2x"), pc_ns(pc, "empty", "c2x")
             if g and e:
                 why2x += (f". Kernel timing: {g:.0f} ns against {e:.0f} ns for empty programs")

@@ -29,6 +29,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define MAP_ANONYMOUS	    0x20
 #define PROT_EXEC	    0x4
 #define NV_ESC_IOCTL_XFER   0xD3
+#define NV_ESC_CHECK_VER    0xD2 /* NV_ESC_CHECK_VERSION_STR */
+#define NV_ESC_ALLOC_MEM    0x27 /* NV_ESC_RM_ALLOC_MEMORY */
 #define MAX_SCAN_FDS	    4096
 #define PAGE_SZ		    4096
 #define GCTX_IOCTL_FIXED    __builtin_offsetof(struct gctx_ev_ioctl, in)
@@ -531,6 +533,20 @@ static __always_inline bool gpu_ioctl_type(__u32 cmd)
 	return t == 'F' || t == 'K' || t == 'd' || t == 0;
 }
 
+/* NVIDIA and UVM copy the whole parameter struct back with its inputs unchanged, so one read
+ * at exit (the page warm by then: the driver just wrote it) serves the decoder for both.
+ * Read at entry too: CHECK_VERSION_STR (the driver writes its own version over the caller's)
+ * and RM_ALLOC_MEMORY (its limit is in/out); KFD and DRM (in/out unions). nr: the escape
+ * (XFER's inner one). */
+static __always_inline bool params_at_entry(__u32 kind, __u32 nr)
+{
+	if (kind == GCTX_DEV_NVIDIA_UVM || kind == GCTX_DEV_NVIDIA_UVM_TOOLS)
+		return false;
+	if (kind == GCTX_DEV_NVIDIACTL || kind == GCTX_DEV_NVIDIA)
+		return nr == NV_ESC_CHECK_VER || nr == NV_ESC_ALLOC_MEM;
+	return true;
+}
+
 /* The driver copies parameters back only for _IOC_READ commands on KFD and DRM (NVIDIA and
  * UVM always copy back): for the others out[] is in[] and is not read again at exit. */
 static __always_inline bool params_written_back(__u32 kind, __u32 cmd)
@@ -543,7 +559,7 @@ static __always_inline bool params_written_back(__u32 kind, __u32 cmd)
 SEC("tp/syscalls/sys_enter_ioctl")
 int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	__u32 kind, rdev = 0, cmd = ctx->args[1], size, got;
+	__u32 kind, rdev = 0, cmd = ctx->args[1], size, got, nr;
 	struct ioctl_slot *s;
 	__u64 ino = 0, params;
 	struct file *f;
@@ -579,8 +595,9 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	s->ev.len = 0;
 	s->ev.pad = 0;
 	size = param_size(kind, cmd);
+	nr = IOC_NR(cmd);
 	if ((kind == GCTX_DEV_NVIDIACTL || kind == GCTX_DEV_NVIDIA) && IOC_TYPE(cmd) == 'F' &&
-	    IOC_NR(cmd) == NV_ESC_IOCTL_XFER) {
+	    nr == NV_ESC_IOCTL_XFER) {
 		struct {
 			__u32 cmd;
 			__u32 size;
@@ -593,11 +610,12 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 			s->ev.inner_cmd = x.cmd;
 			size = x.size;
 			params = x.ptr;
+			nr = x.cmd;
 		}
 	}
 	s->ev.size = size;
 	s->params = params;
-	got = read_params(s->ev.in, params, size);
+	got = params_at_entry(kind, nr) ? read_params(s->ev.in, params, size) : 0;
 	if (got) {
 		s->ev.flags |= GCTX_IOCTL_IN_OK;
 		s->ev.len = got;

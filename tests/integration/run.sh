@@ -355,6 +355,23 @@ PY
 	result "$name" $rc
 }
 
+# NVIDIA parameters read once, at exit (the driver copies the struct back), decode as before:
+# the demo's RM calls show class, client, parent and the new handle, UVM its handles; the
+# caller's version string, which the driver overwrites, is still read at entry.
+t_params_capture() {
+	local name=params_capture rc=0
+	"$G" record -o "$T/$name.gctx" "${DEVS[@]}" -- "$W/wl_demo" "$MNT" \
+		>"$T/$name.out" 2>"$T/$name.err" || rc=1
+	grep -v '^\[pid' "$T/$name.out" >"$T/$name.ev"
+	grep -Eq ' CHECK_VERSION_STR cmd=[a-z]+ version="[0-9.]+" reply=recognized' "$T/$name.ev" ||
+		{ echo "no caller version on CHECK_VERSION_STR" >>"$T/$name.err"; rc=1; }
+	[ "$(grep -Ec ' RM_ALLOC class=[A-Z0-9_]+\(0x[0-9a-f]+\) client=0x[0-9a-f]{8} parent=0x[0-9a-f]{8} new=0x[0-9a-f]{8} -> NV_OK' \
+		"$T/$name.ev")" -ge 8 ] || { echo "RM_ALLOC not decoded" >>"$T/$name.err"; rc=1; }
+	grep -Eq ' UVM_REGISTER_GPU_VASPACE uuid=GPU-[0-9a-f-]+ rmCtrlFd=[0-9]+ hClient=0x[0-9a-f]+ hVaSpace=0x[0-9a-f]+ -> NV_OK' \
+		"$T/$name.ev" || { echo "UVM_REGISTER_GPU_VASPACE not decoded" >>"$T/$name.err"; rc=1; }
+	result "$name" $rc
+}
+
 # Bad input: one line on stderr, non-zero exit, no crash.
 expect_error() {
 	local name=$1 pattern=$2
@@ -412,7 +429,7 @@ t_sigkill() {
 . "$top/tests/integration/stacks.sh"
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container security "${diag_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone
