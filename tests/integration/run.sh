@@ -372,6 +372,27 @@ t_params_capture() {
 	result "$name" $rc
 }
 
+# Each GPU ioctl record names its thread as it is then called (the ioctl path reads the comm
+# itself, not through the helper): two calls, a rename between them.
+t_ioctl_comm() {
+	local name=ioctl_comm rc=0 f="$T/regfile_comm"
+	head -c 8192 /dev/zero >"$f"
+	"$G" record -o "$T/$name.gctx" --device "$f:nvidiactl" -- /usr/bin/python3 -c '
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+for name in (b"first-name", b"second-name-15c"):
+    with open("/proc/self/comm", "wb") as f:
+        f.write(name)
+    try:
+        fcntl.ioctl(fd, 0x4600, bytes(8))
+    except OSError:
+        pass' "$f" >"$T/$name.out" 2>"$T/$name.err" || rc=1
+	[ "$(grep -Ec ' first-name +ioctl +nvidiactl ' "$T/$name.out")" = 1 ] &&
+		[ "$(grep -Ec ' second-name-15c +ioctl +nvidiactl ' "$T/$name.out")" = 1 ] ||
+		{ echo "the ioctl records do not carry the names" >>"$T/$name.err"; rc=1; }
+	result "$name" $rc
+}
+
 # Bad input: one line on stderr, non-zero exit, no crash.
 expect_error() {
 	local name=$1 pattern=$2
@@ -429,7 +450,7 @@ t_sigkill() {
 . "$top/tests/integration/stacks.sh"
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container security "${diag_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone
