@@ -667,6 +667,15 @@ def prog_stats(ids):
     return out
 
 
+def wait_file(p, path, why, step):
+    """Until path exists while p runs (at most 120 s); RuntimeError(why) otherwise."""
+    t0 = time.time()
+    while not os.path.exists(path):
+        if p.poll() is not None or time.time() - t0 > 120:
+            raise RuntimeError(why)
+        time.sleep(step)
+
+
 def progcost_once(env, name, row, cmd, path, secs):
     res = env.path("pc.res")
     if os.path.exists(res):
@@ -679,11 +688,7 @@ def progcost_once(env, name, row, cmd, path, secs):
             }[name]
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        t0 = time.time()
-        while not os.path.exists(res):
-            if p.poll() is not None or time.time() - t0 > 120:
-                raise RuntimeError(f"{name}: no result")
-            time.sleep(0.01)
+        wait_file(p, res, f"{name}: no result", 0.01)
         stats = prog_stats(held_progs(p.pid))
         release_hold(env, p)
         p.wait(120)
@@ -752,11 +757,7 @@ def churncost_once(env, n):
                           f"touch '{done}'; sleep 2"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        t0 = time.time()
-        while not os.path.exists(done):
-            if p.poll() is not None or time.time() - t0 > 120:
-                raise RuntimeError("churn cost: no result")
-            time.sleep(0.05)
+        wait_file(p, done, "churn cost: no result", 0.05)
         stats = prog_stats(held_progs(p.pid))
         p.wait(120)
     finally:

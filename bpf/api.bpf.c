@@ -24,9 +24,9 @@ struct gctx_uregs {
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "gpuctx_events.h"
+#define GCTX_NO_CORE	     /* no kernel BTF needed to load this object */
 #include "common.bpf.h"
 #define GCTX_STACK_NO_SIGNAL /* gpuctx.bpf.c has it */
-#define GCTX_STACK_NO_CORE   /* no kernel BTF needed to load this object */
 #include "stack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

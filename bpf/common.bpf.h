@@ -40,7 +40,10 @@ static __always_inline bool is_own(__u32 tgid)
 	return tgid == self_tgid || bpf_map_lookup_elem(&own_procs, &tgid) != NULL;
 }
 
-/* The common header of a kernel record, for the current thread. */
+/* The common header of a kernel record, for the current thread. The comm is two typed loads
+ * of the task's NUL-padded name (the bytes bpf_get_current_comm copies, without the helper
+ * call: ~40 ns less on the GPU-ioctl path); an object loaded without kernel BTF
+ * (GCTX_NO_CORE) uses the helper. */
 static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -50,7 +53,15 @@ static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
 	h->tgid = id >> 32;
 	h->cpu = bpf_get_smp_processor_id();
 	h->ts_ns = bpf_ktime_get_ns();
+#ifndef GCTX_NO_CORE
+	{
+		const __u64 *comm = (const __u64 *)bpf_get_current_task_btf()->comm;
+
+		__builtin_memcpy(h->comm, &(__u64[2]){ comm[0], comm[1] }, sizeof(h->comm));
+	}
+#else
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
+#endif
 }
 
 /* Most processes have no entry in the per-process maps a lineage event clears: a lookup

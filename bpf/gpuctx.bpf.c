@@ -398,21 +398,6 @@ int BPF_PROG(exit_raw, struct task_struct *p)
 
 /* ---- GPU device files ---- */
 
-/* fill_hdr for the GPU-ioctl path: the comm as two typed loads of the task's NUL-padded name
- * (the bytes bpf_get_current_comm copies, without the helper call). */
-static __always_inline void fill_hdr_typed(struct gctx_ev_hdr *h, __u32 type)
-{
-	const __u64 *comm = (const __u64 *)bpf_get_current_task_btf()->comm;
-	__u64 id = bpf_get_current_pid_tgid();
-
-	h->type = type;
-	h->tid = (__u32)id;
-	h->tgid = id >> 32;
-	h->cpu = bpf_get_smp_processor_id();
-	h->ts_ns = bpf_ktime_get_ns();
-	__builtin_memcpy(h->comm, &(__u64[2]){ comm[0], comm[1] }, 16);
-}
-
 static __always_inline struct task_struct *cur(void)
 {
 	return bpf_get_current_task_btf();
@@ -599,7 +584,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		stack_on_use(ctx, (__u64)f, fd);
 	}
 	params = ctx->args[2];
-	fill_hdr_typed(&s->ev.hdr, GCTX_EV_IOCTL);
+	fill_hdr(&s->ev.hdr, GCTX_EV_IOCTL);
 	s->ev.file = (__u64)f;
 	s->ev.fd = fd;
 	s->ev.cmd = cmd;

@@ -28,7 +28,7 @@
 
 const volatile bool stacks_on = true; /* --no-stacks turns capture off */
 
-#ifndef GCTX_STACK_NO_CORE
+#ifndef GCTX_NO_CORE
 #include "vmas.bpf.h"
 #else
 /* The API object (api.bpf.c) needs no kernel BTF at load: no mappings walk (its stacks are
@@ -240,7 +240,7 @@ static long ts_find_cb(__u32 i, struct ts_find *f)
 static __always_inline void py_walk(struct gctx_ev_stack *s, __u32 tgid)
 {
 	const struct gctx_py_layout *l = bpf_map_lookup_elem(&pyinfo, &tgid);
-#ifndef GCTX_STACK_NO_CORE
+#ifndef GCTX_NO_CORE
 	struct task_struct *task = bpf_get_current_task_btf();
 #else
 	__u64 task = bpf_get_current_task();
@@ -259,7 +259,7 @@ static __always_inline void py_walk(struct gctx_ev_stack *s, __u32 tgid)
 	/* Find this OS thread's PyThreadState: thread_id is pthread_self(), the fs base. That
 	 * also holds while the thread has released the GIL, and in a raw fork() child. */
 	f.l = l;
-#ifndef GCTX_STACK_NO_CORE
+#ifndef GCTX_NO_CORE
 	f.fsbase = task->thread.fsbase;
 #else
 	if (!task_fsbase_off ||
@@ -298,7 +298,7 @@ __noinline int stack_emit(void *ctx __arg_ctx, __u32 regs_in_ctx, __u32 role, __
 {
 	__u32 zero = 0, len, tgid = bpf_get_current_pid_tgid() >> 32;
 	struct gctx_ev_stack *s = bpf_map_lookup_elem(&stk_scratch, &zero);
-#ifndef GCTX_STACK_NO_CORE
+#ifndef GCTX_NO_CORE
 	struct pt_regs r = {};
 #else
 	struct gctx_uregs r = {}; /* the same x86-64 frame, read without CO-RE (api.bpf.c) */

@@ -372,7 +372,7 @@ t_params_capture() {
 	result "$name" $rc
 }
 
-# Each GPU ioctl record names its thread as it is then called (the ioctl path reads the comm
+# Each GPU ioctl record names its thread as it is then called (every record reads the comm
 # itself, not through the helper): two calls, a rename between them.
 t_ioctl_comm() {
 	local name=ioctl_comm rc=0 f="$T/regfile_comm"

@@ -12,7 +12,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collector.h"
-#include "trace/ring.h"
 #include "gpuctx.skel.h"
 
 struct gctx_collector {

@@ -208,7 +208,7 @@ int mdl_ev_open(struct gctx_model *m, const struct gctx_ev_open *ev)
 /* A use (ioctl or mmap) by hdr's process of the description at addr; d is its verdict. */
 static int ev_use(struct gctx_model *m, const struct gctx_ev_hdr *hdr, __u64 addr, __s32 fd_no,
 		  __u32 kind, const struct gctx_ioctl_desc *d, const struct gctx_ev_ioctl *ioc,
-		  __s64 ret, bool is_mmap, struct proc_priv **pp, struct file_priv **fp)
+		  __s64 ret, struct proc_priv **pp, struct file_priv **fp)
 {
 	struct proc_priv *p;
 	struct file_priv *f;
@@ -234,7 +234,7 @@ static int ev_use(struct gctx_model *m, const struct gctx_ev_hdr *hdr, __u64 add
 		return -ENOMEM;
 	mdl_holder_revive(f, h);
 	mdl_holder_add_fd(h, fd_no);
-	if (is_mmap) {
+	if (!ioc) { /* an mmap */
 		h->nmmaps++;
 		f->pub.nmmaps++;
 		p->pub.nmmaps++;
@@ -245,7 +245,7 @@ static int ev_use(struct gctx_model *m, const struct gctx_ev_hdr *hdr, __u64 add
 	}
 	if (!h->first_use_ns)
 		h->first_use_ns = hdr->ts_ns;
-	return mdl_use_finding(m, hdr, p, f, h, fd_no, d, ioc, ret, is_mmap, unknown);
+	return mdl_use_finding(m, hdr, p, f, h, fd_no, d, ioc, ret, unknown);
 }
 
 int mdl_ev_ioctl(struct gctx_model *m, const struct gctx_ev_ioctl *ev)
@@ -257,7 +257,7 @@ int mdl_ev_ioctl(struct gctx_model *m, const struct gctx_ev_ioctl *ev)
 
 	/* the facts only: a finding that needs the call's name decodes it again */
 	gctx_decode_ioctl_facts(ev, &d);
-	err = ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, ev, ev->ret, false, &p, &f);
+	err = ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, ev, ev->ret, &p, &f);
 	if (err)
 		return err;
 	return mdl_objs_apply(m, f, p, ev->hdr.tid, ev->hdr.ts_ns, &d);
@@ -274,7 +274,7 @@ int mdl_ev_mmap(struct gctx_model *m, const struct gctx_ev_mmap *ev)
 	if (ev->ret < 0)
 		d.err = gctx_ret_errno(ev->ret);
 	d.failed = d.err != 0;
-	return ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, NULL, ev->ret, true, &p, &f);
+	return ev_use(m, &ev->hdr, ev->file, ev->fd, ev->kind, &d, NULL, ev->ret, &p, &f);
 }
 
 int mdl_ev_close(struct gctx_model *m, const struct gctx_ev_fd *ev)

@@ -162,8 +162,9 @@ static void verdict_str(const struct gctx_ioctl_desc *d, __s64 ret, bool is_mmap
 int mdl_use_finding(struct gctx_model *m, const struct gctx_ev_hdr *hdr, struct proc_priv *p,
 		    struct file_priv *f, const struct gctx_holder *h, __s32 fd_no,
 		    const struct gctx_ioctl_desc *d, const struct gctx_ev_ioctl *ioc, __s64 ret,
-		    bool is_mmap, bool unknown)
+		    bool unknown)
 {
+	bool is_mmap = !ioc;
 	struct gctx_ioctl_desc named;
 	struct gctx_finding *fd;
 	enum gctx_finding_kind fk;
@@ -177,7 +178,7 @@ int mdl_use_finding(struct gctx_model *m, const struct gctx_ev_hdr *hdr, struct 
 		FIND(m, fi)->uses++;
 		return 0;
 	}
-	if (d->no_text && ioc) { /* the finding names the call */
+	if (d->no_text && !is_mmap) { /* the finding names the call */
 		gctx_decode_ioctl(ioc, &named);
 		d = &named;
 	}

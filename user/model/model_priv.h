@@ -203,7 +203,7 @@ int mdl_ev_api(struct gctx_model *m, const struct gctx_ev_api *ev);
 int mdl_use_finding(struct gctx_model *m, const struct gctx_ev_hdr *hdr, struct proc_priv *p,
 		    struct file_priv *f, const struct gctx_holder *h, __s32 fd_no,
 		    const struct gctx_ioctl_desc *d, const struct gctx_ev_ioctl *ioc, __s64 ret,
-		    bool is_mmap, bool unknown);
+		    bool unknown);
 int mdl_fws_raise(struct gctx_model *m, struct proc_priv *c, bool at_finish);
 int mdl_crash_check(struct gctx_model *m, struct proc_priv *p, __u32 tid, __u64 ts);
 int mdl_across_exec_raise(struct gctx_model *m, struct proc_priv *p, struct file_priv *f,

@@ -73,18 +73,16 @@ __u32 gctx_record_min_len(__u32 type)
 
 __u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32 len)
 {
-	__u32 need = gctx_record_min_len(type);
-	__u32 size = type == GCTX_EV_API ? sizeof(struct gctx_ev_api) : need;
+	__u32 need = gctx_record_min_len(type), size = need, n;
 
+	if (type == GCTX_EV_API)
+		size = sizeof(struct gctx_ev_api);
+	else if (type == GCTX_EV_IOCTL)
+		size = sizeof(struct gctx_ev_ioctl);
 	if (!need || len < need || !data)
 		return 0;
-	if (type == GCTX_EV_IOCTL && len < sizeof(struct gctx_ev_ioctl)) {
-		__u32 n;
-
+	if (type == GCTX_EV_IOCTL && len < size) /* packed as the kernel sent it */
 		return gctx_ring__expand(type, data, len, r, &n) == r ? n : 0;
-	}
-	if (type == GCTX_EV_IOCTL)
-		size = sizeof(struct gctx_ev_ioctl);
 	if (len < size)
 		memset((char *)r + len, 0, size - len);
 	memcpy(r, data, len < size ? len : size);
