@@ -79,7 +79,9 @@ struct ioctl_slot {
 	__u64 stk_file; /* last file this task's ioctls were checked for a use stack */
 };
 
-/* In-flight syscalls, per task: task-local storage costs no insert/delete per call. */
+/* In-flight syscalls, per task: task-local storage costs no insert/delete per call. It is made
+ * only for a thread of a followed process, which stays followed until it is gone (with the
+ * storage): a thread that has it skips the followed-map lookup. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -367,6 +369,8 @@ static __always_inline void on_exit(struct task_struct *task)
 	}
 	/* signal->live has been decremented before the tracepoint fires. */
 	group_dead = BPF_CORE_READ(task, signal, live.counter) == 0;
+	if (group_dead)
+		stack_exit_maps(tgid);
 	e = reserve(sizeof(*e), GCTX_EV_EXIT);
 	if (e) {
 		fill_hdr(&e->hdr, GCTX_EV_EXIT);
@@ -565,7 +569,10 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	struct file *f;
 	__s32 fd;
 
-	if (!gpu_ioctl_type(cmd) || !is_followed(bpf_get_current_pid_tgid() >> 32))
+	if (!gpu_ioctl_type(cmd))
+		return 0;
+	s = bpf_task_storage_get(&ioctl_stash, cur(), 0, 0);
+	if (!s && !is_followed(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	fd = ctx->args[0];
 	f = fd_file(fd);
@@ -573,10 +580,12 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!kind)
 		return 0;
 
-	s = bpf_task_storage_get(&ioctl_stash, cur(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
-		__sync_fetch_and_add(&missed_stash, 1);
-		return 0;
+		s = bpf_task_storage_get(&ioctl_stash, cur(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!s) {
+			__sync_fetch_and_add(&missed_stash, 1);
+			return 0;
+		}
 	}
 	/* the use-stack check once per task and file: nothing more on the hot path */
 	if (s->stk_file != (__u64)f) {

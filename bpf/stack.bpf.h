@@ -19,6 +19,10 @@
 #define STK_INIT_DONE	 0x4
 #define STK_CRASH_DONE	 0x8
 #define STK_API_USE_DONE 0x10 /* an API call in a process with inherited state */
+/* Send the process's mappings when it exits: its API call sites (and stacks that went
+ * without them) are symbolised from /proc/PID/maps, which a process that exits before the
+ * collector gets to it no longer has. */
+#define STK_MAPS_AT_EXIT 0x20
 
 #define SIGILL	4
 #define SIGABRT 6
@@ -285,6 +289,21 @@ static __always_inline void py_walk(struct gctx_ev_stack *s, __u32 tgid)
 		s->py_status = GCTX_PY_FAULT;
 }
 
+static __always_inline __u32 *stk_get(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&stk_state, &tgid);
+}
+
+static __always_inline void stk_set(__u32 tgid, __u32 bits)
+{
+	__u32 *st = stk_get(tgid), v = bits;
+
+	if (st)
+		__sync_fetch_and_or(st, bits);
+	else
+		bpf_map_update_elem(&stk_state, &tgid, &v, BPF_ANY);
+}
+
 /* Capture the current thread's user stack and emit it. ctx: the program's context, for
  * bpf_get_stack; uregs: the user registers (pt_regs at syscall entry or at the probe). */
 /* A global function: the verifier checks it once per program, on its own, where a static
@@ -309,6 +328,8 @@ __noinline int stack_emit(void *ctx __arg_ctx, __u32 regs_in_ctx, __u32 role, __
 	if (!s)
 		return 0;
 	vmas_ok = vmas_emit();
+	if (!vmas_ok)
+		stk_set(tgid, STK_MAPS_AT_EXIT);
 	fill_hdr(&s->hdr, GCTX_EV_STACK);
 	s->role = role;
 	s->trigger = trigger;
@@ -366,21 +387,6 @@ __noinline int stack_emit(void *ctx __arg_ctx, __u32 regs_in_ctx, __u32 role, __
 	    bpf_ringbuf_output(&events, s, len, BPF_RB_FORCE_WAKEUP))
 		__sync_fetch_and_add(&stack_lost, 1);
 	return 0;
-}
-
-static __always_inline __u32 *stk_get(__u32 tgid)
-{
-	return bpf_map_lookup_elem(&stk_state, &tgid);
-}
-
-static __always_inline void stk_set(__u32 tgid, __u32 bits)
-{
-	__u32 *st = stk_get(tgid), v = bits;
-
-	if (st)
-		__sync_fetch_and_or(st, bits);
-	else
-		bpf_map_update_elem(&stk_state, &tgid, &v, BPF_ANY);
 }
 
 /* A GPU device file was opened (sys_exit_open*): the first one is the process's GPU init. */
@@ -447,6 +453,16 @@ static __always_inline void stack_on_exec(__u32 tgid)
 	forget(&pyinfo, &tgid);
 }
 
+/* The last thread of a process is exiting, its address space still there: its mappings
+ * for what the collector could not symbolise while it lived (before its exit record). */
+static __always_inline void stack_exit_maps(__u32 tgid)
+{
+	__u32 *st = stk_get(tgid);
+
+	if (st && (*st & STK_MAPS_AT_EXIT))
+		vmas_emit();
+}
+
 static __always_inline void stack_on_exit(__u32 tgid)
 {
 	forget(&stk_state, &tgid);
@@ -461,9 +477,13 @@ static __always_inline void stack_on_api(struct pt_regs *regs, __u32 fn, bool is
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *st;
 
+	st = stk_get(tgid);
+	if (!st || !(*st & STK_MAPS_AT_EXIT)) {
+		stk_set(tgid, STK_MAPS_AT_EXIT); /* its call sites, even with --no-stacks */
+		st = stk_get(tgid);
+	}
 	if (!stacks_on)
 		return;
-	st = stk_get(tgid);
 	/* cuInit in a forked child is a use of the parent's state, not an initialisation */
 	if (is_init && !(st && (*st & STK_INHERITED))) {
 		if (st && (*st & STK_INIT_DONE))

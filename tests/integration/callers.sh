@@ -1,16 +1,29 @@
 # SPDX-License-Identifier: GPL-2.0
 # The caller of each API call (issue 11): cuInit called by a library (as cuML or torch do) and
 # again by the program; the report and its JSON name each call site's file and function.
+# api_caller_gone: the same when the process has exited before gpuctx read its mappings
+# (gpuctx is stopped while it runs): they come from the kernel at its exit.
 # Sourced by run.sh (uses its record/result/$T/$W/$MNT).
 
 t_api_caller() {
-	local name=api_caller rc
+	callers_case api_caller "$W/api_cuda_caller" "$MNT"
+}
+
+t_api_caller_gone() {
+	# $PPID of the shell is gpuctx: stopped before the workload starts, resumed after its end
+	callers_case api_caller_gone sh -c 'kill -STOP $PPID; "$0" "$1"; kill -CONT $PPID' \
+		"$W/api_cuda_caller" "$MNT"
+}
+
+callers_case() {
+	local name=$1 rc
+	shift
 	if [ ! -e "$W/api_cuda_caller" ] || [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
 		echo "SKIP $name: build/workloads/api_cuda_caller was not built (CUDA headers missing)"
 		return
 	fi
 	LD_LIBRARY_PATH=$top/build/doubles record "$name" \
-		--libcuda "$top/build/doubles/libcuda.so.1" -- "$W/api_cuda_caller" "$MNT"
+		--libcuda "$top/build/doubles/libcuda.so.1" -- "$@"
 	rc=$?
 	if [ $rc = 0 ]; then
 		"$G" report "$T/$name.gctx" >"$T/$name.txt" 2>>"$T/$name.err" || rc=1

@@ -383,7 +383,8 @@ static int start_uprobes(struct record_state *st, struct gctx_collector *c,
 		.events_fd = gctx_collector__map_fd(c, "events"),
 		.followed_fd = gctx_collector__map_fd(c, "followed"),
 		.own_fd = gctx_collector__map_fd(c, "own_procs"),
-		.stk_state_fd = env->no_stacks ? -1 : gctx_collector__map_fd(c, "stk_state"),
+	    /* shared even without stacks: it asks for mappings at exit (call sites) */
+	    .stk_state_fd = gctx_collector__map_fd(c, "stk_state"),
 		.pyinfo_fd = env->no_stacks ? -1 : gctx_collector__map_fd(c, "pyinfo"),
 		.task_fsbase_off = gctx_collector__task_fsbase_off(c),
 		.follow_all = env->all,
@@ -820,6 +821,7 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "gpuctx: polling the ring buffer: %s\n", strerror(-n));
 			break;
 		}
+		gctx_callers__tick(st.callers, false);
 		record_next_stacks(&st);
 		gctx_libwatch__tick(st.libwatch);
 		gctx_trace_writer__flush(st.w);
@@ -840,6 +842,7 @@ int cmd_record(int argc, char **argv)
 		end.reason = 1;
 	/* Everything the kernel produced up to now. */
 	gctx_collector__poll(c, 0);
+	gctx_callers__tick(st.callers, true);
 	gctx_stacks__flush(st.stacks);
 	record_next_stacks(&st);
 

@@ -12,11 +12,22 @@
 #include "lib/hmap.h"
 
 #define MAX_KEPT (64 * 1024) /* symbolised sites kept in all (448 bytes each) */
+#define MAX_WAIT 4096	     /* call sites held for their process's exit mappings */
+/* kept_flags: not symbolised yet, its process was gone before its mappings were read */
+#define KEPT_WAITING (1u << 31)
 
 /* A process as the kernel records name it. Ids come from one counter. */
 struct cproc {
 	__u32 as;  /* its address space: new at exec, the parent's at fork */
 	__u32 gen; /* this process image: new at fork and at exec */
+};
+
+/* A call site whose record waits for its process's exit (the kernel sends the mappings
+ * right before the exit record): written by gctx_callers__tick. */
+struct cwait {
+	__u32 k; /* kept[] index */
+	__u32 pid;
+	__u32 gen; /* the process image that called: if it exec'd since, no mappings apply */
 };
 
 struct gctx_callers {
@@ -35,6 +46,8 @@ struct gctx_callers {
 	__u32 nkept, cap_kept;
 	__u32 *kept_flags;
 	__u32 cap_flags;
+	struct cwait *wait;
+	__u32 nwait, cap_wait;
 	struct gctx_rec_caller_drops st;
 };
 
@@ -71,6 +84,7 @@ void gctx_callers__free(struct gctx_callers *c)
 	free(c->procs);
 	free(c->kept);
 	free(c->kept_flags);
+	free(c->wait);
 	free(c);
 }
 
@@ -131,36 +145,60 @@ static void on_exec(struct gctx_callers *c, __u32 pid)
 	}
 }
 
-/* Symbolise addr in pid's address space; the kept index, or -1 (no memory). */
-static int resolve(struct gctx_callers *c, const struct cproc *p, __u32 pid, __u64 addr)
+/* Symbolise kept[k] (its address set) through maps. */
+static void symbolise(struct gctx_callers *c, __u32 k, const struct gctx_maps *maps)
 {
-	const struct gctx_maps *maps = gctx_stacks__maps(c->stacks, pid);
-	struct gctx_rec_frame *f;
-	__u64 t0 = mono_ns(), dt;
-	__u32 flags = 0;
+	__u64 t0 = mono_ns(), dt, addr = c->kept[k].addr;
 	int ret;
 
-	if (gctx_grow(&c->kept, &c->cap_kept, c->nkept + 1, sizeof(*c->kept)) ||
-	    gctx_grow(&c->kept_flags, &c->cap_flags, c->nkept + 1, sizeof(*c->kept_flags)) ||
-	    gctx_hmap__put(&c->site_map, p->as, addr, c->nkept))
-		return -1;
-	f = &c->kept[c->nkept];
 	gctx_unwind_lock();
-	ret = gctx_unwind_symbolise(maps, addr, f);
+	ret = gctx_unwind_symbolise(maps, addr, &c->kept[k]);
 	gctx_unwind_unlock();
-	if (ret)
-		flags = maps && maps->n ? GCTX_CALLER_NO_MODULE : GCTX_CALLER_NO_MAPS;
-	c->kept_flags[c->nkept] = flags;
+	c->kept_flags[k] =
+	    ret ? (maps && maps->n ? GCTX_CALLER_NO_MODULE : GCTX_CALLER_NO_MAPS) : 0;
 	dt = mono_ns() - t0;
 	c->st.resolve_ns += dt;
 	if (dt > c->st.resolve_max_ns)
 		c->st.resolve_max_ns = dt;
-	return (int)c->nkept++;
+}
+
+/* Symbolise addr in pid's address space, or mark it waiting when there are no mappings to do
+ * it with; the kept index, or -1 (no memory). */
+static int resolve(struct gctx_callers *c, const struct cproc *p, __u32 pid, __u64 addr)
+{
+	const struct gctx_maps *maps = gctx_stacks__maps(c->stacks, pid);
+	__u32 k = c->nkept;
+
+	if (gctx_grow(&c->kept, &c->cap_kept, k + 1, sizeof(*c->kept)) ||
+	    gctx_grow(&c->kept_flags, &c->cap_flags, k + 1, sizeof(*c->kept_flags)) ||
+	    gctx_hmap__put(&c->site_map, p->as, addr, k))
+		return -1;
+	memset(&c->kept[k], 0, sizeof(c->kept[k]));
+	c->kept[k].addr = addr;
+	c->nkept++;
+	if (!maps && c->nwait < MAX_WAIT) {
+		c->kept_flags[k] = KEPT_WAITING;
+		return (int)k;
+	}
+	symbolise(c, k, maps);
+	return (int)k;
+}
+
+static void write_caller(struct gctx_callers *c, __u32 pid, __u32 k, __u32 flags)
+{
+	struct gctx_rec_caller r;
+
+	memset(&r, 0, sizeof(r));
+	r.pid = pid;
+	r.flags = flags;
+	r.frame = c->kept[k];
+	c->st.resolved++;
+	if (c->cb)
+		c->cb(c->cb_ctx, GCTX_REC_CALLER, &r, sizeof(r));
 }
 
 static void on_api(struct gctx_callers *c, const struct gctx_ev_api *a)
 {
-	struct gctx_rec_caller r;
 	struct cproc *p;
 	__u32 i, n = 0, one;
 	int k;
@@ -187,13 +225,40 @@ static void on_api(struct gctx_callers *c, const struct gctx_ev_api *a)
 	}
 	if (gctx_hmap__put(&c->written, p->gen, a->caller, 1))
 		return;
-	memset(&r, 0, sizeof(r));
-	r.pid = a->hdr.tgid;
-	r.flags = c->kept_flags[k];
-	r.frame = c->kept[k];
-	c->st.resolved++;
-	if (c->cb)
-		c->cb(c->cb_ctx, GCTX_REC_CALLER, &r, sizeof(r));
+	if (c->kept_flags[k] & KEPT_WAITING) {
+		if (c->nwait < MAX_WAIT &&
+		    !gctx_grow(&c->wait, &c->cap_wait, c->nwait + 1, sizeof(*c->wait))) {
+			c->wait[c->nwait++] = (struct cwait){k, a->hdr.tgid, p->gen};
+			return;
+		}
+		symbolise(c, k, NULL);
+	}
+	write_caller(c, a->hdr.tgid, k, c->kept_flags[k]);
+}
+
+void gctx_callers__tick(struct gctx_callers *c, bool all)
+{
+	__u32 i, n = 0;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->nwait; i++) {
+		struct cwait w = c->wait[i];
+		struct cproc *p;
+
+		if (!all && (c->kept_flags[w.k] & KEPT_WAITING) &&
+		    !gctx_stacks__gone(c->stacks, w.pid)) {
+			c->wait[n++] = w;
+			continue;
+		}
+		p = proc_get(c, w.pid);
+		if (c->kept_flags[w.k] & KEPT_WAITING)
+			symbolise(c, w.k,
+				  p && p->gen == w.gen ? gctx_stacks__maps(c->stacks, w.pid)
+						       : NULL);
+		write_caller(c, w.pid, w.k, c->kept_flags[w.k]);
+	}
+	c->nwait = n;
 }
 
 void gctx_callers__on_record(struct gctx_callers *c, __u32 type, const void *data, __u32 len)

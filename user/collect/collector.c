@@ -12,11 +12,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collector.h"
+#include "collect/ringread.h"
 #include "gpuctx.skel.h"
 
 struct gctx_collector {
 	struct gpuctx_bpf *skel;
-	struct ring_buffer *rb;
+	struct gctx_ringread *rb;
 	struct bpf_link *iter_link;
 	gctx_record_fn cb;
 	void *cb_ctx;
@@ -210,7 +211,7 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 		snprintf(err, errlen, "cannot attach BPF programs: %s", strerror(-ret));
 		goto err_destroy;
 	}
-	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_sample, c, NULL);
+	c->rb = gctx_ringread__new(bpf_map__fd(c->skel->maps.events), on_sample, c);
 	if (!c->rb) {
 		snprintf(err, errlen, "cannot create ring buffer: %s", strerror(errno));
 		goto err_destroy;
@@ -235,14 +236,8 @@ int gctx_collector__follow(struct gctx_collector *c, __u32 tgid)
 
 int gctx_collector__poll(struct gctx_collector *c, int timeout_ms)
 {
-	int n = ring_buffer__poll(c->rb, timeout_ms);
-
-	if (n == -EINTR)
-		n = 0;
-	if (n < 0)
-		return n;
-	/* Records are submitted without wakeup: consume whatever is there. */
-	return ring_buffer__consume(c->rb);
+	/* Records are mostly submitted without wakeup: this reads whatever is there. */
+	return gctx_ringread__poll(c->rb, timeout_ms);
 }
 
 int gctx_collector__scan_files(struct gctx_collector *c,
@@ -317,7 +312,7 @@ void gctx_collector__free(struct gctx_collector *c)
 {
 	if (!c)
 		return;
-	ring_buffer__free(c->rb);
+	gctx_ringread__free(c->rb);
 	bpf_link__destroy(c->iter_link);
 	gpuctx_bpf__destroy(c->skel);
 	free(c);

@@ -30,6 +30,7 @@ struct sproc {
 	__u32 kbuild_tid, kbuild_seq;
 	bool kbuild_bad;
 	bool kmaps_kept; /* their files were kept (once, when first used) */
+	bool gone;	 /* its exit record came (the last thread) */
 };
 
 /* A process loading its libraries (torch: 300 of them) is read again at most this often. */
@@ -42,6 +43,8 @@ struct stack_job {
 	void *raw;
 	__u32 len;
 	struct gctx_maps maps; /* a copy (n == 0: none): later loads do not change this stack's */
+	__u32 pid;
+	bool no_wait; /* mappings or not, unwind it as it is (its process exec'd) */
 	int np, nolines;
 	__u64 prep_ns;
 	struct gctx_rec_frame py[GCTX_STACK_MAX_PY];
@@ -49,8 +52,10 @@ struct stack_job {
 };
 
 static void job_free(struct stack_job *j);
+static void enqueue(struct gctx_stacks *st, struct stack_job *j);
 
 #define MAX_JOBS 256 /* raw stacks waiting for their unwinding; past it, accept() waits */
+#define MAX_WAIT 256 /* stacks held for their process's exit mappings; past it, let go */
 
 /* A resolved stack waiting to be written by the main thread. */
 struct stack_done {
@@ -69,6 +74,11 @@ struct gctx_stacks {
 	struct stack_job *head, *tail;
 	__u32 njobs;
 	struct stack_done *done, *done_tail;
+	/* Main thread only: stacks of a process that was gone before its mappings were read,
+	 * held until its exit record (the kernel sends its mappings right before it), and those
+	 * accepted after them (stacks come back in order). */
+	struct stack_job *wait_head, *wait_tail;
+	__u32 nwait;
 	__u64 w_unresolved;
 	struct sproc *procs;
 	__u32 n, cap;
@@ -224,6 +234,7 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 			sproc_clear(p);
 			p->ppid = f->hdr.tgid;
 			p->exec_since_fork = false;
+			p->gone = false;
 		}
 	} else if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec)) {
 		const struct gctx_ev_exec *e = data;
@@ -234,6 +245,16 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 			p->kmaps.n = 0;
 			p->exec_since_fork = true;
 		}
+		/* a held stack of the old image must not get the new one's mappings */
+		for (struct stack_job *j = st->wait_head; j; j = j->next)
+			if (j->pid == e->hdr.tgid)
+				j->no_wait = true;
+	} else if (type == GCTX_EV_EXIT && len >= sizeof(struct gctx_ev_exit)) {
+		const struct gctx_ev_exit *x = data;
+
+		p = x->group_dead ? sproc_find(st, x->hdr.tgid) : NULL;
+		if (p)
+			p->gone = true;
 	} else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
 		/* A library was mapped: keep the mappings while the process lives (read in
 		 * gctx_stacks__tick, not once per library). */
@@ -263,11 +284,16 @@ static bool sproc_read_maps(struct gctx_stacks *st, struct sproc *p)
 	return true;
 }
 
+static void release_waiting(struct gctx_stacks *st, bool all);
+
 void gctx_stacks__tick(struct gctx_stacks *st)
 {
 	__u64 now;
 
-	if (!st || !st->any_stale)
+	if (!st)
+		return;
+	release_waiting(st, false);
+	if (!st->any_stale)
 		return;
 	now = mono_ns();
 	st->any_stale = false;
@@ -333,6 +359,13 @@ static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool 
 const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid)
 {
 	return st ? maps_for(st, pid, false) : NULL;
+}
+
+bool gctx_stacks__gone(struct gctx_stacks *st, __u32 pid)
+{
+	struct sproc *p = st ? sproc_find(st, pid) : NULL;
+
+	return !p || p->gone;
 }
 
 /* The Python frames' lines past their table's prefix, read from pid's memory or that of the
@@ -401,6 +434,7 @@ static struct stack_job *job_prepare(struct gctx_stacks *st, const struct gctx_e
 	}
 	memcpy(j->raw, s, len);
 	j->len = len;
+	j->pid = s->hdr.tgid;
 	if (s->py_status == GCTX_PY_OK || s->py_status == GCTX_PY_TRUNCATED) {
 		j->np = s->npy < GCTX_STACK_MAX_PY ? s->npy : GCTX_STACK_MAX_PY;
 		for (int i = 0; i < j->np; i++) {
@@ -567,6 +601,48 @@ int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len)
 		st->unresolved++;
 		return -ENOMEM;
 	}
+	if (!j->maps.n || st->wait_head) {
+		if (st->nwait >= MAX_WAIT)
+			release_waiting(st, true);
+		if (st->wait_tail)
+			st->wait_tail->next = j;
+		else
+			st->wait_head = j;
+		st->wait_tail = j;
+		st->nwait++;
+		return 0;
+	}
+	enqueue(st, j);
+	return 0;
+}
+
+/* The held stacks, in order, up to the first whose process has not exited yet (all: every
+ * one): each with the mappings known now, the kernel's at its exit if they came. */
+static void release_waiting(struct gctx_stacks *st, bool all)
+{
+	struct stack_job *j;
+
+	while ((j = st->wait_head)) {
+		if (!j->maps.n && !j->no_wait) {
+			struct sproc *p = sproc_find(st, j->pid);
+			const struct gctx_maps *m = p ? maps_for(st, j->pid, false) : NULL;
+
+			if (m)
+				maps_copy(&j->maps, m);
+			else if (!all && p && !p->gone)
+				break;
+		}
+		st->wait_head = j->next;
+		if (!st->wait_head)
+			st->wait_tail = NULL;
+		st->nwait--;
+		j->next = NULL;
+		enqueue(st, j);
+	}
+}
+
+static void enqueue(struct gctx_stacks *st, struct stack_job *j)
+{
 	pthread_mutex_lock(&st->lock);
 	/* bounded: a burst of stacks waits for the unwinder rather than growing without end */
 	while (st->njobs >= MAX_JOBS)
@@ -579,7 +655,6 @@ int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len)
 	st->njobs++;
 	pthread_cond_signal(&st->work);
 	pthread_mutex_unlock(&st->lock);
-	return 0;
 }
 
 struct gctx_rec_stack *gctx_stacks__next(struct gctx_stacks *st, __u32 *outlen)
@@ -607,7 +682,10 @@ struct gctx_rec_stack *gctx_stacks__next(struct gctx_stacks *st, __u32 *outlen)
 
 void gctx_stacks__flush(struct gctx_stacks *st)
 {
-	if (!st || !st->started)
+	if (!st)
+		return;
+	release_waiting(st, true);
+	if (!st->started)
 		return;
 	pthread_mutex_lock(&st->lock);
 	st->stop = true;

@@ -30,9 +30,12 @@ void gctx_stacks__watch(struct gctx_stacks *st, __u32 pid);
  * lines read from its memory, its mappings) and queues the stack for a thread that unwinds
  * and symbolises; next() returns a resolved record (free() it; length in *outlen) or NULL
  * when none is ready yet; flush() waits until every accepted stack is resolved (then next()
- * returns the rest). Stacks come back in the order accepted.
+ * returns the rest). Stacks come back in the order accepted. A stack of a process that was
+ * gone before its mappings were read is held (with those accepted after it) until its exit
+ * record, right before which the kernel sends the mappings it had (tick() lets it go).
  */
-/* Now and then (each poll): read again the mappings of the processes that loaded libraries. */
+/* Now and then (each poll, after the records read): let held stacks go, and read again the
+ * mappings of the processes that loaded libraries. */
 void gctx_stacks__tick(struct gctx_stacks *st);
 int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len);
 struct gctx_rec_stack *gctx_stacks__next(struct gctx_stacks *st, __u32 *outlen);
@@ -40,6 +43,9 @@ void gctx_stacks__flush(struct gctx_stacks *st);
 /* The executable mappings of pid (struct gctx_maps, unwind.h): read now, or the last ones read
  * for it or for the process it was forked from. NULL if none. Valid until the next call. */
 const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid);
+/* pid's exit record came (after the mappings the kernel sends at exit when asked), or it is
+ * not known here. */
+bool gctx_stacks__gone(struct gctx_stacks *st, __u32 pid);
 /* Counts for the GCTX_REC_STACK_DROPS record (lost is the kernel's, left 0). */
 void gctx_stacks__stats(const struct gctx_stacks *st, struct gctx_rec_stack_drops *out);
 

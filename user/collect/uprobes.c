@@ -116,7 +116,7 @@ struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *
 						      ATTACH_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(u->skel->progs.api_return_multi,
 						      ATTACH_UPROBE_MULTI);
-		u->skel->rodata->stacks_on = o->stk_state_fd >= 0 && o->pyinfo_fd >= 0;
+		u->skel->rodata->stacks_on = o->pyinfo_fd >= 0;
 		u->skel->rodata->task_fsbase_off = o->task_fsbase_off;
 		if (bpf_map__reuse_fd(u->skel->maps.events, o->events_fd) ||
 		    bpf_map__reuse_fd(u->skel->maps.followed, o->followed_fd) ||

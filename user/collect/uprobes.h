@@ -17,8 +17,8 @@ struct gctx_uprobes_opts {
 	int events_fd;		/* ring buffer shared with the kernel-side programs */
 	int followed_fd;	/* followed-process map shared with them */
 	int own_fd;		/* gpuctx's own helper processes, never followed */
-	int stk_state_fd;	/* stacks (bpf/stack.bpf.h): per-process state, -1 = stacks off */
-	int pyinfo_fd;		/* and the Python layouts */
+	int stk_state_fd;      /* stacks (bpf/stack.bpf.h): per-process state (-1: not shared) */
+	int pyinfo_fd;	       /* the Python layouts, -1 = stacks off */
 	__u32 task_fsbase_off;	/* gctx_collector__task_fsbase_off(): the API object has no CO-RE */
 	bool follow_all;
 	__u32 self_tgid;

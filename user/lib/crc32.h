@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * CRC-32 (IEEE 802.3, the polynomial and value of zlib's crc32()), eight bytes a step.
+ * CRC-32 (IEEE 802.3, the polynomial and value of zlib's crc32()): carry-less multiplication
+ * where the CPU has it, eight bytes a step otherwise.
  * The trace file frames every record with one: zlib's call costs ~170 ns before its first
  * byte here, more than the ~100-byte record it checks, and the collector frames up to a
  * couple of million records a second.

@@ -88,6 +88,18 @@ static int feed_caller(struct gctx_model *m, struct mdl_callers *c, const struct
 	n->frame.function[sizeof(n->frame.function) - 1] = '\0';
 	n->frame.module[sizeof(n->frame.module) - 1] = '\0';
 	n->frame.file[sizeof(n->frame.file) - 1] = '\0';
+	/* written after the process's calls (it was gone before its mappings were read, the
+	 * kernel sent them at its exit): its sites from that address get it now */
+	if (p && p->pub.idx < c->cap_procs) {
+		const struct plist *pl = &c->procs[p->pub.idx];
+
+		for (__u32 i = 0; i < pl->n; i++) {
+			struct gctx_callsite *s = gctx_chunks__at(&c->sites, pl->v[i]);
+
+			if (!s->caller && s->addr == r->frame.addr)
+				s->caller = n;
+		}
+	}
 	return 0;
 }
 
@@ -195,6 +207,17 @@ const struct gctx_rec_caller *gctx_model__caller(const struct gctx_model *m, __u
 	if (!m || !m->callers || proc_idx >= m->procs.n || !addr)
 		return NULL;
 	return rec_find(m->callers, P(m, proc_idx), addr);
+}
+
+const struct gctx_rec_caller *gctx_model__caller_by_pid(const struct gctx_model *m, __u32 pid,
+							__u64 addr)
+{
+	__u32 i;
+
+	if (!m || !m->callers || !addr ||
+	    !gctx_hmap__get(&m->callers->rec_map, NO_PROC | pid, addr, &i))
+		return NULL;
+	return gctx_chunks__at(&m->callers->recs, i);
 }
 
 const struct gctx_rec_caller_drops *gctx_model__caller_drops(const struct gctx_model *m)

@@ -357,6 +357,10 @@ const __u32 *gctx_model__proc_callsites(const struct gctx_model *m, __u32 proc_i
 /* Where addr is in the current image of process proc_idx, NULL when not recorded. */
 const struct gctx_rec_caller *gctx_model__caller(const struct gctx_model *m, __u32 proc_idx,
 						 __u64 addr);
+/* Where addr is for pid, from a record fed before the process was known (a model fed only
+ * the call sites, read ahead), NULL when none. */
+const struct gctx_rec_caller *gctx_model__caller_by_pid(const struct gctx_model *m, __u32 pid,
+							__u64 addr);
 /* The collector's GCTX_REC_CALLER_DROPS, NULL if none (older trace, --no-api). */
 const struct gctx_rec_caller_drops *gctx_model__caller_drops(const struct gctx_model *m);
 

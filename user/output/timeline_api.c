@@ -256,6 +256,8 @@ void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_befo
 	if (gctx_api_size_arg(ev->fn) >= 0)
 		tl_arg_u64(&a, "size", ev->args[gctx_api_size_arg(ev->fn)]);
 	caller = gctx_model__caller(x->m, pi, ev->caller);
+	if (!caller && x->stk_m) /* its record comes later in the trace */
+		caller = gctx_model__caller_by_pid(x->stk_m, ev->hdr.tgid, ev->caller);
 	if (caller && !(caller->flags & (GCTX_CALLER_NO_MAPS | GCTX_CALLER_NO_MODULE))) {
 		gctx_frame_format(&caller->frame, where, sizeof(where));
 		tl_arg_str(&a, "caller", where); /* "func+0x2a (module)" */

@@ -127,7 +127,8 @@ struct exporter {
 	struct gctx_hmap thread_map; /* (proc, tid) -> newest described thread index */
 	struct gctx_hmap holder_map; /* (proc, file) -> holder index */
 	struct gctx_hmap obj_map;    /* (family << 32 | file, key) -> xobj index */
-	struct gctx_model *stk_m;    /* the stacks read ahead; NULL: the model's, as they come */
+	struct gctx_model *stk_m;    /* the stacks (and call sites) read ahead; NULL: the model's,
+				      * as they come */
 	struct xstack *stk;	     /* per stack of stk_m (or of m) */
 	__u32 cap_stk;
 	struct gctx_hmap stk_map; /* (role << 32 | pid, file or trigger) -> first stack index */

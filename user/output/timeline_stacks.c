@@ -64,6 +64,7 @@ void tl_stacks_read_ahead(struct exporter *x, const char *path)
 	struct gctx_model *m;
 	const void *data;
 	__u32 type, len, i;
+	bool callers = false;
 	char err[256];
 	struct stat st;
 
@@ -78,12 +79,17 @@ void tl_stacks_read_ahead(struct exporter *x, const char *path)
 		nomem(x);
 		return;
 	}
-	/* what the main pass rejects is rejected here too: the indices agree */
-	while (gctx_trace_reader__next(r, &type, &data, &len) == 1)
-		if (type == GCTX_REC_STACK && gctx_model__feed(m, type, data, len) == -ENOMEM)
+	/* what the main pass rejects is rejected here too: the indices agree. Call sites too: the
+	 * one of a process gone before the collector read its mappings comes after its calls. */
+	while (gctx_trace_reader__next(r, &type, &data, &len) == 1) {
+		if (type != GCTX_REC_STACK && type != GCTX_REC_CALLER)
+			continue;
+		callers |= type == GCTX_REC_CALLER;
+		if (gctx_model__feed(m, type, data, len) == -ENOMEM)
 			nomem(x);
+	}
 	gctx_trace_reader__free(r);
-	if (x->err || !gctx_model__nstacks(m)) {
+	if (x->err || (!gctx_model__nstacks(m) && !callers)) {
 		gctx_model__free(m);
 		return;
 	}

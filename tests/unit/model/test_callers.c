@@ -168,6 +168,29 @@ static void test_exec_and_unknown_process(void **state)
 	assert_string_equal(gctx_model__caller(m, 0, LIB_SITE)->frame.function, "b_init");
 }
 
+/* A process gone before the collector read its mappings: its call sites' records come after
+ * its calls and its exit (from the mappings the kernel sent then), and still name them. */
+static void test_late_record(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_ev_fork f = ev_fork(1, 500, 10, "sh", false);
+	struct gctx_ev_exit x = ev_exit(500, 500, 4000, "app", 0, true);
+	const struct gctx_callsite *s;
+
+	feed(m, GCTX_EV_FORK, &f, sizeof(f));
+	call(m, 500, 1000, GCTX_CU_INIT, LIB_SITE, 0);
+	call(m, 500, 2000, GCTX_CU_INIT, MAIN_SITE, 0);
+	feed(m, GCTX_EV_EXIT, &x, sizeof(x));
+	assert_null(proc_site(m, 500, 0)->caller);
+	caller_rec(m, 500, LIB_SITE, "/opt/lib/libwl_init.so", "wl_gpu_init", 0x1a);
+	s = proc_site(m, 500, 0);
+	assert_non_null(s->caller);
+	assert_string_equal(s->caller->frame.function, "wl_gpu_init");
+	assert_null(proc_site(m, 500, 1)->caller); /* another address */
+	assert_string_equal(gctx_model__caller(m, s->proc_idx, LIB_SITE)->frame.function,
+			    "wl_gpu_init");
+}
+
 /* A process calling from more places than the model keeps: the rest in one site, counted. */
 static void test_bound(void **state)
 {
@@ -198,6 +221,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_sites_and_context, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_late_record, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_old_api_record, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exec_and_unknown_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bound, setup, teardown),

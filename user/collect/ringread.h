@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __GPUCTX_RINGREAD_H
+#define __GPUCTX_RINGREAD_H
+
+#include <stddef.h>
+
+/* Reader of the BPF ring buffer that publishes its position once per batch, not per record. */
+struct gctx_ringread;
+
+/* Called for each record; a negative return stops the batch (the record counts as read). */
+typedef int (*gctx_ringread_fn)(void *ctx, void *data, size_t size);
+
+struct gctx_ringread *gctx_ringread__new(int map_fd, gctx_ringread_fn fn, void *ctx);
+/* Waits up to timeout_ms for a wakeup, then reads what is there: records read or -errno. */
+int gctx_ringread__poll(struct gctx_ringread *r, int timeout_ms);
+/* Reads what is there without waiting: records read, or the callback's negative return. */
+int gctx_ringread__consume(struct gctx_ringread *r);
+void gctx_ringread__free(struct gctx_ringread *r);
+
+#endif
