@@ -162,11 +162,12 @@ static void symbolise(struct gctx_callers *c, __u32 k, const struct gctx_maps *m
 		c->st.resolve_max_ns = dt;
 }
 
-/* Symbolise addr in pid's address space, or mark it waiting when there are no mappings to do
- * it with; the kept index, or -1 (no memory). */
+/* Symbolise addr in pid's address space, or mark it waiting when the process is gone; the
+ * kept index, or -1 (no memory). */
 static int resolve(struct gctx_callers *c, const struct cproc *p, __u32 pid, __u64 addr)
 {
-	const struct gctx_maps *maps = gctx_stacks__maps(c->stacks, pid);
+	bool fresh;
+	const struct gctx_maps *maps = gctx_stacks__maps(c->stacks, pid, &fresh);
 	__u32 k = c->nkept;
 
 	if (gctx_grow(&c->kept, &c->cap_kept, k + 1, sizeof(*c->kept)) ||
@@ -176,7 +177,8 @@ static int resolve(struct gctx_callers *c, const struct cproc *p, __u32 pid, __u
 	memset(&c->kept[k], 0, sizeof(c->kept[k]));
 	c->kept[k].addr = addr;
 	c->nkept++;
-	if (!maps && c->nwait < MAX_WAIT) {
+	/* gone: what was known of it may predate the library that called */
+	if (!fresh && c->nwait < MAX_WAIT) {
 		c->kept_flags[k] = KEPT_WAITING;
 		return (int)k;
 	}
@@ -254,7 +256,7 @@ void gctx_callers__tick(struct gctx_callers *c, bool all)
 		p = proc_get(c, w.pid);
 		if (c->kept_flags[w.k] & KEPT_WAITING)
 			symbolise(c, w.k,
-				  p && p->gen == w.gen ? gctx_stacks__maps(c->stacks, w.pid)
+				  p && p->gen == w.gen ? gctx_stacks__maps(c->stacks, w.pid, NULL)
 						       : NULL);
 		write_caller(c, w.pid, w.k, c->kept_flags[w.k]);
 	}

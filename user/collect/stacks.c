@@ -44,7 +44,8 @@ struct stack_job {
 	__u32 len;
 	struct gctx_maps maps; /* a copy (n == 0: none): later loads do not change this stack's */
 	__u32 pid;
-	bool no_wait; /* mappings or not, unwind it as it is (its process exec'd) */
+	bool wait_maps; /* process gone, mappings none or older: wait for those of its exit */
+	bool no_wait;	/* mappings or not, unwind it as it is (its process exec'd) */
 	int np, nolines;
 	__u64 prep_ns;
 	struct gctx_rec_frame py[GCTX_STACK_MAX_PY];
@@ -333,18 +334,24 @@ static const struct gctx_maps *newest(struct sproc *p)
 }
 
 /* Mappings for pid: the ones the kernel sent with this stack (kernel), else read now, else the
- * last ones known for it or its pre-exec ancestors. */
-static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool kernel)
+ * last ones known for it or its pre-exec ancestors. *fresh (when not NULL): one of the first
+ * two, true to the process as it is or was at the event. */
+static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool kernel,
+					bool *fresh)
 {
 	struct sproc *p = sproc_get(st, pid);
 	const struct gctx_maps *m;
 
+	if (fresh)
+		*fresh = true;
 	if (!p)
 		return NULL;
 	if (kernel && p->kmaps.n)
 		return kernel_maps(p);
 	if (sproc_read_maps(st, p))
 		return &p->maps;
+	if (fresh)
+		*fresh = false;
 	for (int hop = 0; p && hop < MAX_HOPS; hop++) {
 		m = newest(p);
 		if (m)
@@ -356,9 +363,11 @@ static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool 
 	return NULL;
 }
 
-const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid)
+const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid, bool *fresh)
 {
-	return st ? maps_for(st, pid, false) : NULL;
+	if (fresh)
+		*fresh = false;
+	return st ? maps_for(st, pid, false, fresh) : NULL;
 }
 
 bool gctx_stacks__gone(struct gctx_stacks *st, __u32 pid)
@@ -426,6 +435,7 @@ static struct stack_job *job_prepare(struct gctx_stacks *st, const struct gctx_e
 {
 	struct stack_job *j = calloc(1, sizeof(*j));
 	const struct gctx_maps *maps;
+	bool fresh;
 	__u64 t0 = mono_ns();
 
 	if (!j || !(j->raw = malloc(len))) {
@@ -443,9 +453,10 @@ static struct stack_job *job_prepare(struct gctx_stacks *st, const struct gctx_e
 		}
 		j->nolines = py_lines(st, s, j->np, j->py);
 	}
-	maps = maps_for(st, s->hdr.tgid, s->flags & GCTX_STK_VMAS);
+	maps = maps_for(st, s->hdr.tgid, s->flags & GCTX_STK_VMAS, &fresh);
 	if (maps)
 		maps_copy(&j->maps, maps);
+	j->wait_maps = !fresh;
 	j->prep_ns = mono_ns() - t0;
 	return j;
 }
@@ -601,7 +612,7 @@ int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len)
 		st->unresolved++;
 		return -ENOMEM;
 	}
-	if (!j->maps.n || st->wait_head) {
+	if (j->wait_maps || st->wait_head) {
 		if (st->nwait >= MAX_WAIT)
 			release_waiting(st, true);
 		if (st->wait_tail)
@@ -617,20 +628,21 @@ int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len)
 }
 
 /* The held stacks, in order, up to the first whose process has not exited yet (all: every
- * one): each with the mappings known now, the kernel's at its exit if they came. */
+ * one): each with the newest mappings known now, the kernel's at its exit if they came. */
 static void release_waiting(struct gctx_stacks *st, bool all)
 {
 	struct stack_job *j;
 
 	while ((j = st->wait_head)) {
-		if (!j->maps.n && !j->no_wait) {
+		if (j->wait_maps && !j->no_wait) {
 			struct sproc *p = sproc_find(st, j->pid);
-			const struct gctx_maps *m = p ? maps_for(st, j->pid, false) : NULL;
+			const struct gctx_maps *m;
 
+			if (!all && p && !p->gone)
+				break;
+			m = p ? maps_for(st, j->pid, false, NULL) : NULL;
 			if (m)
 				maps_copy(&j->maps, m);
-			else if (!all && p && !p->gone)
-				break;
 		}
 		st->wait_head = j->next;
 		if (!st->wait_head)

@@ -40,9 +40,10 @@ void gctx_stacks__tick(struct gctx_stacks *st);
 int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len);
 struct gctx_rec_stack *gctx_stacks__next(struct gctx_stacks *st, __u32 *outlen);
 void gctx_stacks__flush(struct gctx_stacks *st);
-/* The executable mappings of pid (struct gctx_maps, unwind.h): read now, or the last ones read
- * for it or for the process it was forked from. NULL if none. Valid until the next call. */
-const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid);
+/* The executable mappings of pid (struct gctx_maps, unwind.h): read now (*fresh, when not
+ * NULL), or the last ones known for it or for the process it was forked from. NULL if none.
+ * Valid until the next call. */
+const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid, bool *fresh);
 /* pid's exit record came (after the mappings the kernel sends at exit when asked), or it is
  * not known here. */
 bool gctx_stacks__gone(struct gctx_stacks *st, __u32 pid);

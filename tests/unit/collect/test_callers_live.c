@@ -33,8 +33,10 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 {
 }
 
-const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid)
+const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid, bool *fresh)
 {
+	if (fresh)
+		*fresh = !maps_gone;
 	return maps_gone ? NULL : &fake_maps;
 }
 
