@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 #include "collect/ringread.h"
 
-/* Free space the kernel sees lags the reader by at most this much (ring: 8 MiB). */
+/* Free space the kernel sees lags the reader by at most this much, or an eighth of the ring. */
 #define PUBLISH_BYTES (256 << 10)
 
 struct gctx_ringread {
@@ -27,6 +27,7 @@ struct gctx_ringread {
 	int epfd;
 	size_t page;
 	__u64 mask;
+	__u64 publish;		 /* bytes read between two stores of the position */
 	unsigned long *cons_pos; /* page 0, ours to write */
 	void *ro;		 /* producer page + data twice */
 	const unsigned long *prod_pos;
@@ -55,6 +56,7 @@ struct gctx_ringread *gctx_ringread__new(int map_fd, gctx_ringread_fn fn, void *
 	r->ctx = ctx;
 	r->page = sysconf(_SC_PAGESIZE);
 	r->mask = info.max_entries - 1;
+	r->publish = info.max_entries / 8 < PUBLISH_BYTES ? info.max_entries / 8 : PUBLISH_BYTES;
 	r->epfd = -1;
 	r->cons_pos = mmap(NULL, r->page, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
 	if (r->cons_pos == MAP_FAILED) {
@@ -105,7 +107,7 @@ int gctx_ringread__consume(struct gctx_ringread *r)
 			n++;
 			ret = r->fn(r->ctx, (void *)(hdr + 2), len & ~BPF_RINGBUF_DISCARD_BIT);
 		}
-		if (ret < 0 || cons - published >= PUBLISH_BYTES) {
+		if (ret < 0 || cons - published >= r->publish) {
 			__atomic_store_n(r->cons_pos, cons, __ATOMIC_RELEASE);
 			published = cons;
 		}
