@@ -454,7 +454,8 @@ all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd 
 	api_hip_real api_container security "${diag_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone
-	stacks_dataloader stacks_timeline api_caller api_caller_gone)
+	stacks_dataloader stacks_timeline api_caller api_caller_gone
+	api_caller_gone_nostacks)
 . "$top/tests/integration/api_coverage.sh"
 . "$top/tests/integration/callers.sh"
 [ $# -gt 0 ] && all_tests=("$@")
