@@ -85,12 +85,31 @@ struct {
 	__type(value, struct gctx_ev_stack);
 } stk_scratch SEC(".maps");
 
+/*
+ * The walks' changing state (pointers read from the process, the frame count) lives in map
+ * memory: py_state and the record's npy. Kept in a struct on the stack, each value the
+ * verifier could tell apart (0, or a number read) made it check a callback, and everything
+ * after its loop, once more; in a map value every value is just a number and one pass
+ * covers them all. That was most of gpuctx's load time.
+ */
+struct py_state {
+	__u64 interp, t, ts, fsbase; /* finding the thread state (ts_find_cb) */
+	__u64 frame;		     /* the next frame to read (py_frame_cb) */
+	__u32 fault;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_state);
+} py_scratch SEC(".maps");
+
 struct py_walk {
 	struct gctx_ev_stack *s;
 	const struct gctx_py_layout *l;
-	__u64 frame;
-	__u32 n;
-	__u32 fault;
+	struct py_state *st;
 };
 
 static __always_inline __u64 rd_ptr(__u64 addr)
@@ -138,39 +157,40 @@ static long py_frame_cb(__u32 i, struct py_walk *w)
 	__u64 code, instr = 0, lt, lt_size = 0;
 	__u8 owner = 0, is_entry = 0;
 	bool cut = false;
-	__u32 n;
+	struct py_state *st = w->st;
+	__u32 n = w->s->npy;
+	__u64 frame = st->frame;
 
-	if (!w->frame)
+	if (!frame)
 		return 1;
-	if (w->n >= GCTX_STACK_MAX_PY) {
+	if (n >= GCTX_STACK_MAX_PY) {
 		w->s->py_status = GCTX_PY_TRUNCATED;
 		return 1;
 	}
-	code = rd_ptr(w->frame + l->frame_code);
+	code = rd_ptr(frame + l->frame_code);
 	if (l->frame_owner >= 0)
-		bpf_probe_read_user(&owner, 1, (void *)(w->frame + l->frame_owner));
+		bpf_probe_read_user(&owner, 1, (void *)(frame + l->frame_owner));
 	if (l->frame_is_entry >= 0)
-		bpf_probe_read_user(&is_entry, 1, (void *)(w->frame + l->frame_is_entry));
+		bpf_probe_read_user(&is_entry, 1, (void *)(frame + l->frame_is_entry));
 	if (l->code_adaptive) {
-		instr = rd_ptr(w->frame + l->frame_instr);
+		instr = rd_ptr(frame + l->frame_instr);
 	} else {
 		__s32 lasti = -1;
 
-		bpf_probe_read_user(&lasti, sizeof(lasti), (void *)(w->frame + l->frame_instr));
+		bpf_probe_read_user(&lasti, sizeof(lasti), (void *)(frame + l->frame_instr));
 		instr = (__u64)(__s64)lasti;
 	}
-	w->frame = rd_ptr(w->frame + l->frame_back);
+	st->frame = rd_ptr(frame + l->frame_back);
 	/* C-stack shim (3.12+: owner 3): marks where one C-level eval call began. */
 	if (l->frame_owner >= 0 && owner == 3) {
-		if (w->n > 0 && w->n <= GCTX_STACK_MAX_PY)
-			w->s->py[(w->n - 1) & 31].flags |= GCTX_PYF_ENTRY;
+		if (n > 0 && n <= GCTX_STACK_MAX_PY)
+			w->s->py[(n - 1) & 31].flags |= GCTX_PYF_ENTRY;
 		return 0;
 	}
 	if (!code) {
-		w->fault = 1;
+		st->fault = 1;
 		return 1;
 	}
-	n = w->n;
 	if (n >= GCTX_STACK_MAX_PY)
 		return 1;
 	f = &w->s->py[n];
@@ -200,15 +220,16 @@ static long py_frame_cb(__u32 i, struct py_walk *w)
 	f->lt_len = 0;
 	lt = rd_ptr(code + l->code_linetable);
 	if (lt && !bpf_probe_read_user(&lt_size, sizeof(lt_size), (void *)(lt + 16))) {
-		n = lt_size > GCTX_PY_LT_LEN ? GCTX_PY_LT_LEN : lt_size;
+		__u32 lt_len = lt_size > GCTX_PY_LT_LEN ? GCTX_PY_LT_LEN : lt_size;
+
 		if (lt_size > GCTX_PY_LT_LEN)
 			f->flags |= GCTX_PYF_LT_CUT;
-		barrier_var(n);
-		if (n > 0 && n <= GCTX_PY_LT_LEN &&
-		    !bpf_probe_read_user(f->lt, n, (void *)(lt + 32)))
-			f->lt_len = n;
+		barrier_var(lt_len);
+		if (lt_len > 0 && lt_len <= GCTX_PY_LT_LEN &&
+		    !bpf_probe_read_user(f->lt, lt_len, (void *)(lt + 32)))
+			f->lt_len = lt_len;
 	}
-	w->n++;
+	w->s->npy = n + 1;
 	return 0;
 }
 
@@ -216,7 +237,7 @@ static long py_frame_cb(__u32 i, struct py_walk *w)
  * step (a callback: verified once, where nested loops were unrolled in every program). */
 struct ts_find {
 	const struct gctx_py_layout *l;
-	__u64 interp, t, fsbase, ts;
+	struct py_state *st;
 };
 
 #define TS_FIND_STEPS (4 * 65) /* 4 interpreters, 64 threads each */
@@ -224,19 +245,21 @@ struct ts_find {
 static long ts_find_cb(__u32 i, struct ts_find *f)
 {
 	const struct gctx_py_layout *l = f->l;
+	struct py_state *st = f->st;
+	__u64 t = st->t, interp = st->interp;
 
-	if (!f->t) {
-		if (!f->interp)
+	if (!t) {
+		if (!interp)
 			return 1;
-		f->t = rd_ptr(f->interp + l->interp_tstate);
-		f->interp = rd_ptr(f->interp + l->interp_next);
+		st->t = rd_ptr(interp + l->interp_tstate);
+		st->interp = rd_ptr(interp + l->interp_next);
 		return 0;
 	}
-	if (rd_ptr(f->t + l->tstate_thread_id) == f->fsbase) {
-		f->ts = f->t;
+	if (rd_ptr(t + l->tstate_thread_id) == st->fsbase) {
+		st->ts = t;
 		return 1;
 	}
-	f->t = rd_ptr(f->t + l->tstate_next);
+	st->t = rd_ptr(t + l->tstate_next);
 	return 0;
 }
 
@@ -251,9 +274,14 @@ static __always_inline void py_walk(struct gctx_ev_stack *s, __u32 tgid)
 #endif
 	struct py_walk w = {};
 	struct ts_find f = {};
-	__u64 ts;
+	struct py_state *st;
+	__u32 zero = 0;
+	__u64 ts, frame;
 
 	if (!l)
+		return;
+	st = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!st)
 		return;
 	s->py_version = l->version;
 	if (!l->supported) {
@@ -263,29 +291,34 @@ static __always_inline void py_walk(struct gctx_ev_stack *s, __u32 tgid)
 	/* Find this OS thread's PyThreadState: thread_id is pthread_self(), the fs base. That
 	 * also holds while the thread has released the GIL, and in a raw fork() child. */
 	f.l = l;
+	f.st = st;
 #ifndef GCTX_NO_CORE
-	f.fsbase = task->thread.fsbase;
+	st->fsbase = task->thread.fsbase;
 #else
 	if (!task_fsbase_off ||
-	    bpf_probe_read_kernel(&f.fsbase, sizeof(f.fsbase), (void *)(task + task_fsbase_off)))
-		f.fsbase = 0;
+	    bpf_probe_read_kernel(&st->fsbase, sizeof(st->fsbase), (void *)(task + task_fsbase_off)))
+		st->fsbase = 0;
 #endif
-	f.interp = rd_ptr(l->runtime + l->interp_head);
+	st->interp = rd_ptr(l->runtime + l->interp_head);
+	st->t = 0;
+	st->ts = 0;
+	st->fault = 0;
 	bpf_loop(TS_FIND_STEPS, ts_find_cb, &f, 0);
-	ts = f.ts;
+	ts = st->ts;
 	if (!ts) {
 		s->py_status = GCTX_PY_NO_THREAD;
 		return;
 	}
-	w.frame = rd_ptr(ts + l->tstate_frame);
-	if (l->cframe_frame >= 0 && w.frame)
-		w.frame = rd_ptr(w.frame + l->cframe_frame);
+	frame = rd_ptr(ts + l->tstate_frame);
+	if (l->cframe_frame >= 0 && frame)
+		frame = rd_ptr(frame + l->cframe_frame);
+	st->frame = frame;
 	w.s = s;
 	w.l = l;
+	w.st = st;
 	s->py_status = GCTX_PY_OK;
 	bpf_loop(GCTX_STACK_MAX_PY + 8, py_frame_cb, &w, 0);
-	s->npy = w.n;
-	if (w.fault && !w.n)
+	if (st->fault && !s->npy)
 		s->py_status = GCTX_PY_FAULT;
 }
 

@@ -34,6 +34,8 @@ struct vmas_scratch {
 	__u8 slack[2 * GCTX_VMA_PATH_MAX + 64]; /* masked offsets plus a write stay inside */
 	__u64 root_dentry, root_mnt;		/* the process's root */
 	__u32 total, visited;
+	__u32 plen; /* bytes of the path being built: kept here, not in struct path_walk, so
+		     * that the verifier checks path_step once, not once per length it can tell */
 	bool lost;
 };
 
@@ -48,7 +50,6 @@ struct path_walk {
 	struct vmas_scratch *s;
 	__u64 dentry, vfsmnt;
 	__u32 base; /* offset of the path in data */
-	__u32 len;  /* bytes written */
 	bool done;  /* reached the root */
 };
 
@@ -60,7 +61,7 @@ static long path_step(__u32 i, struct path_walk *w)
 	struct mount *mnt = (struct mount *)(w->vfsmnt - bpf_core_field_offset(struct mount, mnt));
 	struct mount *up;
 	const unsigned char *name;
-	__u32 nlen, room, off;
+	__u32 nlen, room, off, len = w->s->plen;
 	long n;
 
 	if (w->dentry == w->s->root_dentry && w->vfsmnt == w->s->root_mnt) {
@@ -84,14 +85,14 @@ static long path_step(__u32 i, struct path_walk *w)
 	}
 	nlen = BPF_CORE_READ(d, d_name.len);
 	name = BPF_CORE_READ(d, d_name.name);
-	room = GCTX_VMA_PATH_MAX - (w->len & (GCTX_VMA_PATH_MAX - 1));
-	if (w->len >= GCTX_VMA_PATH_MAX || nlen + 1 > room)
+	room = GCTX_VMA_PATH_MAX - (len & (GCTX_VMA_PATH_MAX - 1));
+	if (len >= GCTX_VMA_PATH_MAX || nlen + 1 > room)
 		return 1; /* too long: cut */
-	off = (w->base & VMAS_DATA_MASK) + (w->len & (GCTX_VMA_PATH_MAX - 1));
+	off = (w->base & VMAS_DATA_MASK) + (len & (GCTX_VMA_PATH_MAX - 1));
 	n = bpf_probe_read_kernel_str(w->s->r.data + off, room, name);
 	if (n <= 0)
 		return 1;
-	w->len += n;
+	w->s->plen = len + n;
 	w->dentry = (__u64)parent;
 	return 0;
 }
@@ -104,6 +105,7 @@ static __noinline void vma_add(struct vmas_scratch *s, struct vm_area_struct *vm
 	struct file *f = vma->vm_file;
 	struct inode *inode = BPF_CORE_READ(f, f_inode);
 	__u64 fl = vma->vm_flags;
+	__u32 len;
 	struct path_walk w = {
 	    .s = s,
 	    .dentry = (__u64)BPF_CORE_READ(f, f_path.dentry),
@@ -119,11 +121,13 @@ static __noinline void vma_add(struct vmas_scratch *s, struct vm_area_struct *vm
 	v->flags = (fl & VM_READ ? GCTX_VMA_READ : 0) | (fl & VM_WRITE ? GCTX_VMA_WRITE : 0) |
 		   (fl & VM_MAYSHARE ? GCTX_VMA_SHARED : 0);
 	v->pad = 0;
+	s->plen = 0;
 	bpf_loop(GCTX_VMA_STEPS, path_step, &w, 0);
 	if (!w.done)
 		v->flags |= GCTX_VMA_PATH_CUT;
-	v->path_len = w.len;
-	s->r.len = off + sizeof(*v) + ((w.len + 7) & ~7u);
+	len = s->plen;
+	v->path_len = len;
+	s->r.len = off + sizeof(*v) + ((len + 7) & ~7u);
 	s->r.n++;
 	s->total++;
 }
