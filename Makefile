@@ -261,7 +261,14 @@ $(BENCH_BIN)/loops: bench/loops.c tools/gpu_uapi.h | $(BENCH_BIN)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools $< -ldl -lpthread -o $@
 
-bench-build: all $(BENCH_BIN)/empty_loader $(BENCH_BIN)/loops
+$(BENCH_BIN)/load_cost: bench/load_cost.c | $(BENCH_BIN)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
+
+# the integration suite checks the load budget with it (tests/integration/run.sh load_budget)
+all: $(BENCH_BIN)/load_cost
+
+bench-build: all $(BENCH_BIN)/empty_loader $(BENCH_BIN)/loops $(BENCH_BIN)/load_cost
 
 bench: bench-build
 	$(Q)tools/install-deps.sh bench
