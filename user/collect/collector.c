@@ -19,6 +19,7 @@ struct gctx_collector {
 	struct gpuctx_bpf *skel;
 	struct gctx_ringread *rb;
 	struct bpf_link *iter_link;
+	struct bpf_link *open_links[2]; /* open_exit_all on sys_exit_open and sys_exit_openat2 */
 	gctx_record_fn cb;
 	void *cb_ctx;
 	bool have_iter;
@@ -108,12 +109,25 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 	choose_lineage(s, btf);
 	bpf_program__set_autoload(s->progs.gpu_file_iter, iter);
 	bpf_program__set_autoattach(s->progs.gpu_file_iter, false);
-	/* open(2) and openat2(2) are optional: not every kernel has both tracepoints. */
-	if (!tracepoint_exists("syscalls", "sys_exit_open"))
-		bpf_program__set_autoload(s->progs.open_exit_prog, false);
-	if (!tracepoint_exists("syscalls", "sys_exit_openat2"))
-		bpf_program__set_autoload(s->progs.openat2_exit, false);
 	return s;
+}
+
+/* The program on sys_exit_openat also serves open(2) and openat2(2), where the kernel has their
+ * tracepoints (not every kernel has both): one program for the three, its stack code verified
+ * once. */
+static int attach_opens(struct gctx_collector *c)
+{
+	static const char *const tps[2] = {"sys_exit_open", "sys_exit_openat2"};
+
+	for (int i = 0; i < 2; i++) {
+		if (!tracepoint_exists("syscalls", tps[i]))
+			continue;
+		c->open_links[i] = bpf_program__attach_tracepoint(c->skel->progs.open_exit_all,
+								  "syscalls", tps[i]);
+		if (!c->open_links[i])
+			return -errno;
+	}
+	return 0;
 }
 
 /* Kernel layout facts the API object reads without CO-RE (bpf/gpuctx.bpf.c task_offsets):
@@ -207,6 +221,8 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 		goto err_destroy;
 	task_offsets(c);
 	ret = gpuctx_bpf__attach(c->skel);
+	if (!ret)
+		ret = attach_opens(c);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach BPF programs: %s", strerror(-ret));
 		goto err_destroy;
@@ -219,6 +235,8 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 	return c;
 
 err_destroy:
+	for (int i = 0; i < 2; i++)
+		bpf_link__destroy(c->open_links[i]);
 	gpuctx_bpf__destroy(c->skel);
 err_free:
 	free(c);
@@ -314,6 +332,8 @@ void gctx_collector__free(struct gctx_collector *c)
 		return;
 	gctx_ringread__free(c->rb);
 	bpf_link__destroy(c->iter_link);
+	for (int i = 0; i < 2; i++)
+		bpf_link__destroy(c->open_links[i]);
 	gpuctx_bpf__destroy(c->skel);
 	free(c);
 }
