@@ -393,6 +393,30 @@ PY
 	result "$name" $rc
 }
 
+# --ring-size: a 256K ring takes the same burst with every call recorded or counted lost, and
+# wakes the collector at a quarter full (kept at the default's 1 MiB, about half the calls
+# were lost: checked); an overflow says which --ring-size to try. check passes it on.
+t_ring_size() {
+	local name=ring_size rc=0 f="$T/regfile_rs" n=300000
+	head -c 4096 /dev/zero >"$f"
+	"$G" record -q --ring-size 256K -o "$T/$name.gctx" --device "$f:nvidiactl" -- \
+		"$W/wl_ioctl_burst" "$f" $n >"$T/$name.out" 2>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && python3 - "$T/$name.json" $n "$T/$name.err" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+d, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+rec, lost = d["events"]["ioctl"], d["drops"]["ioctl"]
+assert rec + lost == n, f"{rec} recorded + {lost} lost != {n} calls"
+assert rec >= 0.7 * n, f"only {rec} of {n} recorded with a 256K ring"
+hint = "the 256K ring buffer overflowed: rerun with a larger --ring-size (such as 1M)"
+said = hint in open(sys.argv[3]).read()
+assert said == (lost > 0), f"{lost} lost, overflow hint printed: {said}"
+PY
+	"$G" check --ring-size 1M -- true >>"$T/$name.out" 2>>"$T/$name.err" ||
+		{ echo "check --ring-size 1M -- true failed" >>"$T/$name.err"; rc=1; }
+	result "$name" $rc
+}
+
 # Each GPU ioctl record names its thread as it is then called (every record reads the comm
 # itself, not through the helper): two names, two calls under each.
 t_ioctl_comm() {
@@ -475,6 +499,7 @@ t_errors() {
 	expect_error err_device_path "cannot stat" "$G" record -o "$T/e.gctx" --device /nonexistent:kfd -- true
 	expect_error err_no_pid "no such process" "$G" record -o "$T/e.gctx" -p 999999
 	expect_error err_no_target "nothing to trace" "$G" record -o "$T/e.gctx"
+	expect_error err_ring_size "bad --ring-size" "$G" record --ring-size 3M -o "$T/e.gctx" -- true
 	expect_error err_missing_trace "cannot open" "$G" report "$T/missing.gctx"
 	head -c 100 /dev/urandom >"$T/garbage.gctx"
 	expect_error err_garbage_trace "not a gpuctx trace" "$G" report "$T/garbage.gctx"
@@ -510,7 +535,7 @@ t_sigkill() {
 . "$top/tests/integration/stacks.sh"
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls ring_wrap load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container security "${diag_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone

@@ -115,7 +115,8 @@ static bool takes_value(const char *a)
 {
 	static const char *const with[] = {"-o",       "--output",   "-p",	   "--pid",
 					   "--cgroup", "--device",   "--duration", "--libcuda",
-					   "--libhip", "--perfetto", "--chrome"};
+					   "--libhip", "--perfetto", "--chrome", "--hold-timeout",
+					   "--ring-size"};
 
 	for (size_t i = 0; i < sizeof(with) / sizeof(with[0]); i++)
 		if (!strcmp(a, with[i]))

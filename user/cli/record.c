@@ -53,6 +53,7 @@ struct record_env {
 	bool launches;
 	bool no_hold;			/* --no-hold */
 	__u32 hold_timeout_ms;		/* --hold-timeout */
+	__u32 ring_bytes;		/* --ring-size, 0 = the default */
 	const char *perfetto;		/* --perfetto FILE */
 	const char *chrome;		/* --chrome FILE */
 	char **cmd;
@@ -108,6 +109,8 @@ static void usage(FILE *out)
 		"      --no-hold           never stop a process that maps a CUDA/HIP library not\n"
 		"                          probed yet (its first calls may then be missed: reported)\n"
 		"      --hold-timeout MS   resume such a process after MS at most (default 500)\n"
+		"      --ring-size SIZE    kernel-to-gpuctx buffer, a power of two from 256K to\n"
+		"                          1G (default 8M): larger if events are lost\n"
 		"      --perfetto FILE     also export the timeline for ui.perfetto.dev at the end\n"
 		"      --chrome FILE       also export a Chrome JSON timeline at the end\n"
 		"  -q, --quiet             do not print events as they happen\n"
@@ -163,7 +166,44 @@ enum {
 	OPT_SILENT,
 	OPT_NO_HOLD,
 	OPT_HOLD_TIMEOUT,
+	OPT_RING_SIZE,
 };
+
+/* SIZE[K|M|G]: a power of two in [GCTX_RING_MIN, GCTX_RING_MAX]. 0, or -1 when it is not. */
+static int parse_ring_size(const char *arg, __u32 *out)
+{
+	unsigned long long v, mult = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || arg[0] == '-')
+		return -1;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		mult = 1ull << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ull << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ull << 30;
+		end++;
+		break;
+	}
+	if (*end || v > GCTX_RING_MAX / mult)
+		return -1;
+	v *= mult;
+	if (v < GCTX_RING_MIN || (v & (v - 1)))
+		return -1;
+	*out = v;
+	return 0;
+}
 
 static int parse_args(struct record_env *env, int argc, char **argv)
 {
@@ -183,6 +223,7 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		{ "chrome", required_argument, NULL, OPT_CHROME },
 		{ "no-hold", no_argument, NULL, OPT_NO_HOLD },
 		{ "hold-timeout", required_argument, NULL, OPT_HOLD_TIMEOUT },
+		{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "silent", no_argument, NULL, OPT_SILENT },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -281,6 +322,13 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 			env->hold_timeout_ms = ms;
 			break;
 		}
+		case OPT_RING_SIZE:
+			if (parse_ring_size(optarg, &env->ring_bytes)) {
+				fprintf(stderr, "gpuctx: bad --ring-size '%s': want a power of two "
+						"from 256K to 1G, such as 64M (default 8M)\n", optarg);
+				return -1;
+			}
+			break;
 		case 'q':
 			env->quiet = true;
 			break;
@@ -584,6 +632,27 @@ static bool any_alive(const struct gctx_pidset *s)
 	return false;
 }
 
+/* Records the ring had no room for (the kernel's drop counters). */
+static bool ring_lost(const struct gctx_rec_drops *d)
+{
+	for (int i = 0; i < GCTX_EV_KERNEL_MAX; i++)
+		if (d->drops[i])
+			return true;
+	return false;
+}
+
+/* A ring size as --ring-size takes it: 256K, 8M, 1G. */
+static const char *ring_size_str(__u64 bytes, char *buf, size_t len)
+{
+	if (bytes >= (1u << 30))
+		snprintf(buf, len, "%lluG", (unsigned long long)(bytes >> 30));
+	else if (bytes >= (1u << 20))
+		snprintf(buf, len, "%lluM", (unsigned long long)(bytes >> 20));
+	else
+		snprintf(buf, len, "%lluK", (unsigned long long)(bytes >> 10));
+	return buf;
+}
+
 static void print_summary(struct record_state *st, const struct gctx_rec_drops *d,
 			  const char *output)
 {
@@ -629,6 +698,15 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 			fprintf(stderr, " unfollowed-children=%llu",
 				(unsigned long long)d->unfollowed);
 		fprintf(stderr, "\n");
+		if (ring_lost(d)) {
+			__u32 now = st->env->ring_bytes ? st->env->ring_bytes : GCTX_RING_DEFAULT;
+			__u64 more = 4ull * now > GCTX_RING_MAX ? GCTX_RING_MAX : 4ull * now;
+			char a[16], b[16];
+
+			fprintf(stderr, "gpuctx: the %s ring buffer overflowed: rerun with a larger "
+					"--ring-size (such as %s)\n", ring_size_str(now, a, sizeof(a)),
+				ring_size_str(more, b, sizeof(b)));
+		}
 	}
 }
 
@@ -716,6 +794,7 @@ int cmd_record(int argc, char **argv)
 	o.track_libs = !env.no_api;
 	o.no_stacks = env.no_stacks;
 	o.hold = !env.no_hold;
+	o.ring_bytes = env.ring_bytes;
 	o.cb = on_record;
 	o.cb_ctx = &st;
 	gctx_read_majors(&o.uvm_major, &o.kfd_major);

@@ -106,6 +106,12 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 	s->rodata->track_libs = o->track_libs;
 	s->rodata->stacks_on = !o->no_stacks;
 	s->rodata->hold_on = o->track_libs && o->hold;
+	if (o->ring_bytes && bpf_map__set_max_entries(s->maps.events, o->ring_bytes)) {
+		gpuctx_bpf__destroy(s);
+		return NULL;
+	}
+	s->rodata->wakeup_bytes = gctx_ring_wakeup_bytes(o->ring_bytes ? o->ring_bytes
+									: GCTX_RING_DEFAULT);
 	choose_lineage(s, btf);
 	bpf_program__set_autoload(s->progs.gpu_file_iter, iter);
 	bpf_program__set_autoattach(s->progs.gpu_file_iter, false);

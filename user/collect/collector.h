@@ -15,6 +15,17 @@
 /* Called for each record drained from the ring buffer. Non-zero stops the drain. */
 typedef int (*gctx_record_fn)(void *ctx, __u32 type, const void *data, __u32 len);
 
+#define GCTX_RING_DEFAULT (8u << 20) /* the ring buffer's size unless --ring-size says */
+#define GCTX_RING_MIN	  (256u << 10)
+#define GCTX_RING_MAX	  (1u << 30)
+
+/* Unread bytes past which a BPF program wakes the collector (else it polls every 10 ms): a
+ * quarter of the ring, at most 1 MiB. Both BPF objects get it (rodata wakeup_bytes). */
+static inline __u64 gctx_ring_wakeup_bytes(__u32 ring_bytes)
+{
+	return ring_bytes / 4 < (1u << 20) ? ring_bytes / 4 : 1u << 20;
+}
+
 struct gctx_collector_opts {
 	bool follow_all;		     /* -a */
 	const char *cgroup;		     /* --cgroup DIR, or NULL */
@@ -26,6 +37,7 @@ struct gctx_collector_opts {
 	bool track_libs;		     /* report executable mappings (for API probes) */
 	bool no_stacks;			     /* no stacks at rare events (--no-stacks) */
 	bool hold;			     /* hold a process mapping an unprobed API library */
+	__u32 ring_bytes;		     /* --ring-size: a power of two, 0 = GCTX_RING_DEFAULT */
 	gctx_record_fn cb;
 	void *cb_ctx;
 };

@@ -23,6 +23,7 @@
 #include "lib/elfsyms.h"
 #include "collect/libfile.h"
 #include "collect/resolver.h"
+#include "collect/collector.h"
 #include "collect/uprobes.h"
 
 #define MAX_SEEN 4096
@@ -80,6 +81,17 @@ struct gctx_uprobes {
 
 static const __u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
+/* The shared ring buffer's size, for the wakeup threshold (the default when unreadable). */
+static __u32 ring_size(int events_fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(events_fd, &info, &len) || !info.max_entries)
+		return GCTX_RING_DEFAULT;
+	return info.max_entries;
+}
+
 static bool is_gpu_lib(const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -117,6 +129,7 @@ struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *
 		bpf_program__set_expected_attach_type(u->skel->progs.api_return_multi,
 						      ATTACH_UPROBE_MULTI);
 		u->skel->rodata->stacks_on = o->pyinfo_fd >= 0;
+		u->skel->rodata->wakeup_bytes = gctx_ring_wakeup_bytes(ring_size(o->events_fd));
 		u->skel->rodata->task_fsbase_off = o->task_fsbase_off;
 		if (bpf_map__reuse_fd(u->skel->maps.events, o->events_fd) ||
 		    bpf_map__reuse_fd(u->skel->maps.followed, o->followed_fd) ||
