@@ -16,7 +16,7 @@ const volatile __u64 wakeup_bytes = 1 << 20; /* wake the collector past this muc
 /* Every record, to the collector. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
+	__uint(max_entries, GCTX_RING_DEFAULT); /* the collector may resize it (--ring-size) */
 } events SEC(".maps");
 
 /* tgid -> 1: processes being followed. */

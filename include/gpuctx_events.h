@@ -13,6 +13,7 @@
 #define GCTX_ARGS_LEN	  256
 #define GCTX_IOCTL_BYTES  96
 #define GCTX_MAX_REGDEVS  64
+#define GCTX_RING_DEFAULT (8u << 20) /* the ring buffer's size unless --ring-size says */
 
 /* Record tags. Values below 64 come from the kernel, 64 and up are written by the collector. */
 enum gctx_ev_type {

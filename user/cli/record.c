@@ -632,15 +632,6 @@ static bool any_alive(const struct gctx_pidset *s)
 	return false;
 }
 
-/* Records the ring had no room for (the kernel's drop counters). */
-static bool ring_lost(const struct gctx_rec_drops *d)
-{
-	for (int i = 0; i < GCTX_EV_KERNEL_MAX; i++)
-		if (d->drops[i])
-			return true;
-	return false;
-}
-
 /* A ring size as --ring-size takes it: 256K, 8M, 1G. */
 static const char *ring_size_str(__u64 bytes, char *buf, size_t len)
 {
@@ -657,7 +648,7 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 			  const char *output)
 {
 	__u32 nerr = 0, nwarn = 0;
-	__u64 lost = d->missed_stash + d->unfollowed;
+	__u64 lost = d->missed_stash + d->unfollowed, ring_lost = 0;
 
 	for (__u32 i = 0; i < gctx_model__nfindings(st->model); i++) {
 		const struct gctx_finding *f = gctx_model__finding(st->model, i);
@@ -668,8 +659,8 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 			nwarn++;
 	}
 	for (int i = 0; i < GCTX_EV_KERNEL_MAX; i++)
-		lost += d->drops[i];
-	lost += gctx_trace_writer__lost(st->w);
+		ring_lost += d->drops[i]; /* records the ring had no room for */
+	lost += ring_lost + gctx_trace_writer__lost(st->w);
 	fprintf(stderr,
 		"gpuctx: %u processes, %u GPU files, %llu events, %llu lost, %u findings "
 		"(%u errors, %u warnings); trace written to %s (%llu bytes)\n",
@@ -698,7 +689,7 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 			fprintf(stderr, " unfollowed-children=%llu",
 				(unsigned long long)d->unfollowed);
 		fprintf(stderr, "\n");
-		if (ring_lost(d)) {
+		if (ring_lost) {
 			__u32 now = st->env->ring_bytes ? st->env->ring_bytes : GCTX_RING_DEFAULT;
 			__u64 more = 4ull * now > GCTX_RING_MAX ? GCTX_RING_MAX : 4ull * now;
 			char a[16], b[16];

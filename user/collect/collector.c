@@ -110,8 +110,7 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 		gpuctx_bpf__destroy(s);
 		return NULL;
 	}
-	s->rodata->wakeup_bytes = gctx_ring_wakeup_bytes(o->ring_bytes ? o->ring_bytes
-									: GCTX_RING_DEFAULT);
+	s->rodata->wakeup_bytes = gctx_ring_wakeup_bytes(bpf_map__max_entries(s->maps.events));
 	choose_lineage(s, btf);
 	bpf_program__set_autoload(s->progs.gpu_file_iter, iter);
 	bpf_program__set_autoattach(s->progs.gpu_file_iter, false);

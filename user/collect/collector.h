@@ -15,7 +15,6 @@
 /* Called for each record drained from the ring buffer. Non-zero stops the drain. */
 typedef int (*gctx_record_fn)(void *ctx, __u32 type, const void *data, __u32 len);
 
-#define GCTX_RING_DEFAULT (8u << 20) /* the ring buffer's size unless --ring-size says */
 #define GCTX_RING_MIN	  (256u << 10)
 #define GCTX_RING_MAX	  (1u << 30)
 

@@ -395,9 +395,9 @@ static void rep_text_counts(struct rep_ctx *c)
 		for (t = 1; t < GCTX_EV_KERNEL_MAX; t++)
 			fprintf(c->out, " %s=%llu", rep_ev_label(t),
 				(unsigned long long)d->drops[t]);
-		fputs("\n  the ring buffer overflowed; processes, files or findings may be "
-		      "missing:\n  record again with a larger --ring-size (the default is 8M)\n",
-		      c->out);
+		fprintf(c->out, "\n  the ring buffer overflowed; processes, files or findings may be "
+				"missing:\n  record again with a larger --ring-size (the default is "
+				"%uM)\n", GCTX_RING_DEFAULT >> 20);
 	} else if (gctx_model__end(c->m)) {
 		fputs("Drops: none\n", c->out);
 	} else {
