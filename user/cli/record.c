@@ -169,42 +169,6 @@ enum {
 	OPT_RING_SIZE,
 };
 
-/* SIZE[K|M|G]: a power of two in [GCTX_RING_MIN, GCTX_RING_MAX]. 0, or -1 when it is not. */
-static int parse_ring_size(const char *arg, __u32 *out)
-{
-	unsigned long long v, mult = 1;
-	char *end;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || end == arg || arg[0] == '-')
-		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		mult = 1ull << 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		mult = 1ull << 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		mult = 1ull << 30;
-		end++;
-		break;
-	}
-	if (*end || v > GCTX_RING_MAX / mult)
-		return -1;
-	v *= mult;
-	if (v < GCTX_RING_MIN || (v & (v - 1)))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int parse_args(struct record_env *env, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -323,7 +287,7 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 			break;
 		}
 		case OPT_RING_SIZE:
-			if (parse_ring_size(optarg, &env->ring_bytes)) {
+			if (gctx_ring_size_parse(optarg, &env->ring_bytes)) {
 				fprintf(stderr, "gpuctx: bad --ring-size '%s': want a power of two "
 						"from 256K to 1G, such as 64M (default 8M)\n", optarg);
 				return -1;
@@ -632,18 +596,6 @@ static bool any_alive(const struct gctx_pidset *s)
 	return false;
 }
 
-/* A ring size as --ring-size takes it: 256K, 8M, 1G. */
-static const char *ring_size_str(__u64 bytes, char *buf, size_t len)
-{
-	if (bytes >= (1u << 30))
-		snprintf(buf, len, "%lluG", (unsigned long long)(bytes >> 30));
-	else if (bytes >= (1u << 20))
-		snprintf(buf, len, "%lluM", (unsigned long long)(bytes >> 20));
-	else
-		snprintf(buf, len, "%lluK", (unsigned long long)(bytes >> 10));
-	return buf;
-}
-
 static void print_summary(struct record_state *st, const struct gctx_rec_drops *d,
 			  const char *output)
 {
@@ -695,8 +647,8 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 			char a[16], b[16];
 
 			fprintf(stderr, "gpuctx: the %s ring buffer overflowed: rerun with a larger "
-					"--ring-size (such as %s)\n", ring_size_str(now, a, sizeof(a)),
-				ring_size_str(more, b, sizeof(b)));
+					"--ring-size (such as %s)\n", gctx_ring_size_str(now, a, sizeof(a)),
+				gctx_ring_size_str(more, b, sizeof(b)));
 		}
 	}
 }

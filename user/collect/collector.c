@@ -248,6 +248,54 @@ err_free:
 	return NULL;
 }
 
+/* SIZE[K|M|G]: a power of two in [GCTX_RING_MIN, GCTX_RING_MAX]. 0, or -1 when it is not. */
+int gctx_ring_size_parse(const char *arg, __u32 *out)
+{
+	unsigned long long v, mult = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || arg[0] == '-')
+		return -1;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		mult = 1ull << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ull << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ull << 30;
+		end++;
+		break;
+	}
+	if (*end || v > GCTX_RING_MAX / mult)
+		return -1;
+	v *= mult;
+	if (v < GCTX_RING_MIN || (v & (v - 1)))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A ring size as --ring-size takes it: 256K, 8M, 1G. */
+const char *gctx_ring_size_str(__u64 bytes, char *buf, size_t len)
+{
+	if (bytes >= (1u << 30))
+		snprintf(buf, len, "%lluG", (unsigned long long)(bytes >> 30));
+	else if (bytes >= (1u << 20))
+		snprintf(buf, len, "%lluM", (unsigned long long)(bytes >> 20));
+	else
+		snprintf(buf, len, "%lluK", (unsigned long long)(bytes >> 10));
+	return buf;
+}
+
 int gctx_collector__follow(struct gctx_collector *c, __u32 tgid)
 {
 	__u8 one = 1;

@@ -25,6 +25,12 @@ static inline __u64 gctx_ring_wakeup_bytes(__u32 ring_bytes)
 	return ring_bytes / 4 < (1u << 20) ? ring_bytes / 4 : 1u << 20;
 }
 
+/* --ring-size SIZE[K|M|G]: a power of two in [GCTX_RING_MIN, GCTX_RING_MAX] in *out: 0, or -1
+ * when it is not one. */
+int gctx_ring_size_parse(const char *arg, __u32 *out);
+/* A ring size as --ring-size takes it (256K, 8M, 1G), in buf. */
+const char *gctx_ring_size_str(__u64 bytes, char *buf, size_t len);
+
 struct gctx_collector_opts {
 	bool follow_all;		     /* -a */
 	const char *cgroup;		     /* --cgroup DIR, or NULL */
