@@ -40,10 +40,29 @@ static __always_inline bool is_own(__u32 tgid)
 	return tgid == self_tgid || bpf_map_lookup_elem(&own_procs, &tgid) != NULL;
 }
 
-/* The common header of a kernel record, for the current thread. The comm is two typed loads
- * of the task's NUL-padded name (the bytes bpf_get_current_comm copies, without the helper
- * call: ~40 ns less on the GPU-ioctl path); an object loaded without kernel BTF
- * (GCTX_NO_CORE) uses the helper. */
+/* The common header of a kernel record, for the current thread. With kernel BTF the ids and
+ * the comm are typed loads from the task (the NUL-padded name bpf_get_current_comm copies),
+ * not helper calls: each call costs ~10-40 ns on a guest that returns through a mitigation
+ * thunk, and the GPU-ioctl path already holds the task. An object loaded without kernel BTF
+ * (GCTX_NO_CORE) uses the helpers. */
+#ifndef GCTX_NO_CORE
+static __always_inline void fill_hdr_task(struct gctx_ev_hdr *h, __u32 type, struct task_struct *t)
+{
+	const __u64 *comm = (const __u64 *)t->comm;
+
+	h->type = type;
+	h->tid = t->pid;
+	h->tgid = t->tgid;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = bpf_ktime_get_ns();
+	__builtin_memcpy(h->comm, &(__u64[2]){ comm[0], comm[1] }, sizeof(h->comm));
+}
+
+static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
+{
+	fill_hdr_task(h, type, bpf_get_current_task_btf());
+}
+#else
 static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -53,16 +72,9 @@ static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)
 	h->tgid = id >> 32;
 	h->cpu = bpf_get_smp_processor_id();
 	h->ts_ns = bpf_ktime_get_ns();
-#ifndef GCTX_NO_CORE
-	{
-		const __u64 *comm = (const __u64 *)bpf_get_current_task_btf()->comm;
-
-		__builtin_memcpy(h->comm, &(__u64[2]){ comm[0], comm[1] }, sizeof(h->comm));
-	}
-#else
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
-#endif
 }
+#endif
 
 /* Most processes have no entry in the per-process maps a lineage event clears: a lookup
  * (no bucket lock) is cheaper than a delete of a missing key. */

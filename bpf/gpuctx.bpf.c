@@ -188,10 +188,9 @@ static __always_inline void *load_ptr(void *slot)
 	return (void *)n->__rb_parent_color;
 }
 
-/* fd -> struct file of the current task, NULL if none: typed loads all the way. */
-static __always_inline struct file *fd_file(__s32 fd)
+/* fd -> struct file of task (the current one), NULL if none: typed loads all the way. */
+static __always_inline struct file *task_fd_file(struct task_struct *task, __s32 fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct files_struct *files;
 	struct fdtable *fdt;
 
@@ -255,7 +254,10 @@ int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 struct scan_ctx {
 	struct file **fds;
 	unsigned long *open_fds; /* the fd table's bitmap of open fds */
-	unsigned long bits;	 /* the word of it for the current fd, shifted */
+	unsigned long bits;	 /* open fds of the current word not looked at yet */
+	__u32 base;		 /* the fd of that word's bit 0 */
+	__u32 word;		 /* the next word to read */
+	__u32 words;
 	__u32 max;
 };
 
@@ -282,20 +284,55 @@ static __noinline void scan_fd(struct file **fds, __u32 i)
 	submit(e);
 }
 
-/* One fd of the table, looked at only when open (a new process has a handful open in a
- * table of 64 or more: reading every slot cost most of the exec program). The bitmap of open
- * fds is read a word at a time; one callback per fd keeps the verifier's work small. */
+/* Index of the lowest set bit of w (w != 0). */
+static __always_inline __u32 low_bit(unsigned long w)
+{
+	__u32 n = 0;
+
+	if (!(w & 0xffffffffUL)) {
+		n += 32;
+		w >>= 32;
+	}
+	if (!(w & 0xffff)) {
+		n += 16;
+		w >>= 16;
+	}
+	if (!(w & 0xff)) {
+		n += 8;
+		w >>= 8;
+	}
+	if (!(w & 0xf)) {
+		n += 4;
+		w >>= 4;
+	}
+	if (!(w & 0x3)) {
+		n += 2;
+		w >>= 2;
+	}
+	return n + !(w & 1);
+}
+
+/* One step over the fd table's bitmap of open fds: read the next word, or look at the next
+ * open fd of the current one. A new process has a handful of fds open in a table of 64 or
+ * more: one callback per open fd (each is an indirect call, ~40 ns here), not one per slot. */
 static long scan_fd_step(__u32 i, struct scan_ctx *c)
 {
-	if (i >= c->max)
-		return 1;
-	if (!(i & 63)) {
-		c->bits = 0;
-		bpf_probe_read_kernel(&c->bits, sizeof(c->bits), &c->open_fds[i / 64]);
+	unsigned long w = c->bits;
+	__u32 fd;
+
+	if (!w) {
+		if (c->word >= c->words)
+			return 1;
+		/* the bitmap word read by a typed load, as a pointer slot is (load_ptr) */
+		c->bits = (unsigned long)load_ptr(&c->open_fds[c->word]);
+		c->base = c->word * 64;
+		c->word++;
+		return 0;
 	}
-	if (c->bits & 1)
-		scan_fd(c->fds, i);
-	c->bits >>= 1;
+	c->bits = w & (w - 1);
+	fd = c->base + low_bit(w);
+	if (fd < c->max)
+		scan_fd(c->fds, fd);
 	return 0;
 }
 
@@ -327,7 +364,11 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 		if (sc.max > MAX_SCAN_FDS)
 			sc.max = MAX_SCAN_FDS;
 		sc.bits = 0;
-		bpf_loop(sc.max, scan_fd_step, &sc, 0);
+		sc.word = 0;
+		sc.base = 0;
+		sc.words = (sc.max + 63) / 64;
+		/* at most a callback per word and per open fd */
+		bpf_loop(MAX_SCAN_FDS + MAX_SCAN_FDS / 64 + 1, scan_fd_step, &sc, 0);
 	}
 
 	e = reserve(sizeof(*e), GCTX_EV_EXEC);
@@ -417,9 +458,9 @@ static __always_inline struct task_struct *cur(void)
 
 /* The syscall's own arguments, read at its exit: the entry registers are still in pt_regs
  * (x86-64: di, si, dx, r10, r8, r9), so nothing needs stashing at entry. */
-static __always_inline struct pt_regs *sys_regs(void)
+static __always_inline struct pt_regs *sys_regs(struct task_struct *t)
 {
-	return (struct pt_regs *)bpf_task_pt_regs(cur());
+	return (struct pt_regs *)bpf_task_pt_regs(t);
 }
 
 /* Decided at exit from the new fd's inode: most opens (the dynamic loader's libraries) are of
@@ -427,15 +468,16 @@ static __always_inline struct pt_regs *sys_regs(void)
  * 2 openat2. */
 static __always_inline void open_exit(void *ctx, long ret, int which)
 {
+	struct task_struct *t = cur();
 	struct gctx_ev_open *e;
 	struct pt_regs *regs;
 	struct file *f;
 	__u32 kind, rdev = 0;
 	__u64 ino = 0, path, flags;
 
-	if (ret < 0 || !is_followed(bpf_get_current_pid_tgid() >> 32))
+	if (ret < 0 || !is_followed(t->tgid))
 		return;
-	f = fd_file(ret);
+	f = task_fd_file(t, ret);
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind)
 		return;
@@ -443,7 +485,7 @@ static __always_inline void open_exit(void *ctx, long ret, int which)
 	e = reserve(sizeof(*e), GCTX_EV_OPEN);
 	if (!e)
 		return;
-	regs = sys_regs();
+	regs = sys_regs(t);
 	if (which == 1) {
 		path = regs->di;
 		flags = regs->si;
@@ -454,7 +496,7 @@ static __always_inline void open_exit(void *ctx, long ret, int which)
 	/* openat2: struct open_how starts with __u64 flags */
 	if (which == 2 && bpf_probe_read_user(&flags, sizeof(flags), (void *)flags))
 		flags = 0;
-	fill_hdr(&e->hdr, GCTX_EV_OPEN);
+	fill_hdr_task(&e->hdr, GCTX_EV_OPEN, t);
 	e->file = (__u64)f;
 	e->fd = ret;
 	e->flags = flags;
@@ -566,22 +608,25 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	__u32 kind, rdev = 0, cmd = ctx->args[1], size, got, nr;
 	struct ioctl_slot *s;
 	__u64 ino = 0, params;
+	struct task_struct *t;
 	struct file *f;
 	__s32 fd;
 
 	if (!gpu_ioctl_type(cmd))
 		return 0;
-	s = bpf_task_storage_get(&ioctl_stash, cur(), 0, 0);
-	if (!s && !is_followed(bpf_get_current_pid_tgid() >> 32))
+	/* the task is fetched once: each helper call costs here (fill_hdr_task) */
+	t = cur();
+	s = bpf_task_storage_get(&ioctl_stash, t, 0, 0);
+	if (!s && !is_followed(t->tgid))
 		return 0;
 	fd = ctx->args[0];
-	f = fd_file(fd);
+	f = task_fd_file(t, fd);
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind)
 		return 0;
 
 	if (!s) {
-		s = bpf_task_storage_get(&ioctl_stash, cur(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		s = bpf_task_storage_get(&ioctl_stash, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!s) {
 			__sync_fetch_and_add(&missed_stash, 1);
 			return 0;
@@ -593,7 +638,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		stack_on_use(ctx, (__u64)f, fd);
 	}
 	params = ctx->args[2];
-	fill_hdr(&s->ev.hdr, GCTX_EV_IOCTL);
+	fill_hdr_task(&s->ev.hdr, GCTX_EV_IOCTL, t);
 	s->ev.file = (__u64)f;
 	s->ev.fd = fd;
 	s->ev.cmd = cmd;
@@ -677,20 +722,17 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-static __noinline void emit_libmap(struct file *f)
+static __noinline void emit_libmap(__u32 dev, __u64 ino)
 {
 	struct gctx_ev_libmap *e;
-	struct inode *inode = BPF_CORE_READ(f, f_inode);
 
-	if (!inode)
-		return;
 	e = reserve(sizeof(*e), GCTX_EV_LIBMAP);
 	if (!e)
 		return;
 	fill_hdr(&e->hdr, GCTX_EV_LIBMAP);
-	e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	e->dev = dev;
 	e->pad = 0;
-	e->ino = BPF_CORE_READ(inode, i_ino);
+	e->ino = ino;
 	submit(e);
 }
 
@@ -700,6 +742,7 @@ static __noinline void emit_libmap(struct file *f)
 SEC("tp/syscalls/sys_exit_mmap")
 int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
+	struct task_struct *t = cur();
 	struct gctx_ev_mmap *e;
 	struct pt_regs *regs;
 	__u32 kind, rdev = 0;
@@ -707,19 +750,25 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	struct file *f;
 	__s32 fd;
 
-	regs = sys_regs();
+	regs = sys_regs(t);
 	flags = regs->r10;
-	if ((flags & MAP_ANONYMOUS) || !is_followed(bpf_get_current_pid_tgid() >> 32))
+	if ((flags & MAP_ANONYMOUS) || !is_followed(t->tgid))
 		return 0;
 	fd = regs->r8;
-	f = fd_file(fd);
+	f = task_fd_file(t, fd);
 	if (!f)
 		return 0;
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind) {
+		/* the loader maps a few libraries per process: the file's identity by typed
+		 * loads (classify_file found its inode), not probe reads */
 		if (track_libs && (regs->dx & PROT_EXEC) && ctx->ret >= 0) {
-			emit_libmap(f);
-			watch_apimap(f);
+			struct inode *inode = typed_file(f)->f_inode;
+
+			if (inode) {
+				emit_libmap(inode->i_sb->s_dev, inode->i_ino);
+				watch_apimap(f, inode->i_sb->s_dev, inode->i_ino);
+			}
 		}
 		return 0;
 	}
@@ -727,7 +776,7 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	e = reserve(sizeof(*e), GCTX_EV_MMAP);
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GCTX_EV_MMAP);
+	fill_hdr_task(&e->hdr, GCTX_EV_MMAP, t);
 	e->file = (__u64)f;
 	e->fd = fd;
 	e->kind = kind;
@@ -743,17 +792,17 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 SEC("tp/syscalls/sys_enter_close")
 int close_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *t = cur();
 	struct gctx_ev_fd *e;
 	__u32 kind, rdev = 0;
 	struct file *f;
 	__u64 ino = 0;
 	__s32 fd;
 
-	if (!is_followed(id >> 32))
+	if (!is_followed(t->tgid))
 		return 0;
 	fd = ctx->args[0];
-	f = fd_file(fd);
+	f = task_fd_file(t, fd);
 	if (!f)
 		return 0;
 	kind = classify_file(f, &rdev, &ino);
@@ -762,7 +811,7 @@ int close_enter(struct trace_event_raw_sys_enter *ctx)
 	e = reserve(sizeof(*e), GCTX_EV_CLOSE);
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GCTX_EV_CLOSE);
+	fill_hdr_task(&e->hdr, GCTX_EV_CLOSE, t);
 	e->file = (__u64)f;
 	e->fd = fd;
 	e->kind = kind;

@@ -86,23 +86,19 @@ static __always_inline bool parent_in_job(void)
 	return follow_all || ptgid == self_tgid || bpf_map_lookup_elem(&followed, &ptgid);
 }
 
-/* An executable mapping of f by the current (followed) process. */
-static __noinline void watch_apimap(struct file *f)
+/* An executable mapping of f, the file (dev, ino), by the current (followed) process. */
+static __noinline void watch_apimap(struct file *f, __u32 dev, __u64 ino)
 {
 	struct gctx_lib_key key = {};
 	struct gctx_ev_apimap *e;
 	struct gctx_hold_ctl *ctl;
-	struct inode *inode;
 	__u32 zero = 0, tgid;
 	__u64 id;
 
 	if (!f)
 		return;
-	inode = BPF_CORE_READ(f, f_inode);
-	if (!inode)
-		return;
-	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	key.ino = BPF_CORE_READ(inode, i_ino);
+	key.dev = dev;
+	key.ino = ino;
 	if (bpf_map_lookup_elem(&known_libs, &key))
 		return;
 	ctl = bpf_map_lookup_elem(&hold_ctl, &zero);

@@ -465,6 +465,29 @@ PY
 	result "$name" $rc
 }
 
+# GPU fds open at exec are found by scanning the new program's fd table: fds in the table's
+# first, second and fourth bitmap words are each reported, closed and O_CLOEXEC ones are not.
+t_exec_fd_scan() {
+	local name=exec_fd_scan rc=0 f="$T/regfile_exec"
+	head -c 4096 /dev/zero >"$f"
+	"$G" record -q -o "$T/$name.gctx" --device "$f:nvidiactl" -- /usr/bin/python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)       # O_CLOEXEC, as Python opens: closed by exec
+for n in (5, 70, 200, 300):
+    os.dup2(fd, n)                         # inheritable: kept across exec
+os.close(300)
+os.execv("/bin/true", ["true"])
+' "$f" >"$T/$name.out" 2>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	python3 - "$T/$name.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+files = json.load(open(sys.argv[1]))["gpu_files"]
+kept = [h["fds"] for f in files for h in f["holders_detail"] if h["kept_across_exec"]]
+assert kept == [[5, 70, 200]], f"fds kept across exec {kept}, expected [[5, 70, 200]]"
+PY
+	result "$name" $rc
+}
+
 # Start-up is mostly the verifier's work on the stack code, which a loop keeping its state
 # where the verifier can tell values apart multiplies (docs/architecture.md): 88,790 and 23,530
 # instructions before that was fixed, 32,712 and 8,078 after, 24,426 for the main object once
@@ -535,7 +558,7 @@ t_sigkill() {
 . "$top/tests/integration/stacks.sh"
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container security "${diag_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone
