@@ -91,11 +91,15 @@ static __u64 hash_str(const char *s)
 
 void gctx_ldpath__root(__u32 pid, char *out, size_t len)
 {
-	struct stat ours, theirs;
+	static struct stat ours; /* gpuctx never changes its root: one stat per run */
+	static bool have_ours;
+	struct stat theirs;
 	char r[ROOT_LEN];
 
+	if (!have_ours)
+		have_ours = !stat("/", &ours);
 	snprintf(r, sizeof(r), "/proc/%u/root", pid);
-	if (!stat("/", &ours) && !stat(r, &theirs) && ours.st_dev == theirs.st_dev &&
+	if (have_ours && !stat(r, &theirs) && ours.st_dev == theirs.st_dev &&
 	    ours.st_ino == theirs.st_ino)
 		snprintf(out, len, "%s", "");
 	else

@@ -733,6 +733,46 @@ static void test_writer_errors(void **state)
 	gctx_trace_reader__free(NULL);
 }
 
+/* Space is allocated ahead of the trace while it is written (a full disk then refuses a
+ * buffer whole), and what is left past its end is given back when it is closed: a finished
+ * trace takes no more disk than its bytes. */
+static void test_writer_gives_back_room(void **state)
+{
+	struct gctx_trace_writer *w;
+	struct gctx_trace_reader *r;
+	unsigned char buf[1000];
+	const void *data;
+	__u32 type, len, n = 0;
+	struct stat st;
+	char path[64];
+
+	(void)state;
+	tmp_path(path, sizeof(path));
+	memset(buf, 0x5a, sizeof(buf));
+	w = gctx_trace_writer__new(path, NULL, NULL);
+	assert_non_null(w);
+	for (unsigned int i = 0; i < 3000; i++)
+		assert_int_equal(gctx_trace_writer__append(w, 1, buf, sizeof(buf)), 0);
+	assert_int_equal(gctx_trace_writer__flush(w), 0);
+	assert_int_equal(stat(path, &st), 0);
+	/* ext4 and xfs keep FALLOC_FL_KEEP_SIZE blocks past the end; tmpfs too */
+	assert_true((__u64)st.st_blocks * 512 > (__u64)st.st_size + 64 * 1024);
+	assert_int_equal(gctx_trace_writer__free(w), 0);
+
+	assert_int_equal(stat(path, &st), 0);
+	assert_true((__u64)st.st_blocks * 512 <= (__u64)st.st_size + 16 * 1024);
+	r = gctx_trace_reader__open(path, NULL, 0);
+	assert_non_null(r);
+	while (gctx_trace_reader__next(r, &type, &data, &len) == 1) {
+		assert_int_equal(len, sizeof(buf));
+		n++;
+	}
+	assert_int_equal(n, 3000);
+	assert_false(gctx_trace_reader__truncated(r));
+	gctx_trace_reader__free(r);
+	unlink(path);
+}
+
 /* A write error (file size limit) is returned by every later call. */
 static void test_sticky_write_error(void **state)
 {
@@ -848,6 +888,7 @@ int main(void)
 		cmocka_unit_test(test_killed_writer),
 		cmocka_unit_test(test_live_writer),
 		cmocka_unit_test(test_writer_errors),
+		cmocka_unit_test(test_writer_gives_back_room),
 		cmocka_unit_test(test_sticky_write_error),
 	};
 	/* clang-format on */
