@@ -7,8 +7,9 @@
  *	(written whole, then renamed into place) or stdout. With --hold, the process then blocks
  *	until FIFO is opened for writing and closed, so a tracer following it stays attached
  *	while the driver measures another, unfollowed process. CMD is fionread (FIONREAD),
- *	nv-version (NV_ESC_CHECK_VERSION_STR), nv-control (NV_ESC_RM_CONTROL, nvos54 params) or
- *	nv-none (_IO('F', 0): an NVIDIA-type command without parameters).
+ *	nv-version (NV_ESC_CHECK_VERSION_STR), nv-control (NV_ESC_RM_CONTROL, nvos54 params),
+ *	nv-none (_IO('F', 0): an NVIDIA-type command without parameters) or kfd-version
+ *	(AMDKFD_IOC_GET_VERSION, 8 bytes read at entry and at exit).
  *   loops procs [--secs S] [--exe PATH] fork-exit|fork-exec|spawn...
  *	processes per second of each loop, one after the other: fork + _exit + wait, fork +
  *	exec PATH + wait, posix_spawn PATH + wait (PATH defaults to /bin/true).
@@ -96,10 +97,17 @@ static __u64 secs_ns(double secs)
 
 /* ---- ioctl ---- */
 
-enum ioctl_kind { IOC_FIONREAD, IOC_NV_VERSION, IOC_NV_CONTROL, IOC_NV_NONE };
+enum ioctl_kind { IOC_FIONREAD, IOC_NV_VERSION, IOC_NV_CONTROL, IOC_NV_NONE, IOC_KFD_VERSION };
 
 /* An NVIDIA-type command without parameters: recorded on a registered file, ENOTTY there. */
 #define NV_IOCTL_NONE _IO('F', 0)
+/* AMDKFD_IOC_GET_VERSION (struct kfd_ioctl_get_version_args: major, minor): a KFD command whose
+ * parameters are read at entry and, being _IOC_READ, at exit too. */
+#define KFD_IOCTL_GET_VERSION _IOR('K', 0x01, struct kfd_version)
+
+struct kfd_version {
+	__u32 major, minor;
+};
 
 struct spec {
 	const char *label;
@@ -114,6 +122,7 @@ union ioctl_buf {
 	int nread;
 	struct nv_rm_api_version ver;
 	struct nvos54_params ctl;
+	struct kfd_version kfd;
 };
 
 static int parse_spec(char *arg, struct spec *s)
@@ -133,6 +142,8 @@ static int parse_spec(char *arg, struct spec *s)
 		s->kind = IOC_NV_CONTROL;
 	else if (!strcmp(comma + 1, "nv-none"))
 		s->kind = IOC_NV_NONE;
+	else if (!strcmp(comma + 1, "kfd-version"))
+		s->kind = IOC_KFD_VERSION;
 	else
 		return -1;
 	return 0;
@@ -148,6 +159,8 @@ static inline long do_ioctl(int fd, enum ioctl_kind kind, union ioctl_buf *b)
 		return ioctl(fd, NV_IOCTL_RM_CONTROL, &b->ctl);
 	case IOC_NV_NONE:
 		return ioctl(fd, NV_IOCTL_NONE, 0);
+	case IOC_KFD_VERSION:
+		return ioctl(fd, KFD_IOCTL_GET_VERSION, &b->kfd);
 	default:
 		return ioctl(fd, FIONREAD, &b->nread);
 	}
@@ -164,9 +177,11 @@ static void time_ioctl(struct spec *s, double secs)
 	memset(&b, 0, sizeof(b));
 	strcpy(b.ver.versionString, "595.45.04");
 	first = do_ioctl(s->fd, s->kind, &b);
-	/* The fionread and nv-version rows must succeed; nv-control and nv-none are expected to fail
-	 * with ENOTTY on a file that is not a driver (only its parameters matter). */
-	if (first < 0 && s->kind != IOC_NV_CONTROL && s->kind != IOC_NV_NONE)
+	/* The fionread and nv-version rows must succeed; nv-control, nv-none and kfd-version are
+	 * expected to fail with ENOTTY on a file that is not a driver (only their parameters
+	 * matter). */
+	if (first < 0 && s->kind != IOC_NV_CONTROL && s->kind != IOC_NV_NONE &&
+	    s->kind != IOC_KFD_VERSION)
 		die("%s: ioctl on %s: %s", s->label, s->path, strerror(errno));
 	end = now_ns() + secs_ns(0.02);
 	while (now_ns() < end)
@@ -229,7 +244,8 @@ static int cmd_ioctl(struct opts *o, int argc, char **argv)
 		die("ioctl: want 1 to %d LABEL=PATH,CMD arguments", MAX_SPECS);
 	for (int i = 0; i < n; i++) {
 		if (parse_spec(argv[i], &specs[i]))
-			die("ioctl: bad spec '%s': want LABEL=PATH,fionread|nv-version|nv-control|nv-none",
+			die("ioctl: bad spec '%s': want "
+			    "LABEL=PATH,fionread|nv-version|nv-control|nv-none|kfd-version",
 			    argv[i]);
 		specs[i].fd = open(specs[i].path, O_RDWR | O_CLOEXEC);
 		if (specs[i].fd < 0)

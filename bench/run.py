@@ -96,7 +96,8 @@ class Env:
         self.shm = tempfile.mkdtemp(prefix="gpuctx-bench.", dir="/dev/shm")
         self.plain = os.path.join(self.shm, "plain")   # a non-GPU file
         self.gpu = os.path.join(self.shm, "gpu")       # registered as nvidiactl
-        for p in (self.plain, self.gpu):
+        self.kfd = os.path.join(self.shm, "kfd")       # registered as kfd (progcost row k)
+        for p in (self.plain, self.gpu, self.kfd):
             with open(p, "w") as f:
                 f.write("gpuctx bench\n")
         self.mnt = os.path.join(self.tmp, "gpu")
@@ -625,7 +626,8 @@ def bench_throughput(env, secs, repeats):
 
 # ---- 1b. per-program run time (kernel BPF statistics) ----
 
-PROGCOST_ROWS = [("a", "fionread", "plain"), ("c2", "nv-none", "gpu"), ("c2x", "nv-control", "gpu")]
+PROGCOST_ROWS = [("a", "fionread", "plain"), ("c2", "nv-none", "gpu"), ("c2x", "nv-control", "gpu"),
+                 ("k", "kfd-version", "kfd")]
 
 
 def enable_bpf_stats():
@@ -682,9 +684,12 @@ def progcost_once(env, name, row, cmd, path, secs):
         os.unlink(res)
     loop = [LOOPS, "ioctl", "--secs", str(secs), "--out", res, "--hold", env.fifo,
             f"{row}={path},{cmd}"]
+    kfd = row == "k"  # the KFD file is registered for its own row only: the others keep theirs
     argv = {"empty": [LOADER, "ioctl", "--"] + loop,
-            "diag-typed": [LOADER, "filter-typed"] + env.loader_devs + ["--"] + loop,
-            "gpuctx": [G, "record", "-q", "-o", env.path("pc.gctx")] + env.devs + ["--"] + loop,
+            "diag-typed": [LOADER, "filter-typed"] + env.loader_devs +
+            (["--device", env.kfd] if kfd else []) + ["--"] + loop,
+            "gpuctx": [G, "record", "-q", "-o", env.path("pc.gctx")] + env.devs +
+            (["--device", f"{env.kfd}:kfd"] if kfd else []) + ["--"] + loop,
             }[name]
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -714,7 +719,7 @@ def bench_progcost(env, rounds, secs):
             log(f"progcost round {i + 1}/{rounds}")
             for name in ("empty", "diag-typed", "gpuctx"):
                 for row, cmd, which in PROGCOST_ROWS:
-                    path = env.plain if which == "plain" else env.gpu
+                    path = {"plain": env.plain, "gpu": env.gpu, "kfd": env.kfd}[which]
                     try:
                         st = progcost_once(env, name, row, cmd, path, secs)
                     except (RuntimeError, subprocess.SubprocessError, OSError) as e:
@@ -1351,6 +1356,11 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
                     xs = [x for l in xs for x in l]
                     cells.append(f"{med(xs):.0f} ns" if xs else "—")
                 w(f"| ({row}) | sys_{side}_ioctl | " + " | ".join(cells) + " |")
+        w("")
+        w("(k), in this table only: AMDKFD_IOC_GET_VERSION (`_IOR('K', 1)`, 8 bytes) on a tmpfs "
+          "file registered with `--device FILE:kfd`. tmpfs rejects it (ENOTTY); gpuctx reads "
+          "its parameters at entry and, as an _IOC_READ command, again at exit, as it does for "
+          "every KFD call: the AMD path's two user reads.")
         w("")
 
     # ---- churn ----

@@ -568,6 +568,25 @@ static __always_inline __u32 read_params(__u8 *dst, __u64 uptr, __u32 size)
 	return bpf_probe_read_user(dst, size, (void *)uptr) == 0 ? size : 0;
 }
 
+/* read_params() through a 32-byte stack buffer, for parameters that fit (RM_CONTROL's and
+ * RM_ALLOC's, the commonest, most UVM and many KFD calls); 0 for larger ones. A map value (task
+ * storage) as the destination pays the hardened-usercopy check of a slab object, ~100 ns here;
+ * the task's kernel stack passes it at once. A subprogram of its own, so that its frame stays
+ * under the 64 bytes past which a program runs on a per-CPU private stack (kernel 6.13+),
+ * which the check treats as heap. */
+static __noinline __u32 read_params_small(__u8 *dst, __u64 uptr, __u32 size)
+{
+	__u64 small[4] = {};
+	__u32 got;
+
+	if (size > sizeof(small))
+		return 0;
+	got = read_params((__u8 *)small, uptr, size);
+	if (got)
+		__builtin_memcpy(dst, small, sizeof(small));
+	return got;
+}
+
 /* Only these command types reach a GPU driver: NVIDIA RM 'F', AMD KFD 'K', DRM 'd' (core and
  * driver commands alike) and UVM's raw numbers (type byte 0). Every other type fails in the
  * driver with ENOTTY, or is a VFS-generic ioctl (FIOCLEX, FIONBIO...): rejecting it first
@@ -669,7 +688,10 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	}
 	s->ev.size = size;
 	s->params = params;
-	got = params_at_entry(kind, nr) ? read_params(s->ev.in, params, size) : 0;
+	got = 0;
+	if (params_at_entry(kind, nr))
+		got = size <= 32 ? read_params_small(s->ev.in, params, size)
+				 : read_params(s->ev.in, params, size);
 	if (got) {
 		s->ev.flags |= GCTX_IOCTL_IN_OK;
 		s->ev.len = got;
@@ -706,19 +728,10 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	if (in_len > GCTX_IOCTL_BYTES)
 		return 0;
 	if (!(s->ev.flags & GCTX_IOCTL_OUT_OK)) {
-		__u64 small[4] = {};
-
-		/* Parameters of up to 32 bytes (RM_CONTROL's and RM_ALLOC's, the commonest) are
-		 * read into the program's stack, then copied: a program this small runs on the
-		 * task's kernel stack, which the hardened-usercopy check passes at once, where a
-		 * map value (task storage) costs a slab lookup: ~100 ns less per call here. */
-		if (s->ev.size <= sizeof(small)) {
-			got = read_params((__u8 *)small, s->params, s->ev.size);
-			if (got)
-				__builtin_memcpy(s->ev.in + in_len, small, sizeof(small));
-		} else {
+		if (s->ev.size <= 32)
+			got = read_params_small(s->ev.in + in_len, s->params, s->ev.size);
+		else
 			got = read_params(s->ev.in + in_len, s->params, s->ev.size);
-		}
 		if (got)
 			s->ev.flags |= GCTX_IOCTL_OUT_OK;
 	}
