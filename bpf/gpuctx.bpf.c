@@ -77,17 +77,65 @@ struct ioctl_slot {
 	__u32 active;
 	__u32 sent;   /* records this task sent: the ring's fill level is checked every 32 */
 	__u64 stk_file; /* last file this task's ioctls were checked for a use stack */
+	__u32 owner;	/* ioctl_slots: the thread that holds the entry, 0 when free */
+	__u32 pad;
 };
 
-/* In-flight syscalls, per task: task-local storage costs no insert/delete per call. It is made
- * only for a thread of a followed process, which stays followed until it is gone (with the
- * storage): a thread that has it skips the followed-map lookup. */
+/* In-flight ioctls, per thread, made only for a thread of a followed process, which stays
+ * followed until it is gone: a thread that has one skips the followed-map lookup. It is the
+ * entry of ioctl_slots at tid % STASH_SLOTS while the thread holds it (taken at its first GPU
+ * ioctl, given back at its exit): an array lookup the verifier inlines, where each
+ * bpf_task_storage_get() is a helper call (~30 ns here, two per ioctl). A thread whose entry
+ * another one holds uses task-local storage instead. */
+#define STASH_SLOTS 4096
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STASH_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ioctl_slot);
+} ioctl_slots SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct ioctl_slot);
 } ioctl_stash SEC(".maps");
+
+/* The current thread t's in-flight slot, NULL if it has none; create: take or make one. */
+static __always_inline struct ioctl_slot *stash_get(struct task_struct *t, __u32 tid, bool create)
+{
+	__u32 idx = tid & (STASH_SLOTS - 1);
+	struct ioctl_slot *s = bpf_map_lookup_elem(&ioctl_slots, &idx);
+
+	if (s && s->owner == tid)
+		return s;
+	if (!create)
+		return bpf_task_storage_get(&ioctl_stash, t, 0, 0);
+	if (s && __sync_val_compare_and_swap(&s->owner, 0, tid) == 0) {
+		/* what the entry's last holder left */
+		s->active = 0;
+		s->sent = 0;
+		s->stk_file = 0;
+		return s;
+	}
+	return bpf_task_storage_get(&ioctl_stash, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* An exiting thread gives its entry of ioctl_slots back (its task storage goes with it). */
+static __always_inline void stash_put(__u32 tid)
+{
+	__u32 idx = tid & (STASH_SLOTS - 1);
+	struct ioctl_slot *s = bpf_map_lookup_elem(&ioctl_slots, &idx);
+
+	if (s && s->owner == tid) {
+		if (s->active)
+			__sync_fetch_and_add(&inflight, -1);
+		s->active = 0;
+		s->owner = 0;
+	}
+}
 
 static __always_inline void count_drop(__u32 type)
 {
@@ -411,6 +459,7 @@ static __always_inline void on_exit(struct task_struct *task)
 	struct gctx_ev_exit *e;
 	bool group_dead;
 
+	stash_put(BPF_CORE_READ(task, pid));
 	if (!is_followed(tgid)) {
 		/* a helper of gpuctx is gone: its pid may be reused by anyone */
 		forget(&own_procs, &tgid);
@@ -635,7 +684,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	/* the task is fetched once: each helper call costs here (fill_hdr_task) */
 	t = cur();
-	s = bpf_task_storage_get(&ioctl_stash, t, 0, 0);
+	s = stash_get(t, t->pid, false);
 	if (!s && !is_followed(t->tgid))
 		return 0;
 	fd = ctx->args[0];
@@ -645,7 +694,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 
 	if (!s) {
-		s = bpf_task_storage_get(&ioctl_stash, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		s = stash_get(t, t->pid, true);
 		if (!s) {
 			__sync_fetch_and_add(&missed_stash, 1);
 			return 0;
@@ -713,10 +762,12 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	struct ioctl_slot *s;
 	__u32 in_len, got = 0;
 	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct task_struct *t;
 
 	if (!inflight)
 		return 0;
-	s = bpf_task_storage_get(&ioctl_stash, cur(), 0, 0);
+	t = cur();
+	s = stash_get(t, t->pid, false);
 	if (!s || !s->active)
 		return 0;
 	s->active = 0;

@@ -465,6 +465,55 @@ PY
 	result "$name" $rc
 }
 
+# A thread's in-flight ioctl lives in the ioctl_slots entry at tid % 4096 while it holds it, or
+# in task storage when another thread holds that entry: a thread whose id shares the main
+# thread's entry (the main thread holding it) is recorded call for call, as the main thread is.
+t_ioctl_slot_shared() {
+	local name=ioctl_slot_shared rc=0 f="$T/regfile_slot"
+	head -c 4096 /dev/zero >"$f"
+	"$G" record -o "$T/$name.gctx" --device "$f:nvidiactl" -- /usr/bin/python3 -c '
+import fcntl, os, sys, threading
+fd = os.open(sys.argv[1], os.O_RDWR)
+def calls(nr, n):
+    for _ in range(n):
+        try:
+            fcntl.ioctl(fd, (ord("F") << 8) | nr)
+        except OSError:
+            pass
+main = threading.get_native_id()
+calls(1, 5)                       # the main thread takes its entry
+got = []
+def other():
+    tid = threading.get_native_id()
+    if tid % 4096 == main % 4096:
+        got.append(tid)
+        calls(2, 7)               # the same entry, held: task storage
+for _ in range(40000):
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    if got:
+        break
+assert got, "no thread id shared the main thread entry"
+calls(1, 3)
+open(sys.argv[2], "w").write(f"{main} {got[0]}")
+' "$f" "$T/$name.tids" >"$T/$name.out" 2>"$T/$name.err" || rc=1
+	python3 - "$T/$name.out" "$T/$name.tids" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+main, other = [int(x) for x in open(sys.argv[2]).read().split()]
+n = {}
+for l in lines:
+    m = re.search(r" \d+/(\d+) .* ioctl +nvidiactl fd=\d+ ioctl\(type=0x46 nr=0x(\d+) ", l)
+    if m:
+        k = (int(m[1]), int(m[2], 16))
+        n[k] = n.get(k, 0) + 1
+want = {(main, 1): 8, (other, 2): 7}
+assert n == want, f"ioctls by (tid, nr) {n}, expected {want}"
+PY
+	result "$name" $rc
+}
+
 # GPU fds open at exec are found by scanning the new program's fd table: fds in the table's
 # first, second and fourth bitmap words are each reported, closed and O_CLOEXEC ones are not.
 t_exec_fd_scan() {
@@ -558,7 +607,7 @@ t_sigkill() {
 . "$top/tests/integration/stacks.sh"
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container security "${diag_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone
