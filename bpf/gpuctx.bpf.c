@@ -77,8 +77,7 @@ struct ioctl_slot {
 	__u32 active;
 	__u32 sent;   /* records this task sent: the ring's fill level is checked every 32 */
 	__u64 stk_file; /* last file this task's ioctls were checked for a use stack */
-	__u32 owner;	/* ioctl_slots: the thread that holds the entry, 0 when free */
-	__u32 pad;
+	__u64 owner;	/* ioctl_slots: the task that holds the entry, 0 when free */
 };
 
 /* In-flight ioctls, per thread, made only for a thread of a followed process, which stays
@@ -109,11 +108,13 @@ static __always_inline struct ioctl_slot *stash_get(struct task_struct *t, __u32
 	__u32 idx = tid & (STASH_SLOTS - 1);
 	struct ioctl_slot *s = bpf_map_lookup_elem(&ioctl_slots, &idx);
 
-	if (s && s->owner == tid)
+	/* the task, not its id: an exit this program missed (a BPF program already running on
+	 * that CPU) leaves the entry held, and a later thread may get the same id */
+	if (s && s->owner == (__u64)t)
 		return s;
 	if (!create)
 		return bpf_task_storage_get(&ioctl_stash, t, 0, 0);
-	if (s && __sync_val_compare_and_swap(&s->owner, 0, tid) == 0) {
+	if (s && __sync_val_compare_and_swap(&s->owner, 0, (__u64)t) == 0) {
 		/* what the entry's last holder left */
 		s->active = 0;
 		s->sent = 0;
@@ -124,12 +125,12 @@ static __always_inline struct ioctl_slot *stash_get(struct task_struct *t, __u32
 }
 
 /* An exiting thread gives its entry of ioctl_slots back (its task storage goes with it). */
-static __always_inline void stash_put(__u32 tid)
+static __always_inline void stash_put(struct task_struct *t, __u32 tid)
 {
 	__u32 idx = tid & (STASH_SLOTS - 1);
 	struct ioctl_slot *s = bpf_map_lookup_elem(&ioctl_slots, &idx);
 
-	if (s && s->owner == tid) {
+	if (s && s->owner == (__u64)t) {
 		if (s->active)
 			__sync_fetch_and_add(&inflight, -1);
 		s->active = 0;
@@ -459,7 +460,7 @@ static __always_inline void on_exit(struct task_struct *task)
 	struct gctx_ev_exit *e;
 	bool group_dead;
 
-	stash_put(BPF_CORE_READ(task, pid));
+	stash_put(task, BPF_CORE_READ(task, pid));
 	if (!is_followed(tgid)) {
 		/* a helper of gpuctx is gone: its pid may be reused by anyone */
 		forget(&own_procs, &tgid);
