@@ -53,12 +53,12 @@ def run(cfg, tmp, n, mnt):
     if p.returncode:
         sys.exit(f"bench: {cfg} failed: {p.stderr[-500:]}")
     times = json.loads(p.stdout.strip().splitlines()[-1])
-    holds, gaps = [], 0
+    holds, gaps = [], []
     if cfg != "untraced":
         rep = json.loads(subprocess.run([G, "report", "--json", trace], capture_output=True,
                                         text=True).stdout)
         holds = [h["held_ns"] for h in rep["api_coverage"]["holds"]]
-        gaps = len(rep["api_coverage"]["gaps"])
+        gaps = [g["reason"] for g in rep["api_coverage"]["gaps"]]
     return times, holds, gaps
 
 
@@ -86,13 +86,13 @@ def main():
             if os.path.exists(os.path.join(mnt, "nvidiactl")):
                 break
             time.sleep(0.05)
-        res = {c: ([], [], 0) for c in ("untraced", "held", "no-hold")}
+        res = {c: ([], [], []) for c in ("untraced", "held", "no-hold")}
         for _ in range(a.rounds):
             for cfg in res:
                 t, h, g = run(cfg, tmp, a.loads, mnt)
                 res[cfg][0].extend(t)
                 res[cfg][1].extend(h)
-                res[cfg] = (res[cfg][0], res[cfg][1], res[cfg][2] + g)
+                res[cfg][2].extend(g)
     finally:
         fake.terminate()
         fake.wait()
@@ -112,8 +112,11 @@ def main():
     for cfg, (t, h, g) in res.items():
         med = statistics.median(t)
         hold = f"{ms(statistics.median(h))} / {ms(max(h))}" if h else "—"
+        # a gap where none is expected says why (the report's reason)
+        why = "" if not g or cfg == "no-hold" else \
+            " (" + ", ".join(f"{r}: {g.count(r)}" for r in sorted(set(g))) + ")"
         lines.append(f"| {cfg} | {ms(med)} | {ms(med - base) if cfg != 'untraced' else '—'} "
-                     f"| {hold} | {g} |")
+                     f"| {hold} | {len(g)}{why} |")
     lines += ["", "Held: the first call is always seen (gaps 0); no-hold: each load is a gap "
               "the report names. Most of a hold is probing the library (ELF symbols, the "
               "cuGetProcAddress pre-resolution in a child), once per library file.", ""]
