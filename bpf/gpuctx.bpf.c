@@ -619,9 +619,9 @@ static __always_inline __u32 read_params(__u8 *dst, __u64 uptr, __u32 size)
 }
 
 /* read_params() through a 32-byte stack buffer, for parameters that fit (RM_CONTROL's and
- * RM_ALLOC's, the commonest, most UVM and many KFD calls); 0 for larger ones. A map value (task
- * storage) as the destination pays the hardened-usercopy check of a slab object, ~100 ns here;
- * the task's kernel stack passes it at once. A subprogram of its own, so that its frame stays
+ * RM_ALLOC's, the commonest, most UVM and many KFD calls); 0 for larger ones. A slab-backed
+ * map value (task storage, a small array) as the destination pays the hardened-usercopy check
+ * of a slab object, ~100 ns here; the task's kernel stack passes it at once. A subprogram of its own, so that its frame stays
  * under the 64 bytes past which a program runs on a per-CPU private stack (kernel 6.13+),
  * which the check treats as heap. */
 static __noinline __u32 read_params_small(__u8 *dst, __u64 uptr, __u32 size)
