@@ -103,9 +103,9 @@ struct {
 } ioctl_stash SEC(".maps");
 
 /* The current thread t's in-flight slot, NULL if it has none; create: take or make one. */
-static __always_inline struct ioctl_slot *stash_get(struct task_struct *t, __u32 tid, bool create)
+static __always_inline struct ioctl_slot *stash_get(struct task_struct *t, bool create)
 {
-	__u32 idx = tid & (STASH_SLOTS - 1);
+	__u32 idx = t->pid & (STASH_SLOTS - 1);
 	struct ioctl_slot *s = bpf_map_lookup_elem(&ioctl_slots, &idx);
 
 	/* the task, not its id: an exit this program missed (a BPF program already running on
@@ -333,32 +333,20 @@ static __noinline void scan_fd(struct file **fds, __u32 i)
 	submit(e);
 }
 
-/* Index of the lowest set bit of w (w != 0). */
+/* Index of the lowest set bit of w (w != 0), by halving: clang 14 cannot lower
+ * __builtin_ctzl for BPF. */
 static __always_inline __u32 low_bit(unsigned long w)
 {
 	__u32 n = 0;
 
-	if (!(w & 0xffffffffUL)) {
-		n += 32;
-		w >>= 32;
+#pragma unroll
+	for (__u32 half = 32; half; half >>= 1) {
+		if (!(w & ((1UL << half) - 1))) {
+			n += half;
+			w >>= half;
+		}
 	}
-	if (!(w & 0xffff)) {
-		n += 16;
-		w >>= 16;
-	}
-	if (!(w & 0xff)) {
-		n += 8;
-		w >>= 8;
-	}
-	if (!(w & 0xf)) {
-		n += 4;
-		w >>= 4;
-	}
-	if (!(w & 0x3)) {
-		n += 2;
-		w >>= 2;
-	}
-	return n + !(w & 1);
+	return n;
 }
 
 /* One step over the fd table's bitmap of open fds: read the next word, or look at the next
@@ -618,15 +606,17 @@ static __always_inline __u32 read_params(__u8 *dst, __u64 uptr, __u32 size)
 	return bpf_probe_read_user(dst, size, (void *)uptr) == 0 ? size : 0;
 }
 
-/* read_params() through a 32-byte stack buffer, for parameters that fit (RM_CONTROL's and
- * RM_ALLOC's, the commonest, most UVM and many KFD calls); 0 for larger ones. A slab-backed
- * map value (task storage, a small array) as the destination pays the hardened-usercopy check
- * of a slab object, ~100 ns here; the task's kernel stack passes it at once. A subprogram of its own, so that its frame stays
- * under the 64 bytes past which a program runs on a per-CPU private stack (kernel 6.13+),
- * which the check treats as heap. */
+#define PARAMS_SMALL 32
+
+/* read_params() through a stack buffer, for parameters that fit (RM_CONTROL's and RM_ALLOC's,
+ * the commonest, most UVM and many KFD calls); 0 for larger ones. A slab-backed map value
+ * (task storage, a small array) as the destination pays the hardened-usercopy check of a slab
+ * object, ~100 ns here; the task's kernel stack passes it at once. A subprogram of its own, so
+ * that its frame stays under the 64 bytes past which a program runs on a per-CPU private
+ * stack (kernel 6.13+), which the check treats as heap. */
 static __noinline __u32 read_params_small(__u8 *dst, __u64 uptr, __u32 size)
 {
-	__u64 small[4] = {};
+	__u64 small[PARAMS_SMALL / 8] = {};
 	__u32 got;
 
 	if (size > sizeof(small))
@@ -635,6 +625,13 @@ static __noinline __u32 read_params_small(__u8 *dst, __u64 uptr, __u32 size)
 	if (got)
 		__builtin_memcpy(dst, small, sizeof(small));
 	return got;
+}
+
+/* read_params(), through the stack when the parameters are small. */
+static __always_inline __u32 read_params_any(__u8 *dst, __u64 uptr, __u32 size)
+{
+	return size <= PARAMS_SMALL ? read_params_small(dst, uptr, size)
+				    : read_params(dst, uptr, size);
 }
 
 /* Only these command types reach a GPU driver: NVIDIA RM 'F', AMD KFD 'K', DRM 'd' (core and
@@ -685,7 +682,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	/* the task is fetched once: each helper call costs here (fill_hdr_task) */
 	t = cur();
-	s = stash_get(t, t->pid, false);
+	s = stash_get(t, false);
 	if (!s && !is_followed(t->tgid))
 		return 0;
 	fd = ctx->args[0];
@@ -695,7 +692,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 
 	if (!s) {
-		s = stash_get(t, t->pid, true);
+		s = stash_get(t, true);
 		if (!s) {
 			__sync_fetch_and_add(&missed_stash, 1);
 			return 0;
@@ -738,10 +735,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	}
 	s->ev.size = size;
 	s->params = params;
-	got = 0;
-	if (params_at_entry(kind, nr))
-		got = size <= 32 ? read_params_small(s->ev.in, params, size)
-				 : read_params(s->ev.in, params, size);
+	got = params_at_entry(kind, nr) ? read_params_any(s->ev.in, params, size) : 0;
 	if (got) {
 		s->ev.flags |= GCTX_IOCTL_IN_OK;
 		s->ev.len = got;
@@ -768,7 +762,7 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	if (!inflight)
 		return 0;
 	t = cur();
-	s = stash_get(t, t->pid, false);
+	s = stash_get(t, false);
 	if (!s || !s->active)
 		return 0;
 	s->active = 0;
@@ -780,10 +774,7 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	if (in_len > GCTX_IOCTL_BYTES)
 		return 0;
 	if (!(s->ev.flags & GCTX_IOCTL_OUT_OK)) {
-		if (s->ev.size <= 32)
-			got = read_params_small(s->ev.in + in_len, s->params, s->ev.size);
-		else
-			got = read_params(s->ev.in + in_len, s->params, s->ev.size);
+		got = read_params_any(s->ev.in + in_len, s->params, s->ev.size);
 		if (got)
 			s->ev.flags |= GCTX_IOCTL_OUT_OK;
 	}
@@ -843,8 +834,10 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 			struct inode *inode = typed_file(f)->f_inode;
 
 			if (inode) {
-				emit_libmap(inode->i_sb->s_dev, inode->i_ino);
-				watch_apimap(f, inode->i_sb->s_dev, inode->i_ino);
+				__u32 dev = inode->i_sb->s_dev;
+
+				emit_libmap(dev, inode->i_ino);
+				watch_apimap(f, dev, inode->i_ino);
 			}
 		}
 		return 0;

@@ -240,7 +240,7 @@ static __u64 now_mono(void)
  */
 static int reserve_space(struct gctx_trace_writer *w, size_t len)
 {
-	__u64 need = w->committed + len + GCTX_CLOSE_ROOM, ahead = w->committed / 8;
+	__u64 need = w->committed + len + GCTX_CLOSE_ROOM, ahead = w->committed / 8, end;
 
 	if (w->no_falloc || need <= w->reserved)
 		return 0;
@@ -248,20 +248,18 @@ static int reserve_space(struct gctx_trace_writer *w, size_t len)
 		ahead = GCTX_FALLOC_MIN;
 	if (ahead > GCTX_FALLOC_MAX)
 		ahead = GCTX_FALLOC_MAX;
-	if (!fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->committed,
-		       (off_t)(need + ahead - w->committed))) {
-		w->reserved = need + ahead;
-		return 0;
+	/* the step ahead, then, short of room for it, the exact need */
+	for (end = need + ahead;; end = need) {
+		if (!fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->committed,
+			       (off_t)(end - w->committed))) {
+			w->reserved = end;
+			return 0;
+		}
+		if (errno != ENOSPC && errno != EDQUOT)
+			break;
+		if (end == need)
+			return -errno;
 	}
-	/* short of room for the step ahead: the exact need may still fit */
-	if ((errno == ENOSPC || errno == EDQUOT) &&
-	    !fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->committed,
-		       (off_t)(len + GCTX_CLOSE_ROOM))) {
-		w->reserved = need;
-		return 0;
-	}
-	if (errno == ENOSPC || errno == EDQUOT)
-		return -errno;
 	w->no_falloc = true; /* not supported here: plain writes, cut back on failure */
 	return 0;
 }
