@@ -805,6 +805,24 @@ static __noinline void emit_libmap(__u32 dev, __u64 ino)
 }
 
 
+/* An executable mapping of the file (dev, ino) by a followed process. The collector looks at
+ * a library once, at its first mapping, and then marks it in known_libs: a process storm maps
+ * the same few libraries again and again. After that only a process whose mappings the
+ * collector keeps (one with GPU state, or running Python) needs to hear of it. */
+static __noinline void lib_mapped(struct file *f, __u32 tgid, __u32 dev, __u64 ino)
+{
+	struct gctx_lib_key key = {};
+
+	key.dev = dev;
+	key.ino = ino;
+	if (!bpf_map_lookup_elem(&known_libs, &key)) {
+		emit_libmap(dev, ino);
+		watch_apimap(f, dev, ino);
+	} else if (stk_get(tgid) || bpf_map_lookup_elem(&pyinfo, &tgid)) {
+		emit_libmap(dev, ino);
+	}
+}
+
 /* Decided at exit, from the syscall's registers: a GPU mapping is rare, the loader's mappings
  * are many, and an exit-only program keeps nothing for them. */
 SEC("tp/syscalls/sys_exit_mmap")
@@ -833,12 +851,8 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 		if (track_libs && (regs->dx & PROT_EXEC) && ctx->ret >= 0) {
 			struct inode *inode = typed_file(f)->f_inode;
 
-			if (inode) {
-				__u32 dev = inode->i_sb->s_dev;
-
-				emit_libmap(dev, inode->i_ino);
-				watch_apimap(f, dev, inode->i_ino);
-			}
+			if (inode)
+				lib_mapped(f, t->tgid, inode->i_sb->s_dev, inode->i_ino);
 		}
 		return 0;
 	}

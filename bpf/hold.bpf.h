@@ -86,20 +86,16 @@ static __always_inline bool parent_in_job(void)
 	return follow_all || ptgid == self_tgid || bpf_map_lookup_elem(&followed, &ptgid);
 }
 
-/* An executable mapping of f, the file (dev, ino), by the current (followed) process. */
+/* An executable mapping of f, the file (dev, ino), by the current (followed) process; the
+ * caller found it not in known_libs. */
 static __noinline void watch_apimap(struct file *f, __u32 dev, __u64 ino)
 {
-	struct gctx_lib_key key = {};
 	struct gctx_ev_apimap *e;
 	struct gctx_hold_ctl *ctl;
 	__u32 zero = 0, tgid;
 	__u64 id;
 
 	if (!f)
-		return;
-	key.dev = dev;
-	key.ino = ino;
-	if (bpf_map_lookup_elem(&known_libs, &key))
 		return;
 	ctl = bpf_map_lookup_elem(&hold_ctl, &zero);
 	if (is_self_exe(ctl))
@@ -123,15 +119,15 @@ static __noinline void watch_apimap(struct file *f, __u32 dev, __u64 ino)
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ts_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(e->hdr.comm, sizeof(e->hdr.comm));
-	e->dev = key.dev;
-	e->ino = key.ino;
+	e->dev = dev;
+	e->ino = ino;
 	if (!hold_on || !ctl || !ctl->armed) {
 		e->flags = GCTX_APIMAP_NO_HOLD;
 	} else if (!parent_in_job()) {
 		e->flags = GCTX_APIMAP_OUTSIDE;
 	} else {
 		struct gctx_hold_val v = {
-			.since_ns = e->hdr.ts_ns, .tid = (__u32)id, .dev = key.dev, .ino = key.ino,
+			.since_ns = e->hdr.ts_ns, .tid = (__u32)id, .dev = dev, .ino = ino,
 		};
 
 		/* one hold per process: a second mapping racing the stop is reported unheld */

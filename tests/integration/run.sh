@@ -537,6 +537,23 @@ PY
 	result "$name" $rc
 }
 
+# A process storm maps the same library (libc) in every process: the kernel reports it until
+# the collector has looked at it once (known_libs), then no more to processes with no GPU
+# state. The storm's trace keeps one exec record per process.
+t_lib_once() {
+	local name=lib_once rc=0
+	"$G" record -q -o "$T/$name.gctx" -- sh -c 'for i in $(seq 300); do /bin/true; done' \
+		>"$T/$name.out" 2>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	python3 - "$T/$name.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+ev = json.load(open(sys.argv[1]))["events"]
+assert ev["exec"] >= 300, f"{ev['exec']} exec records for 300 processes"
+assert 1 <= ev["libmap"] <= 60, f"{ev['libmap']} library mappings reported for 300 processes"
+PY
+	result "$name" $rc
+}
+
 # Start-up is mostly the verifier's work on the stack code, which a loop keeping its state
 # where the verifier can tell values apart multiplies (docs/architecture.md): 88,790 and 23,530
 # instructions before that was fixed, 32,712 and 8,078 after, 24,426 for the main object once
@@ -607,7 +624,7 @@ t_sigkill() {
 . "$top/tests/integration/stacks.sh"
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan lib_once ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container security "${diag_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone

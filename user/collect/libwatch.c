@@ -80,18 +80,32 @@ static __u32 kdev(dev_t d)
 	return (major(d) << 20) | minor(d);
 }
 
+/* Probed, or not a CUDA/HIP library: either way, never hold a process for it again. A full
+ * map only costs a hold check (or a record) per later mapping. */
+static void mark_known(struct gctx_libwatch *w, const struct gctx_lib_key *k, const char *path)
+{
+	__u8 one = 1;
+
+	if (w->o.known_fd >= 0 && bpf_map_update_elem(w->o.known_fd, k, &one, BPF_ANY) &&
+	    w->o.verbose)
+		fprintf(stderr, "gpuctx: cannot mark %s as known: %s\n", path, strerror(errno));
+}
+
+static bool ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+
+	return n >= m && !strcmp(s + n - m, end);
+}
+
 void gctx_libwatch__on_lib(void *ctx, const char *path, dev_t dev, ino_t ino, int ret)
 {
 	struct gctx_libwatch *w = ctx;
 	struct gctx_lib_key k = { .dev = kdev(dev), .ino = ino };
-	__u8 one = 1;
 
 	w->last_new = true;
 	w->last_ret = ret;
-	/* probed, or not a CUDA/HIP library: either way, never hold a process for it again */
-	if (w->o.known_fd >= 0 && bpf_map_update_elem(w->o.known_fd, &k, &one, BPF_ANY) &&
-	    w->o.verbose)
-		fprintf(stderr, "gpuctx: cannot mark %s as probed: %s\n", path, strerror(errno));
+	mark_known(w, &k, path);
 }
 
 /* The path of pid's mapping or open fd of (dev, ino): mpath as the process sees it, out as
@@ -234,6 +248,11 @@ static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 	base = base ? base + 1 : path;
 	if (gctx_ldso_is_api_name(base))
 		return; /* GCTX_EV_APIMAP covers it */
+	/* The kernel reports this file no more, except to processes whose mappings are kept
+	 * (bpf/gpuctx.bpf.c, lib_mapped): this file has been looked at once, as every file is.
+	 * A deleted file's path ends in " (deleted)": its name is not known for sure. */
+	if (!ends_with(path, " (deleted)"))
+		mark_known(w, &k, path);
 	if (!gctx_ldpath__predict_object(w->p, m->hdr.tgid, ns))
 		return;
 	/* a CUDA/HIP library under another name (a renamed or statically wrapped driver) */
