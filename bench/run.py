@@ -457,6 +457,7 @@ def churn_tracers(env):
 
 
 CHURN_SECS_PER_LOOP_SECS = 4  # churn loops run this many times --secs
+CHURN_ROUNDS = 9
 
 
 def bench_churn(env, rounds, secs, extra_until=None):
@@ -1396,6 +1397,14 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
               "are processes/s over untraced (higher is better). "
               + rounds_note(churn))
             w("")
+        ge = [(k, cfg_vs_cfg(raw, "gpuctx", "empty-all", k)) for k, _ in CHURN_ROWS]
+        if all(r for _, r in ge):
+            w("gpuctx over empty programs on all of its tracepoints (same round, median): "
+              + "; ".join(f"{k} {fmt_ratio(r)}" for k, r in ge) + ". The empty programs are "
+              "the floor of any tracer that follows open, mmap, close and ioctl through the "
+              "syscall tracepoints: with one attached, every system call of every process "
+              "takes the kernel's slow path (docs/architecture.md, 'Tried').")
+            w("")
         cc = churncost_summary(pc)
         if cc:
             w(f"Kernel time of gpuctx's programs per process (BPF run-time statistics, "
@@ -1424,7 +1433,8 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
                     "looking for GPU fds that survived exec) and exit records; each new process's "
                     "dynamic loader opens, maps and closes its libraries, and gpuctx's open, mmap "
                     "(at syscall exit, nothing stashed) and close programs classify every one of "
-                    "those files; the collector (section 5) needs a few µs of CPU per process on a "
+                    "those files (a library's mapping is reported once per file, then only to "
+                    "processes with GPU state or Python); the collector (section 5) needs a few µs of CPU per process on a "
                     "machine with 2 CPUs" +
                     (f". The kernel times gpuctx's programs at {cc[0]:.1f} µs per process, "
                      f"{cc[0] / cc[1] * 100:.1f}% of an untraced one ({cc[1]:.0f} µs): the rest "
@@ -1739,8 +1749,10 @@ def main():
         if "churn" in rows:
             # a process costs ~0.6 ms: a loop of 1 s holds enough of them to rise above this
             # machine's noise (at 0.5 s, empty programs scattered 0.9-1.2x of untraced)
-            churn = bench_churn(env, args.rounds, CHURN_SECS_PER_LOOP_SECS * args.secs,
-                                extra_until=t0 + 420)
+            # a round's ratio scatters by ±10% here: more rounds than the other rows
+            churn = bench_churn(env, args.rounds if args.quick else max(args.rounds,
+                                                                      CHURN_ROUNDS),
+                                CHURN_SECS_PER_LOOP_SECS * args.secs, extra_until=t0 + 600)
         if "api" in rows:
             api = bench_api(env, args.rounds, args.secs)
         if "throughput" in rows:
