@@ -805,6 +805,18 @@ static __noinline void emit_libmap(__u32 dev, __u64 ino)
 }
 
 
+/* Is f's name that of a CUDA/HIP library? The name read into the stack: 16 bytes cover both
+ * (is_api_name). */
+static __always_inline bool api_named(struct file *f)
+{
+	struct dentry *d = typed_file(f)->f_path.dentry;
+	char name[16];
+
+	if (!d || bpf_probe_read_kernel_str(name, sizeof(name), d->d_name.name) < 0)
+		return false;
+	return is_api_name(name);
+}
+
 /* An executable mapping of the file (dev, ino) by a followed process. The collector looks at
  * a library once, at its first mapping, and then marks it in known_libs: a process storm maps
  * the same few libraries again and again. After that only a process whose mappings the
@@ -812,10 +824,16 @@ static __noinline void emit_libmap(__u32 dev, __u64 ino)
 static __noinline void lib_mapped(struct file *f, __u32 tgid, __u32 dev, __u64 ino)
 {
 	struct gctx_lib_key key = {};
+	__u8 *known;
 
 	key.dev = dev;
 	key.ino = ino;
-	if (!bpf_map_lookup_elem(&known_libs, &key)) {
+	known = bpf_map_lookup_elem(&known_libs, &key);
+	/* a file seen under another name whose inode number an API library now has (the old
+	 * file deleted, the number reused): new to the collector */
+	if (known && *known == GCTX_LIB_SEEN && api_named(f))
+		known = NULL;
+	if (!known) {
 		emit_libmap(dev, ino);
 		watch_apimap(f, dev, ino);
 	} else if (stk_get(tgid) || bpf_map_lookup_elem(&pyinfo, &tgid)) {

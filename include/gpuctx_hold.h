@@ -10,6 +10,11 @@
 #define GCTX_MAX_HOLDS	   1024
 #define GCTX_MAX_KNOWN_LIBS 4096
 
+/* Values of known_libs: the library's probes are live (or it is known not to need them), or
+ * the collector has only looked at it once (not named like a CUDA/HIP library then). */
+#define GCTX_LIB_PROBED 1
+#define GCTX_LIB_SEEN	2
+
 /* A library file, by filesystem (kernel dev_t) and inode. */
 struct gctx_lib_key {
 	__u32 dev;

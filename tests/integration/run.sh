@@ -554,6 +554,30 @@ PY
 	result "$name" $rc
 }
 
+# A file the collector has looked at once under another name (not an API library) is known
+# by its inode. When an API library's name comes to that inode (here a hard link; an inode
+# number reused after a delete is the same to the kernel), its mapping is new again: held.
+t_lib_seen_renamed() {
+	local name=lib_seen_renamed rc=0 d="$T/lib_seen_renamed"
+	mkdir -p "$d" && cp "$(ldconfig -p | awk '/libz\.so\.1 .*x86-64/ {print $NF; exit}')" "$d/libfoo.so"
+	"$G" record -q -o "$T/$name.gctx" -- python3 -c '
+import ctypes, os, subprocess, sys, time
+d = sys.argv[1]
+ctypes.CDLL(os.path.join(d, "libfoo.so"))
+time.sleep(0.5)  # the collector marks the file as seen
+os.link(os.path.join(d, "libfoo.so"), os.path.join(d, "libcuda.so.1"))
+subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])",
+                os.path.join(d, "libcuda.so.1")], check=True)
+' "$d" >"$T/$name.out" 2>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	python3 - "$T/$name.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+holds = json.load(open(sys.argv[1]))["api_coverage"]["holds"]
+assert any(h["lib"].endswith("/libcuda.so.1") for h in holds), f"holds {holds}"
+PY
+	result "$name" $rc
+}
+
 # Start-up is mostly the verifier's work on the stack code, which a loop keeping its state
 # where the verifier can tell values apart multiplies (docs/architecture.md): 88,790 and 23,530
 # instructions before that was fixed, 32,712 and 8,078 after, 24,426 for the main object once
@@ -624,7 +648,7 @@ t_sigkill() {
 . "$top/tests/integration/stacks.sh"
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan lib_once ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan lib_once lib_seen_renamed ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real api_container security "${diag_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone

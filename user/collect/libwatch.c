@@ -82,11 +82,10 @@ static __u32 kdev(dev_t d)
 
 /* Probed, or not a CUDA/HIP library: either way, never hold a process for it again. A full
  * map only costs a hold check (or a record) per later mapping. */
-static void mark_known(struct gctx_libwatch *w, const struct gctx_lib_key *k, const char *path)
+static void mark_known(struct gctx_libwatch *w, const struct gctx_lib_key *k, const char *path,
+		       __u8 how)
 {
-	__u8 one = 1;
-
-	if (w->o.known_fd >= 0 && bpf_map_update_elem(w->o.known_fd, k, &one, BPF_ANY) &&
+	if (w->o.known_fd >= 0 && bpf_map_update_elem(w->o.known_fd, k, &how, BPF_ANY) &&
 	    w->o.verbose)
 		fprintf(stderr, "gpuctx: cannot mark %s as known: %s\n", path, strerror(errno));
 }
@@ -105,7 +104,7 @@ void gctx_libwatch__on_lib(void *ctx, const char *path, dev_t dev, ino_t ino, in
 
 	w->last_new = true;
 	w->last_ret = ret;
-	mark_known(w, &k, path);
+	mark_known(w, &k, path, GCTX_LIB_PROBED);
 }
 
 /* The path of pid's mapping or open fd of (dev, ino): mpath as the process sees it, out as
@@ -252,7 +251,7 @@ static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 	 * (bpf/gpuctx.bpf.c, lib_mapped): this file has been looked at once, as every file is.
 	 * A deleted file's path ends in " (deleted)": its name is not known for sure. */
 	if (!ends_with(path, " (deleted)"))
-		mark_known(w, &k, path);
+		mark_known(w, &k, path, GCTX_LIB_SEEN);
 	if (!gctx_ldpath__predict_object(w->p, m->hdr.tgid, ns))
 		return;
 	/* a CUDA/HIP library under another name (a renamed or statically wrapped driver) */
