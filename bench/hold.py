@@ -59,6 +59,11 @@ def run(cfg, tmp, n, mnt):
                                         text=True).stdout)
         holds = [h["held_ns"] for h in rep["api_coverage"]["holds"]]
         gaps = [g["reason"] for g in rep["api_coverage"]["gaps"]]
+        if cfg == "held":
+            # which load, and the report's whole entry: for the next person to find out why
+            for g in rep["api_coverage"]["gaps"]:
+                print(f"bench: held run, gap: {json.dumps(g)}; load times (ms): "
+                      f"{[round(t / 1e6, 1) for t in times]}", file=sys.stderr)
     return times, holds, gaps
 
 
