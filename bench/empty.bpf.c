@@ -4,9 +4,10 @@
  * the floor every gpuctx ratio is compared with. bench/empty_loader.c loads one group:
  *  - ioctl: syscalls:sys_enter_ioctl + sys_exit_ioctl (classic tracepoints, as gpuctx);
  *  - sched: tp_btf sched_process_fork/exec/exit (as gpuctx's lineage programs);
- *  - all: sched plus every syscall tracepoint gpuctx attaches (open, openat, openat2, ioctl,
- *    mmap enter and exit, close enter): the floor for process churn under gpuctx, since a
- *    starting process opens, maps and closes its libraries;
+ *  - all: every tracepoint gpuctx attaches, and only those: sched, the ioctl entry and exit,
+ *    the exits of open, openat, openat2 and mmap, the entry of close, and signal_generate and
+ *    signal_deliver. The floor for process churn under gpuctx, since a starting process opens,
+ *    maps and closes its libraries and every system call takes the slow path;
  *  - uprobe / uprobe-ret: an entry probe, or an entry + return probe, attached by the loader.
  */
 #include "vmlinux.h"
@@ -52,15 +53,23 @@ int BPF_PROG(empty_exit, struct task_struct *p)
 		return 0;                                                    \
 	}
 
-EMPTY_SYSCALL(enter_openat)
 EMPTY_SYSCALL(exit_openat)
-EMPTY_SYSCALL(enter_open)
 EMPTY_SYSCALL(exit_open)
-EMPTY_SYSCALL(enter_openat2)
 EMPTY_SYSCALL(exit_openat2)
-EMPTY_SYSCALL(enter_mmap)
 EMPTY_SYSCALL(exit_mmap)
 EMPTY_SYSCALL(enter_close)
+
+SEC("tp/signal/signal_generate")
+int empty_signal_generate(void *ctx)
+{
+	return 0;
+}
+
+SEC("tp/signal/signal_deliver")
+int empty_signal_deliver(void *ctx)
+{
+	return 0;
+}
 
 SEC("uprobe")
 int BPF_KPROBE(empty_uprobe)

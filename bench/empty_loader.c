@@ -9,7 +9,8 @@
  *   ioctl         empty programs on syscalls:sys_enter_ioctl and sys_exit_ioctl
  *   sched         empty tp_btf programs on sched_process_fork, _exec and _exit
  *   all           sched + ioctl + empty programs on every other syscall tracepoint gpuctx
- *                 uses (open, openat, openat2, mmap enter/exit, close enter)
+ *                 uses (the exits of open, openat, openat2 and mmap, the entry of close)
+ *                 and signal_generate and signal_deliver: exactly what gpuctx attaches
  *   uprobe        an empty entry probe on SYMBOL in PATH
  *   uprobe-ret    empty entry + return probes on SYMBOL in PATH
  *   api-event     entry probe stashing a timestamp + return probe emitting an event
@@ -178,15 +179,13 @@ int main(int argc, char **argv)
 		bpf_program__set_autoload(e->progs.empty_fork, sched);
 		bpf_program__set_autoload(e->progs.empty_exec, sched);
 		bpf_program__set_autoload(e->progs.empty_exit, sched);
-		bpf_program__set_autoload(e->progs.empty_enter_openat, all);
 		bpf_program__set_autoload(e->progs.empty_exit_openat, all);
-		bpf_program__set_autoload(e->progs.empty_enter_open, all);
 		bpf_program__set_autoload(e->progs.empty_exit_open, all);
-		bpf_program__set_autoload(e->progs.empty_enter_openat2, all);
 		bpf_program__set_autoload(e->progs.empty_exit_openat2, all);
-		bpf_program__set_autoload(e->progs.empty_enter_mmap, all);
 		bpf_program__set_autoload(e->progs.empty_exit_mmap, all);
 		bpf_program__set_autoload(e->progs.empty_enter_close, all);
+		bpf_program__set_autoload(e->progs.empty_signal_generate, all);
+		bpf_program__set_autoload(e->progs.empty_signal_deliver, all);
 		bpf_program__set_autoload(e->progs.empty_uprobe, up || upr);
 		bpf_program__set_autoload(e->progs.empty_uretprobe, upr);
 		bpf_program__set_autoattach(e->progs.empty_uprobe, false);

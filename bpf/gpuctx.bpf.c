@@ -804,7 +804,6 @@ static __noinline void emit_libmap(__u32 dev, __u64 ino)
 	submit(e);
 }
 
-
 /* Is f's name that of a CUDA/HIP library? The name read into the stack: 16 bytes cover both
  * (is_api_name). */
 static __always_inline bool api_named(struct file *f)

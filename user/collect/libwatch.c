@@ -247,9 +247,9 @@ static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 	base = base ? base + 1 : path;
 	if (gctx_ldso_is_api_name(base))
 		return; /* GCTX_EV_APIMAP covers it */
-	/* The kernel reports this file no more, except to processes whose mappings are kept
-	 * (bpf/gpuctx.bpf.c, lib_mapped): this file has been looked at once, as every file is.
-	 * A deleted file's path ends in " (deleted)": its name is not known for sure. */
+	/* Looked at once is enough: from now on the kernel reports this file's mappings only to
+	 * processes whose mappings are kept (bpf/gpuctx.bpf.c, lib_mapped). A deleted file's
+	 * path may end in " (deleted)": its name is not known for sure. */
 	if (!ends_with(path, " (deleted)"))
 		mark_known(w, &k, path, GCTX_LIB_SEEN);
 	if (!gctx_ldpath__predict_object(w->p, m->hdr.tgid, ns))
