@@ -74,11 +74,11 @@ int gctx_hold__set_self(int ctl_fd)
 }
 
 /* Resume every hold older than limit_ns (0: all). Deleting first makes each hold resumed once,
- * by whoever deletes it. */
+ * by whoever deletes it. The clock is read after each entry: a hold made while the sweep runs
+ * is younger than a clock read at its start, and was once resumed at once as if timed out. */
 static void sweep(int holds_fd, __u64 limit_ns)
 {
 	__u32 keys[GCTX_MAX_HOLDS], n = 0, key, *prev = NULL;
-	__u64 now = now_ns();
 
 	while (n < GCTX_MAX_HOLDS && !bpf_map_get_next_key(holds_fd, prev, &key)) {
 		keys[n] = key;
@@ -89,7 +89,7 @@ static void sweep(int holds_fd, __u64 limit_ns)
 
 		if (bpf_map_lookup_elem(holds_fd, &keys[i], &v))
 			continue;
-		if (limit_ns && now - v.since_ns < limit_ns)
+		if (limit_ns && !gctx_hold_expired(now_ns(), v.since_ns, limit_ns))
 			continue;
 		if (!bpf_map_delete_elem(holds_fd, &keys[i]))
 			kill((pid_t)keys[i], SIGCONT);

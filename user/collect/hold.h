@@ -8,10 +8,18 @@
 #ifndef __GPUCTX_HOLD_COLLECT_H
 #define __GPUCTX_HOLD_COLLECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
 struct gctx_hold;
+
+/* Is a hold made at since_ns (CLOCK_MONOTONIC, as the BPF program stamps it) past limit_ns at
+ * now_ns? One made after now_ns was read is not: the difference is negative, not huge. */
+static inline bool gctx_hold_expired(__u64 now_ns, __u64 since_ns, __u64 limit_ns)
+{
+	return (__s64)(now_ns - since_ns) >= (__s64)limit_ns;
+}
 
 /* Start the releaser over the holds and hold_ctl maps, then arm holding. NULL + err on
  * failure (holding then stays disarmed: mappings are reported, nobody is stopped). */
