@@ -1434,8 +1434,8 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
                     "dynamic loader opens, maps and closes its libraries, and gpuctx's open, mmap "
                     "(at syscall exit, nothing stashed) and close programs classify every one of "
                     "those files (a library's mapping is reported once per file, then only to "
-                    "processes with GPU state or Python); the collector (section 5) needs a few µs of CPU per process on a "
-                    "machine with 2 CPUs" +
+                    "processes with GPU state or Python); the collector (section 5) needs a few "
+                    "µs of CPU per process on a machine with 2 CPUs" +
                     (f". The kernel times gpuctx's programs at {cc[0]:.1f} µs per process, "
                      f"{cc[0] / cc[1] * 100:.1f}% of an untraced one ({cc[1]:.0f} µs): the rest "
                      "of the gap is the collector's CPU and the machine's noise" if cc else

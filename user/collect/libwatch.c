@@ -90,13 +90,6 @@ static void mark_known(struct gctx_libwatch *w, const struct gctx_lib_key *k, co
 		fprintf(stderr, "gpuctx: cannot mark %s as known: %s\n", path, strerror(errno));
 }
 
-static bool ends_with(const char *s, const char *end)
-{
-	size_t n = strlen(s), m = strlen(end);
-
-	return n >= m && !strcmp(s + n - m, end);
-}
-
 void gctx_libwatch__on_lib(void *ctx, const char *path, dev_t dev, ino_t ino, int ret)
 {
 	struct gctx_libwatch *w = ctx;
@@ -248,10 +241,10 @@ static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 	if (gctx_ldso_is_api_name(base))
 		return; /* GCTX_EV_APIMAP covers it */
 	/* Looked at once is enough: from now on the kernel reports this file's mappings only to
-	 * processes whose mappings are kept (bpf/gpuctx.bpf.c, lib_mapped). A deleted file's
-	 * path may end in " (deleted)": its name is not known for sure. */
-	if (!ends_with(path, " (deleted)"))
-		mark_known(w, &k, path, GCTX_LIB_SEEN);
+	 * processes whose mappings are kept (bpf/gpuctx.bpf.c, lib_mapped). Should the file's
+	 * own name be an API library's after all (the path cut at a space, a hard link), the
+	 * kernel checks that name itself and treats the file as new. */
+	mark_known(w, &k, path, GCTX_LIB_SEEN);
 	if (!gctx_ldpath__predict_object(w->p, m->hdr.tgid, ns))
 		return;
 	/* a CUDA/HIP library under another name (a renamed or statically wrapped driver) */
