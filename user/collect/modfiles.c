@@ -172,6 +172,15 @@ int gctx_maps__read(struct gctx_maps *m, __u32 pid)
 		gctx_copy_str(mp->perms, sizeof(mp->perms), perms, 4);
 		gctx_copy_str(mp->path, sizeof(mp->path), line + n, strcspn(line + n, "\n"));
 	}
+	/* Each read() of the file takes the address space anew, and one after the process let
+	 * go of it (exit, exec) ends the list early: empty again from the start, the process has
+	 * gone and what was read may be cut. Its callers fall back to the mappings the kernel
+	 * sends at exit. */
+	if (fseek(f, 0, SEEK_SET) || fgetc(f) == EOF) {
+		fclose(f);
+		m->n = 0;
+		return -ESRCH;
+	}
 	fclose(f);
 	gctx_maps__keep(m);
 	return 0;

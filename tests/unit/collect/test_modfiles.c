@@ -4,6 +4,8 @@
  * disk and the process exits before its stack is symbolised. The kept file gives the right
  * symbol; without it, a file at the path with another build-id gives no symbols and a note,
  * and one with the same build-id (a copy) is accepted. Needs /proc/PID/map_files (root).
+ * A process that exits while its maps are read gives a whole list or an error, never a list
+ * cut short.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,12 +14,15 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <time.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <zlib.h>
 
@@ -50,8 +55,8 @@ static const char *path_of(const void *sym)
 	return di.dli_fname;
 }
 
-/* A child that maps lib and says where its zlibVersion is, then waits to be killed. */
-static pid_t spawn_mapper(uint64_t *addr)
+/* fork() with a pipe from the child: *fd is its write end there, its read end here. */
+static pid_t fork_piped(int *fd)
 {
 	int p[2];
 	pid_t pid;
@@ -59,18 +64,28 @@ static pid_t spawn_mapper(uint64_t *addr)
 	assert_int_equal(pipe(p), 0);
 	pid = fork();
 	assert_true(pid >= 0);
+	close(p[pid ? 1 : 0]);
+	*fd = p[pid ? 0 : 1];
+	return pid;
+}
+
+/* A child that maps lib and says where its zlibVersion is, then waits to be killed. */
+static pid_t spawn_mapper(uint64_t *addr)
+{
+	int fd;
+	pid_t pid = fork_piped(&fd);
+
 	if (!pid) {
 		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 		uint64_t a = h ? (uint64_t)(uintptr_t)dlsym(h, "zlibVersion") : 0;
 
-		if (write(p[1], &a, sizeof(a)) != sizeof(a))
+		if (write(fd, &a, sizeof(a)) != sizeof(a))
 			_exit(1);
 		pause();
 		_exit(0);
 	}
-	close(p[1]);
-	assert_int_equal(read(p[0], addr, sizeof(*addr)), sizeof(*addr));
-	close(p[0]);
+	assert_int_equal(read(fd, addr, sizeof(*addr)), sizeof(*addr));
+	close(fd);
 	assert_true(*addr != 0);
 	return pid;
 }
@@ -150,10 +165,72 @@ static void test_replaced(void **state)
 	rmdir(copy);
 }
 
+#define NMAPS 256
+
+/* A child that maps file NMAPS times (separate mappings: each at page offset 0), says so, then
+ * spins for spin_us and exits. */
+static pid_t spawn_exiter(const char *file, int spin_us)
+{
+	int fd;
+	pid_t pid = fork_piped(&fd);
+
+	if (!pid) {
+		int ffd = open(file, O_RDONLY);
+		struct timespec t0, t;
+		char c = 1;
+
+		for (int i = 0; i < NMAPS; i++)
+			if (ffd < 0 || mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, ffd,
+					    0) == MAP_FAILED)
+				_exit(1);
+		if (write(fd, &c, 1) != 1)
+			_exit(1);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 <
+		       spin_us);
+		_exit(0);
+	}
+	assert_int_equal(read(fd, &(char){0}, 1), 1);
+	close(fd);
+	return pid;
+}
+
+/* Reads of the maps of a process that exits meanwhile: each one whole, or an error. A cut list
+ * would lose the modules past the cut (a call site in them would resolve to no module). */
+static void test_exit_during_read(void **state)
+{
+	char file[PATH_MAX];
+	struct gctx_maps maps = {0};
+	int whole = 0;
+
+	(void)state;
+	assert_non_null(realpath("/bin/true", file));
+	for (int round = 0; round < 60; round++) {
+		pid_t pid = spawn_exiter(file, (round % 20) * 200);
+
+		for (;;) {
+			int n = 0;
+
+			if (gctx_maps__read(&maps, pid) || !maps.n)
+				break;
+			for (__u32 i = 0; i < maps.n; i++)
+				n += !strcmp(maps.v[i].path, file);
+			assert_int_equal(n, NMAPS);
+			whole++;
+		}
+		waitpid(pid, NULL, 0);
+	}
+	assert_true(whole > 0);
+	gctx_maps__clear(&maps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_replaced),
+	    cmocka_unit_test(test_exit_during_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
