@@ -9,7 +9,9 @@
 int gctx_grow(void *pp, __u32 *cap, __u32 need, size_t elem)
 {
 	void **p = pp;
-	__u32 ncap = *cap ? *cap : 4;
+	/* Most arrays of large elements hold one (a process's exec, its only thread): they
+	 * start at one, which in a process storm is most of the model's memory. */
+	__u32 ncap = *cap ? *cap : elem > GCTX_GROW_SMALL ? 1 : 4;
 	char *np;
 
 	if (need <= *cap)
