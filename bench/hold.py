@@ -17,10 +17,7 @@ import sys
 import tempfile
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-G = os.path.join(TOP, "build/gpuctx")
-FAKEGPU = os.path.join(TOP, "build/fakegpu")
-LIBCUDA = os.path.join(TOP, "build/doubles/libcuda.so.1")
+from common import FAKEGPU, G, LIBCUDA, TOP
 
 WORKLOAD = r"""
 import ctypes, json, os, shutil, sys, time
