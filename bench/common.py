@@ -73,6 +73,22 @@ def fmt_rate(x):
     return f"{x / 1e6:.2f}M/s" if x >= 1e6 else f"{x / 1e3:.0f}k/s"
 
 
+def stop_proc(proc, sig=None, timeout=10):
+    """End proc if it still runs: send sig and wait up to timeout s for it, else (or with no
+    sig) kill it."""
+    if proc.poll() is not None:
+        return
+    if sig is not None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    proc.kill()
+    proc.wait()
+
+
 class Env:
     """Scratch files, the emulated driver and the registered GPU files."""
 
@@ -112,13 +128,7 @@ class Env:
         return os.path.join(self.tmp, name)
 
     def close(self):
-        if self.fake.poll() is None:
-            self.fake.send_signal(signal.SIGTERM)
-            try:
-                self.fake.wait(10)
-            except subprocess.TimeoutExpired:
-                self.fake.kill()
-                self.fake.wait()
+        stop_proc(self.fake, signal.SIGTERM, 10)
         subprocess.run(["umount", self.mnt], capture_output=True)
         if not self.args.keep:
             shutil.rmtree(self.tmp, ignore_errors=True)
@@ -153,13 +163,8 @@ class Tracer:
         raise RuntimeError(f"{self.name} did not attach in 60 s")
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            stop_proc(self.proc, signal.SIGINT, 60)
         self.proc = None
 
 

@@ -14,7 +14,7 @@ import subprocess
 import time
 
 from common import (G, LIBCUDA, LOADER, LOOPS, QUIET, TOP, Tracer, fmt_rate, foreign_progs, log,
-                    med, parse_pairs, run_cmd, sh, summary_of, tail)
+                    med, parse_pairs, run_cmd, sh, stop_proc, summary_of, tail)
 
 
 # ---- 1. ioctl path ----
@@ -108,9 +108,7 @@ def ioctl_once(env, tracer, tag, secs):
         release_hold(env, p)
         p.wait(120)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        stop_proc(p)
         lf.close()
         if tracer and tracer.daemon:
             tracer.stop()
@@ -433,9 +431,7 @@ def progcost_once(env, name, row, cmd, path, secs):
         release_hold(env, p)
         p.wait(120)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        stop_proc(p)
     wait_released()
     return {k: v for k, v in stats.items() if "ioctl" in k or "filter" in k}
 
@@ -501,9 +497,7 @@ def churncost_once(env, n):
         stats = prog_stats(held_progs(p.pid))
         p.wait(120)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        stop_proc(p)
     wait_released()
     with open(out) as f:
         traced = churn_secs(f.read())

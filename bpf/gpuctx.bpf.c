@@ -804,16 +804,14 @@ static __noinline void emit_libmap(__u32 dev, __u64 ino)
 	submit(e);
 }
 
-/* Is f's name that of a CUDA/HIP library? The name read into the stack: 16 bytes cover both
- * (is_api_name). */
+/* Is f's name that of a CUDA/HIP library? Read into the stack, by typed loads: 16 bytes
+ * cover both names (is_api_name). */
 static __always_inline bool api_named(struct file *f)
 {
 	struct dentry *d = typed_file(f)->f_path.dentry;
 	char name[16];
 
-	if (!d || bpf_probe_read_kernel_str(name, sizeof(name), d->d_name.name) < 0)
-		return false;
-	return is_api_name(name);
+	return d && api_name_at((const char *)d->d_name.name, name, sizeof(name));
 }
 
 /* An executable mapping of the file (dev, ino) by a followed process. The collector looks at

@@ -72,6 +72,12 @@ static __always_inline bool is_api_name(const char *name)
 	       (has_prefix(name, "libamdhip64.so", 14) && (name[14] == 0 || name[14] == '.'));
 }
 
+/* The file name at dname (a dentry's) read into buf: is it a CUDA/HIP library's? */
+static __always_inline bool api_name_at(const char *dname, char *buf, __u32 len)
+{
+	return bpf_probe_read_kernel_str(buf, len, dname) >= 0 && is_api_name(buf);
+}
+
 /*
  * A stop is seen by the parent (SIGCHLD, wait with WUNTRACED: an interactive shell shows the
  * job as stopped and takes the terminal back). Within the traced job the parent is gpuctx or
@@ -105,9 +111,8 @@ static __noinline void watch_apimap(struct file *f, __u32 dev, __u64 ino)
 		__sync_fetch_and_add(&apimap_lost, 1);
 		return;
 	}
-	if (bpf_probe_read_kernel_str(e->name, sizeof(e->name),
-				      BPF_CORE_READ(f, f_path.dentry, d_name.name)) < 0 ||
-	    !is_api_name(e->name)) {
+	if (!api_name_at((const char *)BPF_CORE_READ(f, f_path.dentry, d_name.name), e->name,
+			 sizeof(e->name))) {
 		bpf_ringbuf_discard(e, 0);
 		return;
 	}

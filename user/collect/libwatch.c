@@ -80,8 +80,10 @@ static __u32 kdev(dev_t d)
 	return (major(d) << 20) | minor(d);
 }
 
-/* Probed, or not a CUDA/HIP library: either way, never hold a process for it again. A full
- * map only costs a hold check (or a record) per later mapping. */
+/* Mark the file in known_libs: GCTX_LIB_PROBED (probed, or not to be probed: never hold a
+ * process for it again) or GCTX_LIB_SEEN (looked at, not an API library: the kernel holds
+ * again only if the file's own name is an API library's). A full map only costs a hold
+ * check (or a record) per later mapping. */
 static void mark_known(struct gctx_libwatch *w, const struct gctx_lib_key *k, const char *path,
 		       __u8 how)
 {
