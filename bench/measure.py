@@ -180,6 +180,8 @@ CHURN_ROWS = [("fork-exit", "fork + exit"), ("fork-exec", "fork + exec + wait"),
 def churn_tracers(env):
     return [
         Tracer("empty-sched", wrap=lambda c: [LOADER, "sched", "--"] + c),
+        # the least any tracer that records ioctls attaches on this kernel (no kprobes)
+        Tracer("empty-ioctl", wrap=lambda c: [LOADER, "ioctl", "--"] + c),
         Tracer("empty-all", wrap=lambda c: [LOADER, "all", "--"] + c),
         Tracer("gpuctx", wrap=lambda c: [G, "record", "-q", "-o", env.path("churn.gctx")]
                + env.devs + ["--"] + c),
@@ -189,7 +191,7 @@ def churn_tracers(env):
 
 
 CHURN_SECS_PER_LOOP_SECS = 4  # churn loops run this many times --secs
-CHURN_ROUNDS = 9
+CHURN_ROUNDS = 15
 
 
 def bench_churn(env, rounds, secs, extra_until=None):
