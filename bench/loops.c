@@ -10,9 +10,10 @@
  *	nv-version (NV_ESC_CHECK_VERSION_STR), nv-control (NV_ESC_RM_CONTROL, nvos54 params),
  *	nv-none (_IO('F', 0): an NVIDIA-type command without parameters) or kfd-version
  *	(AMDKFD_IOC_GET_VERSION, 8 bytes read at entry and at exit).
- *   loops procs [--secs S] [--exe PATH] fork-exit|fork-exec|spawn...
+ *   loops procs [--secs S] [--exe PATH] fork-exit|fork-exec|spawn|getppid...
  *	processes per second of each loop, one after the other: fork + _exit + wait, fork +
- *	exec PATH + wait, posix_spawn PATH + wait (PATH defaults to /bin/true).
+ *	exec PATH + wait, posix_spawn PATH + wait (PATH defaults to /bin/true); getppid:
+ *	system calls per second.
  *   loops churn [--procs N] [--exe PATH] [--watch PID]
  *	N fork + exec + wait, then the peak RSS and CPU time of PID (default: our parent, the
  *	collector when run under gpuctx record) as key=value pairs.
@@ -47,6 +48,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "gpu_uapi.h"
 
@@ -300,27 +302,41 @@ static void one_process(const char *mode, const char *exe)
 	reap(pid);
 }
 
+/* getppid: a system call no tracer of this benchmark follows. What a syscall tracepoint
+ * costs the calls it does not trace (the kernel's slow path) is the floor of the churn loops. */
+static void syscall_batch(void)
+{
+	for (int i = 0; i < 64; i++)
+		syscall(SYS_getppid);
+}
+
 static int cmd_procs(struct opts *o, int argc, char **argv)
 {
 	if (argc < 1)
-		die("procs: want one or more of fork-exit, fork-exec, spawn");
+		die("procs: want one or more of fork-exit, fork-exec, spawn, getppid");
 	for (int i = 0; i < argc; i++)
 		if (strcmp(argv[i], "fork-exit") && strcmp(argv[i], "fork-exec") &&
-		    strcmp(argv[i], "spawn"))
-			die("procs: unknown loop '%s': want fork-exit, fork-exec or spawn",
+		    strcmp(argv[i], "spawn") && strcmp(argv[i], "getppid"))
+			die("procs: unknown loop '%s': want fork-exit, fork-exec, spawn or getppid",
 			    argv[i]);
 	for (int i = 0; i < argc; i++) {
 		const char *mode = argv[i];
+		bool calls = !strcmp(mode, "getppid");
 		__u64 t0, t, end, n = 0;
 
 		end = now_ns() + secs_ns(0.05);
 		while (now_ns() < end)
-			one_process(mode, o->exe);
+			calls ? syscall_batch() : one_process(mode, o->exe);
 		t0 = now_ns();
 		end = t0 + secs_ns(o->secs);
 		do {
-			one_process(mode, o->exe);
-			n++;
+			if (calls) {
+				syscall_batch();
+				n += 64;
+			} else {
+				one_process(mode, o->exe);
+				n++;
+			}
 			t = now_ns();
 		} while (t < end);
 		printf("%s %.1f %llu\n", mode, n * 1e9 / (t - t0), (unsigned long long)n);
@@ -607,7 +623,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: loops ioctl [--secs S] [--out FILE] [--hold FIFO] LABEL=PATH,CMD...\n"
-		"       loops procs [--secs S] [--exe PATH] fork-exit|fork-exec|spawn...\n"
+		"       loops procs [--secs S] [--exe PATH] fork-exit|fork-exec|spawn|getppid...\n"
 		"       loops churn [--procs N] [--exe PATH] [--watch PID]\n"
 		"       loops call [--secs S] nop5|push|endbr64\n"
 		"       loops call-lib [--secs S] LIB SYMBOL...\n"

@@ -195,7 +195,8 @@ CHURN_ROUNDS = 15
 
 
 def bench_churn(env, rounds, secs, extra_until=None):
-    cmd = [LOOPS, "procs", "--secs", str(secs)] + [k for k, _ in CHURN_ROWS]
+    # getppid last: what the tracepoints cost a system call nobody traces (the churn floor)
+    cmd = [LOOPS, "procs", "--secs", str(secs)] + [k for k, _ in CHURN_ROWS] + ["getppid"]
 
     def once(t, tag):
         out, logp = run_cmd(env, t, cmd, tag)
