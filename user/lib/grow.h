@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define GCTX_GROW_SMALL 64 /* elements up to this size start 4 to an array, larger ones 1 */
+#define GCTX_GROW_SMALL 32 /* elements up to this size start 4 to an array, larger ones 1 */
 
 /*
  * Make room for need elements of elem bytes in the array *pp (a pointer to the array pointer)

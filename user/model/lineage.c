@@ -75,6 +75,15 @@ struct gctx_thread *mdl_thread_live(struct gctx_model *m, struct proc_priv *p, _
 	return thread_add(m, p, tid, comm, 0);
 }
 
+/* A path field of a record (len bytes, NUL-padded), as the pool's string: cut to
+ * GCTX_PATH_LEN - 1 bytes, as the fixed-size fields it replaces did. */
+static const char *intern_path(struct gctx_model *m, const char *src, size_t len)
+{
+	size_t n = strnlen(src, len);
+
+	return gctx_strpool__add(m->strs, src, n < GCTX_PATH_LEN ? n : GCTX_PATH_LEN - 1);
+}
+
 static struct proc_priv *proc_new(struct gctx_model *m, __u32 pid, __u32 ppid, int parent_idx,
 				  const char *comm, __u64 start_ns)
 {
@@ -92,6 +101,7 @@ static struct proc_priv *proc_new(struct gctx_model *m, __u32 pid, __u32 ppid, i
 	gctx_copy_str(p->pub.comm, sizeof(p->pub.comm), comm, GCTX_COMM_LEN);
 	p->pub.start_ns = start_ns;
 	p->pub.exit_code = -1;
+	p->pub.exe = p->pub.args = "";
 	if (gctx_hmap__put(&m->pid_map, pid, 0, idx))
 		return NULL;
 	if (parent_idx >= 0) {
@@ -236,9 +246,11 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 	p->api_src[0] = p->api_src[1] = 0; /* a new program: no driver state */
 	x->ts_ns = ts;
 	x->old_tid = ev->old_tid;
-	gctx_copy_str(x->filename, sizeof(x->filename), ev->filename, sizeof(ev->filename));
 	x->args_len = ev->args_len < GCTX_ARGS_LEN ? ev->args_len : GCTX_ARGS_LEN;
-	memcpy(x->args, ev->args, x->args_len);
+	x->filename = intern_path(m, ev->filename, sizeof(ev->filename));
+	x->args = gctx_strpool__add(m->strs, ev->args, x->args_len);
+	if (!x->filename || !x->args)
+		return -ENOMEM;
 
 	/* a non-leader exec: the caller takes over the leader's pid, its old tid is gone */
 	if (ev->old_tid != hdr->tid) {
@@ -312,7 +324,7 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 	/* the new image's name, after the warnings that name the process as it was */
 	mdl_proc_rename(p, hdr->comm);
 	p->pub.ncomm_at_exec = p->pub.ncomm_prev;
-	gctx_copy_str(p->pub.exe, sizeof(p->pub.exe), ev->filename, sizeof(ev->filename));
+	p->pub.exe = x->filename;
 	return 0;
 }
 
@@ -382,11 +394,15 @@ int mdl_ev_proc_present(struct gctx_model *m, const struct gctx_rec_proc *r)
 	}
 	if (lazy)
 		p->pub.present_at_attach = true;
-	if (!p->pub.exe[0])
-		gctx_copy_str(p->pub.exe, sizeof(p->pub.exe), r->exe, sizeof(r->exe));
+	if (!p->pub.exe[0] && !(p->pub.exe = intern_path(m, r->exe, sizeof(r->exe))))
+		return -ENOMEM;
 	if (!p->pub.args_len) {
-		p->pub.args_len = r->args_len < GCTX_ARGS_LEN ? r->args_len : GCTX_ARGS_LEN;
-		memcpy(p->pub.args, r->args, p->pub.args_len);
+		__u32 n = r->args_len < GCTX_ARGS_LEN ? r->args_len : GCTX_ARGS_LEN;
+
+		p->pub.args = gctx_strpool__add(m->strs, r->args, n);
+		if (!p->pub.args)
+			return -ENOMEM;
+		p->pub.args_len = n;
 	}
 	return 0;
 }

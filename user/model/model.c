@@ -52,6 +52,11 @@ struct gctx_model *gctx_model__new(void)
 
 	if (!m)
 		return NULL;
+	m->strs = gctx_strpool__new();
+	if (!m->strs) {
+		free(m);
+		return NULL;
+	}
 	m->procs.elem = sizeof(struct proc_priv);
 	m->files.elem = sizeof(struct file_priv);
 	m->objs.elem = sizeof(struct obj_priv);
@@ -85,6 +90,7 @@ void gctx_model__free(struct gctx_model *m)
 	}
 	gctx_chunks__free(&m->ctxs);
 	gctx_chunks__free(&m->mems);
+	gctx_strpool__free(m->strs);
 	gctx_hmap__free(&m->mem_map);
 	gctx_hmap__free(&m->apierr_map);
 	free(m->probes);

@@ -35,8 +35,8 @@ enum gctx_hold_how {
 struct gctx_exec {
 	__u64 ts_ns;
 	__u32 old_tid;			/* thread that called exec (differs from pid: non-leader) */
-	char filename[GCTX_PATH_LEN];
-	char args[GCTX_ARGS_LEN];	/* NUL-separated */
+	const char *filename;		/* NUL-terminated; shared with equal strings (strpool.h) */
+	const char *args;		/* args_len bytes, NUL-separated; shared likewise */
 	__u32 args_len;
 };
 
@@ -72,8 +72,8 @@ struct gctx_proc {
 	__u32 *children;		/* indices of fork children, in fork order */
 	__u32 nchildren;
 	__u64 nioctls, nmmaps;		/* GPU ioctls and mmaps issued */
-	char exe[GCTX_PATH_LEN];	/* present-at-attach exe (exec filename otherwise) */
-	char args[GCTX_ARGS_LEN];	/* present-at-attach argv (NUL-separated) */
+	const char *exe;		/* present-at-attach exe (exec filename otherwise); never NULL */
+	const char *args;		/* present-at-attach argv (NUL-separated); never NULL */
 	__u32 args_len;
 	/* earlier names, oldest first (fork name, exec, prctl renames); past GCTX_COMM_HIST the
 	 * oldest are kept and the latest in-between ones dropped */

@@ -21,6 +21,7 @@
 #include "decode/decode.h"
 #include "lib/chunks.h"
 #include "lib/hmap.h"
+#include "lib/strpool.h"
 #include "model/model.h"
 
 /* ---- private wrappers ---- */
@@ -83,6 +84,7 @@ struct obj_priv {
 
 struct gctx_model {
 	struct gctx_chunks procs, files, objs, findings;
+	struct gctx_strpool *strs; /* exec filenames and argv */
 	struct gctx_hmap pid_map;     /* (pid, 0) -> latest process */
 	struct gctx_hmap file_map;    /* (address, 0) -> latest file */
 	struct gctx_hmap thread_map;  /* (proc, tid) -> latest thread index in proc */

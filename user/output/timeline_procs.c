@@ -242,7 +242,7 @@ void tl_proc_describe(struct exporter *x, __u32 pi, __u64 flow_in)
 	if (argv)
 		tl_arg_strv(&a, "argv", argv, len);
 	if (p->exe[0])
-		tl_arg_strn(&a, "exe", p->exe, sizeof(p->exe));
+		tl_arg_strn(&a, "exe", p->exe, GCTX_PATH_LEN);
 	if (p->present_at_attach)
 		tl_arg_bool(&a, "present_at_attach", true);
 	if (p->start_ns)
@@ -424,7 +424,7 @@ void tl_on_exec(struct exporter *x, const struct gctx_ev_exec *ev)
 	if (!p->nexecs)
 		return;
 	e = &p->execs[p->nexecs - 1];
-	gctx_copy_str(file, sizeof(file), e->filename, sizeof(e->filename));
+	gctx_copy_str(file, sizeof(file), e->filename, GCTX_PATH_LEN);
 	base = strrchr(file, '/');
 	base = base ? base + 1 : file;
 	snprintf(name, sizeof(name), "exec %s", base);

@@ -389,6 +389,43 @@ static void test_many_forks_scale(void **state)
 	assert_true(now_s() - t0 < 30.0);
 }
 
+/* A storm of processes running one command keeps its filename and argv once: the model's
+ * memory per process is then its own records, not 384 bytes of strings. */
+static void test_exec_strings_shared(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_proc *a, *b, *c;
+	struct gctx_ev_exec ev;
+
+	for (__u32 i = 0; i < 100; i++) {
+		do_fork(m, 1, 1000 + i, 100 + i, "sh");
+		do_exec(m, 1000 + i, 1000 + i, 200 + i, "true", "/bin/true");
+	}
+	a = gctx_model__proc_by_pid(m, 1000);
+	b = gctx_model__proc_by_pid(m, 1099);
+	assert_string_equal(a->execs[0].filename, "/bin/true");
+	assert_memory_equal(a->execs[0].args, "/bin/true", 10);
+	assert_int_equal(a->execs[0].args_len, 10);
+	assert_ptr_equal(a->execs[0].filename, b->execs[0].filename);
+	assert_ptr_equal(a->execs[0].args, b->execs[0].args);
+	assert_ptr_equal(a->exe, a->execs[0].filename);
+
+	/* a record's path field fills all GCTX_PATH_LEN bytes: cut to GCTX_PATH_LEN - 1, as
+	 * the fixed-size field did */
+	do_fork(m, 1, 2000, 300, "sh");
+	ev = ev_exec(2000, 301, "p", "", "p", 2);
+	memset(ev.filename, 'p', sizeof(ev.filename)); /* no NUL */
+	feed(m, GCTX_EV_EXEC, &ev, sizeof(ev));
+	c = gctx_model__proc_by_pid(m, 2000);
+	assert_int_equal(strlen(c->execs[0].filename), GCTX_PATH_LEN - 1);
+	assert_memory_equal(c->execs[0].filename, ev.filename, GCTX_PATH_LEN - 1);
+
+	/* a process never seen to exec has an empty name and argv, not NULL ones */
+	do_fork(m, 1, 3000, 400, "sh");
+	assert_string_equal(gctx_model__proc_by_pid(m, 3000)->exe, "");
+	assert_int_equal(gctx_model__proc_by_pid(m, 3000)->args_len, 0);
+}
+
 #define TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -407,6 +444,7 @@ int main(void)
 		TEST(test_record_types),
 		TEST(test_unaligned_record),
 		TEST(test_many_forks_scale),
+		TEST(test_exec_strings_shared),
 	};
 	/* clang-format on */
 

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A pool of interned strings with stable addresses: an equal string added again returns the
+ * first copy. The model keeps every exec's filename and argv here rather than inline in
+ * fixed-size arrays: a storm of processes running the same command stores it once.
+ */
+#ifndef __GPUCTX_STRPOOL_H
+#define __GPUCTX_STRPOOL_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+struct gctx_strpool;
+
+/* NULL when out of memory. */
+struct gctx_strpool *gctx_strpool__new(void);
+void gctx_strpool__free(struct gctx_strpool *sp);
+/*
+ * The pool's copy of the n bytes at s (which may hold NULs), followed by a NUL; valid until
+ * the pool is freed. NULL when out of memory.
+ */
+const char *gctx_strpool__add(struct gctx_strpool *sp, const char *s, size_t n);
+/* Distinct strings held, and the bytes the pool has allocated for them and its index. */
+__u32 gctx_strpool__count(const struct gctx_strpool *sp);
+size_t gctx_strpool__bytes(const struct gctx_strpool *sp);
+
+#endif /* __GPUCTX_STRPOOL_H */
