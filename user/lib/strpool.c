@@ -116,7 +116,7 @@ const char *gctx_strpool__add(struct gctx_strpool *sp, const char *s, size_t n)
 		return NULL;
 	memcpy(copy, s, n);
 	copy[n] = 0;
-	sp->slots[i] = (struct slot){ .s = copy, .len = n, .hash = hash };
+	sp->slots[i] = (struct slot){.s = copy, .len = n, .hash = hash};
 	sp->count++;
 	return copy;
 }
