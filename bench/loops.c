@@ -302,12 +302,18 @@ static void one_process(const char *mode, const char *exe)
 	reap(pid);
 }
 
-/* getppid: a system call no tracer of this benchmark follows. What a syscall tracepoint
- * costs the calls it does not trace (the kernel's slow path) is the floor of the churn loops. */
-static void syscall_batch(void)
+/* One step of a procs loop; returns what it counts. getppid: a system call no tracer of this
+ * benchmark follows. What a syscall tracepoint costs the calls it does not trace (the
+ * kernel's slow path) is the floor of the churn loops. */
+static __u64 procs_step(const char *mode, const char *exe)
 {
+	if (strcmp(mode, "getppid")) {
+		one_process(mode, exe);
+		return 1;
+	}
 	for (int i = 0; i < 64; i++)
 		syscall(SYS_getppid);
+	return 64;
 }
 
 static int cmd_procs(struct opts *o, int argc, char **argv)
@@ -321,22 +327,15 @@ static int cmd_procs(struct opts *o, int argc, char **argv)
 			    argv[i]);
 	for (int i = 0; i < argc; i++) {
 		const char *mode = argv[i];
-		bool calls = !strcmp(mode, "getppid");
 		__u64 t0, t, end, n = 0;
 
 		end = now_ns() + secs_ns(0.05);
 		while (now_ns() < end)
-			calls ? syscall_batch() : one_process(mode, o->exe);
+			procs_step(mode, o->exe);
 		t0 = now_ns();
 		end = t0 + secs_ns(o->secs);
 		do {
-			if (calls) {
-				syscall_batch();
-				n += 64;
-			} else {
-				one_process(mode, o->exe);
-				n++;
-			}
+			n += procs_step(mode, o->exe);
 			t = now_ns();
 		} while (t < end);
 		printf("%s %.1f %llu\n", mode, n * 1e9 / (t - t0), (unsigned long long)n);

@@ -3,6 +3,8 @@
  * A pool of interned strings with stable addresses: an equal string added again returns the
  * first copy. The model keeps every exec's filename and argv here rather than inline in
  * fixed-size arrays: a storm of processes running the same command stores it once.
+ * Unlike strtab.h (bounded, ids, an arena that moves as it grows, for the exporter), the pool
+ * has no bound and its copies never move: the model holds pointers into it.
  */
 #ifndef __GPUCTX_STRPOOL_H
 #define __GPUCTX_STRPOOL_H

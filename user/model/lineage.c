@@ -84,6 +84,14 @@ static const char *intern_path(struct gctx_model *m, const char *src, size_t len
 	return gctx_strpool__add(m->strs, src, n < GCTX_PATH_LEN ? n : GCTX_PATH_LEN - 1);
 }
 
+/* A record's argv (len bytes, NUL-separated), as the pool's string of *n bytes: at most
+ * GCTX_ARGS_LEN, the size of the record's field. */
+static const char *intern_args(struct gctx_model *m, const char *src, __u32 len, __u32 *n)
+{
+	*n = len < GCTX_ARGS_LEN ? len : GCTX_ARGS_LEN;
+	return gctx_strpool__add(m->strs, src, *n);
+}
+
 static struct proc_priv *proc_new(struct gctx_model *m, __u32 pid, __u32 ppid, int parent_idx,
 				  const char *comm, __u64 start_ns)
 {
@@ -246,9 +254,8 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 	p->api_src[0] = p->api_src[1] = 0; /* a new program: no driver state */
 	x->ts_ns = ts;
 	x->old_tid = ev->old_tid;
-	x->args_len = ev->args_len < GCTX_ARGS_LEN ? ev->args_len : GCTX_ARGS_LEN;
 	x->filename = intern_path(m, ev->filename, sizeof(ev->filename));
-	x->args = gctx_strpool__add(m->strs, ev->args, x->args_len);
+	x->args = intern_args(m, ev->args, ev->args_len, &x->args_len);
 	if (!x->filename || !x->args)
 		return -ENOMEM;
 
@@ -397,11 +404,12 @@ int mdl_ev_proc_present(struct gctx_model *m, const struct gctx_rec_proc *r)
 	if (!p->pub.exe[0] && !(p->pub.exe = intern_path(m, r->exe, sizeof(r->exe))))
 		return -ENOMEM;
 	if (!p->pub.args_len) {
-		__u32 n = r->args_len < GCTX_ARGS_LEN ? r->args_len : GCTX_ARGS_LEN;
+		__u32 n;
+		const char *args = intern_args(m, r->args, r->args_len, &n);
 
-		p->pub.args = gctx_strpool__add(m->strs, r->args, n);
-		if (!p->pub.args)
+		if (!args)
 			return -ENOMEM;
+		p->pub.args = args;
 		p->pub.args_len = n;
 	}
 	return 0;
