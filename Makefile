@@ -84,9 +84,11 @@ $(BUILD)/gpuctx-static: $(USER_OBJS) | $(BUILD)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LDLIBS) -o $@
 
-$(BUILD)/fakegpu: tools/fakegpu.c tools/gpu_uapi.h | $(BUILD)
+# the emulated driver: tools/fakegpu.c and its per-driver files tools/fakegpu_*.c
+FAKEGPU_SRCS := $(wildcard tools/fakegpu*.c)
+$(BUILD)/fakegpu: $(FAKEGPU_SRCS) $(wildcard tools/fakegpu*.h) tools/gpu_uapi.h | $(BUILD)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itools $(shell pkg-config --cflags fuse3) $< $(shell pkg-config --libs fuse3) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -Itools $(shell pkg-config --cflags fuse3) $(FAKEGPU_SRCS) $(shell pkg-config --libs fuse3) -lpthread -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(PURE_OBJS)
 	$(call msg,CC,$@)

@@ -39,80 +39,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fakegpu.h"
 #include "gpu_uapi.h"
 
 #define DEV_FILE_SIZE  (1 << 20)
-#define RM_CLIENT_BASE 0xc1d00000U /* like the RM's own client handles */
-#define RM_HANDLE_BASE 0xcaf00000U /* like RM-generated object handles */
 #define KFD_MAX_QUEUES 1024
 
-enum dev_kind { DEV_NVIDIACTL, DEV_NVIDIA0, DEV_UVM, DEV_KFD, DEV_RENDER, DEV_NR };
-
 static const char *const dev_names[DEV_NR] = {
-	[DEV_NVIDIACTL] = "nvidiactl",
-	[DEV_NVIDIA0] = "nvidia0",
-	[DEV_UVM] = "nvidia-uvm",
-	[DEV_KFD] = "kfd",
-	[DEV_RENDER] = "renderD128",
+    [DEV_NVIDIACTL] = "nvidiactl", [DEV_NVIDIA0] = "nvidia0",
+    [DEV_UVM] = "nvidia-uvm",	   [DEV_KFD] = "kfd",
+    [DEV_RENDER] = "renderD128",
 };
 
-/* A growable set of 64-bit ids: KFD queues and memory handles, amdgpu contexts. */
-struct id_set {
-	__u64 *v;
-	size_t n, cap;
-};
-
-enum uvm_fd_state { UVM_FD_UNINITIALIZED, UVM_FD_VA_SPACE, UVM_FD_MM };
-
-/* One open file description (fi->fh): shared by dup(), fork() and SCM_RIGHTS, like the real. */
-struct gfile {
-	enum dev_kind kind;
-	pid_t tgid;		/* the opener */
-	bool ctl_linked;	/* nvidiaN: REGISTER_FD done */
-	enum uvm_fd_state uvm;	/* nvidia-uvm */
-	__u64 uvm_flags;
-	pid_t uvm_tgid;		/* who issued UVM_INITIALIZE */
-	struct id_set queues;	/* kfd */
-	struct id_set mem;	/* kfd */
-	__u32 next_mem;
-	struct id_set ctxs;	/* renderD128 */
-	__u32 next_ctx;
-	__u32 next_gem;
-};
-
-struct rm_object {
-	__u32 handle;
-	__u32 parent;
-	__u32 cls;
-};
-
-/* An RM client: owned by the nvidiactl open file that allocated it. */
-struct rm_client {
-	__u32 handle;
-	struct gfile *owner;
-	struct rm_object *obj;
-	size_t nobj, cap;
-	struct rm_client *next;
-};
-
-/* What one ioctl call is about; status is the driver status written back, or -1. */
-struct call {
-	pid_t tid;
-	pid_t tgid;
-	long status;
-};
+bool fg_verbose;
 
 static struct {
 	pthread_mutex_t lock;
-	struct rm_client *clients;
-	__u32 next_client;
-	__u32 next_handle;
-	bool verbose;
 	char mnt[PATH_MAX];
 	time_t start;
 	pid_t parent; /* dies with it: PR_SET_PDEATHSIG */
 } G = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* ---- small helpers ---- */
@@ -148,7 +95,7 @@ static pid_t tid_to_tgid(pid_t tid)
 }
 
 /* Does fd number @fd of thread @tid refer to our file @kind? (fds are per process) */
-static bool caller_fd_is(pid_t tid, int fd, enum dev_kind kind)
+bool caller_fd_is(pid_t tid, int fd, enum dev_kind kind)
 {
 	char link[64], target[PATH_MAX], want[PATH_MAX + 32];
 	ssize_t n;
@@ -162,20 +109,20 @@ static bool caller_fd_is(pid_t tid, int fd, enum dev_kind kind)
 	return !strcmp(target, want);
 }
 
-static int remote_read(pid_t tid, __u64 addr, void *buf, size_t len)
+int remote_read(pid_t tid, __u64 addr, void *buf, size_t len)
 {
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(unsigned long)addr, .iov_len = len };
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(unsigned long)addr, .iov_len = len};
 
 	if (!len)
 		return 0;
 	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
 }
 
-static int remote_write(pid_t tid, __u64 addr, const void *buf, size_t len)
+int remote_write(pid_t tid, __u64 addr, const void *buf, size_t len)
 {
-	struct iovec local = { .iov_base = (void *)buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(unsigned long)addr, .iov_len = len };
+	struct iovec local = {.iov_base = (void *)buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(unsigned long)addr, .iov_len = len};
 
 	if (!len)
 		return 0;
@@ -227,375 +174,6 @@ static void ids_free(struct id_set *s)
 	s->n = s->cap = 0;
 }
 
-/* ---- RM object model ---- */
-
-static struct rm_client *client_find(__u32 handle)
-{
-	struct rm_client *c;
-
-	for (c = G.clients; c; c = c->next)
-		if (c->handle == handle)
-			return c;
-	return NULL;
-}
-
-/* The client, if it belongs to the open file @f (strict client validation). */
-static struct rm_client *client_of(struct gfile *f, __u32 handle)
-{
-	struct rm_client *c = client_find(handle);
-
-	return c && c->owner == f ? c : NULL;
-}
-
-static struct rm_object *obj_find(struct rm_client *c, __u32 handle)
-{
-	size_t i;
-
-	for (i = 0; i < c->nobj; i++)
-		if (c->obj[i].handle == handle)
-			return &c->obj[i];
-	return NULL;
-}
-
-static bool handle_used(struct rm_client *c, __u32 handle)
-{
-	return handle == c->handle || obj_find(c, handle);
-}
-
-static __u32 handle_gen(struct rm_client *c)
-{
-	__u32 h;
-
-	do {
-		h = RM_HANDLE_BASE + G.next_handle++;
-	} while (handle_used(c, h));
-	return h;
-}
-
-static int obj_add(struct rm_client *c, __u32 handle, __u32 parent, __u32 cls)
-{
-	struct rm_object *o;
-
-	if (c->nobj == c->cap) {
-		o = realloc(c->obj, (c->cap ? c->cap * 2 : 16) * sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		c->obj = o;
-		c->cap = c->cap ? c->cap * 2 : 16;
-	}
-	c->obj[c->nobj++] = (struct rm_object){ .handle = handle, .parent = parent, .cls = cls };
-	return 0;
-}
-
-/* Free @handle and every object below it. */
-static void obj_free_tree(struct rm_client *c, __u32 handle)
-{
-	size_t i = 0;
-
-	while (i < c->nobj) {
-		if (c->obj[i].parent == handle) {
-			obj_free_tree(c, c->obj[i].handle);
-			i = 0; /* the array was compacted under us */
-			continue;
-		}
-		i++;
-	}
-	for (i = 0; i < c->nobj; i++) {
-		if (c->obj[i].handle == handle) {
-			c->obj[i] = c->obj[--c->nobj];
-			return;
-		}
-	}
-}
-
-static struct rm_client *client_new(struct gfile *owner, __u32 handle)
-{
-	struct rm_client *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->handle = handle;
-	c->owner = owner;
-	c->next = G.clients;
-	G.clients = c;
-	return c;
-}
-
-static void client_free(struct rm_client *victim)
-{
-	struct rm_client **pp;
-
-	for (pp = &G.clients; *pp; pp = &(*pp)->next) {
-		if (*pp == victim) {
-			*pp = victim->next;
-			free(victim->obj);
-			free(victim);
-			return;
-		}
-	}
-}
-
-static void clients_free_owned(struct gfile *f)
-{
-	struct rm_client *c = G.clients, *next;
-
-	for (; c; c = next) {
-		next = c->next;
-		if (c->owner == f)
-			client_free(c);
-	}
-}
-
-/* ---- NVIDIA RM escapes ---- */
-
-static __u32 rm_alloc_client(struct gfile *f, __u32 *handle)
-{
-	__u32 h = *handle;
-
-	if (!h) {
-		do {
-			h = RM_CLIENT_BASE + ++G.next_client;
-		} while (client_find(h));
-	} else if (client_find(h)) {
-		return NV_ERR_INVALID_OBJECT_HANDLE;
-	}
-	if (!client_new(f, h))
-		return NV_ERR_INVALID_STATE;
-	*handle = h;
-	return NV_OK;
-}
-
-/* RM_ALLOC, NVOS21 or NVOS64: both start with hRoot, hObjectParent, hObjectNew, hClass. */
-static __u32 rm_alloc(struct gfile *f, struct nvos21_params *p)
-{
-	struct rm_client *c;
-	__u32 h;
-
-	if (p->hClass == NV01_ROOT || p->hClass == NV01_ROOT_NON_PRIV ||
-	    p->hClass == NV01_ROOT_CLIENT) {
-		p->hClass = NV01_ROOT_CLIENT;
-		return rm_alloc_client(f, &p->hObjectNew);
-	}
-	c = client_of(f, p->hRoot);
-	if (!c)
-		return NV_ERR_INVALID_CLIENT;
-	if (p->hObjectParent != c->handle && !obj_find(c, p->hObjectParent))
-		return NV_ERR_INVALID_OBJECT_PARENT;
-	h = p->hObjectNew;
-	if (!h)
-		h = handle_gen(c);
-	else if (handle_used(c, h))
-		return NV_ERR_INVALID_OBJECT_HANDLE;
-	if (obj_add(c, h, p->hObjectParent, p->hClass))
-		return NV_ERR_INVALID_STATE;
-	p->hObjectNew = h;
-	return NV_OK;
-}
-
-static __u32 rm_free(struct gfile *f, struct nvos00_params *p)
-{
-	struct rm_client *c = client_of(f, p->hRoot);
-
-	if (!c)
-		return NV_ERR_INVALID_CLIENT;
-	if (p->hObjectOld == p->hRoot) {
-		client_free(c);
-		return NV_OK;
-	}
-	if (!obj_find(c, p->hObjectOld))
-		return NV_ERR_INVALID_OBJECT_HANDLE;
-	obj_free_tree(c, p->hObjectOld);
-	return NV_OK;
-}
-
-static __u32 rm_control(struct gfile *f, struct nvos54_params *p)
-{
-	struct rm_client *c = client_of(f, p->hClient);
-
-	if (!c)
-		return NV_ERR_INVALID_CLIENT;
-	if (!handle_used(c, p->hObject))
-		return NV_ERR_INVALID_OBJECT_HANDLE;
-	return NV_OK;
-}
-
-static __u32 rm_map_memory(struct gfile *f, struct nvos33_with_fd *p)
-{
-	struct rm_client *c = client_of(f, p->hClient);
-
-	if (!c)
-		return NV_ERR_INVALID_CLIENT;
-	if (!obj_find(c, p->hMemory))
-		return NV_ERR_INVALID_OBJECT_HANDLE;
-	return NV_OK;
-}
-
-/*
- * RM_ALLOC_MEMORY on nvidiaN. The real RM checks the client against the nvidiactl file linked
- * by REGISTER_FD; we cannot tell which nvidiactl that was, so any existing client will do once
- * the link is made.
- */
-static __u32 rm_alloc_memory(struct gfile *f, struct nvos02_with_fd *p)
-{
-	struct rm_client *c = client_find(p->hRoot);
-	__u32 h;
-
-	if (!f->ctl_linked || !c)
-		return NV_ERR_INVALID_CLIENT;
-	if (p->hObjectParent != c->handle && !obj_find(c, p->hObjectParent))
-		return NV_ERR_INVALID_OBJECT_PARENT;
-	h = p->hObjectNew;
-	if (!h)
-		h = handle_gen(c);
-	else if (handle_used(c, h))
-		return NV_ERR_INVALID_OBJECT_HANDLE;
-	if (obj_add(c, h, p->hObjectParent, p->hClass))
-		return NV_ERR_INVALID_STATE;
-	p->hObjectNew = h;
-	return NV_OK;
-}
-
-static void card_info(void *buf, size_t size)
-{
-	struct nv_card_info *ci = buf;
-
-	memset(buf, 0, size);
-	ci->valid = 1;
-	ci->pci_bus = 0x1b;
-	ci->pci_vendor_id = 0x10de;
-	ci->pci_device_id = 0x2330; /* H100 SXM5 */
-	ci->gpu_id = 0x100;
-	ci->interrupt_line = 16;
-	ci->reg_address = 0xfb000000;
-	ci->reg_size = 16 << 20;
-	ci->fb_address = 0x38000000000ULL;
-	ci->fb_size = 80ULL << 30;
-	ci->minor_number = 0;
-}
-
-/* The sizes nv_validate_ioctls() accepts for the escapes we implement; others are -EINVAL. */
-static bool nv_size_ok(unsigned int nr, size_t size)
-{
-	switch (nr) {
-	case NV_ESC_RM_ALLOC:
-		return size == sizeof(struct nvos21_params) || size == sizeof(struct nvos64_params);
-	case NV_ESC_RM_FREE:
-		return size == sizeof(struct nvos00_params);
-	case NV_ESC_RM_CONTROL:
-		return size == sizeof(struct nvos54_params);
-	case NV_ESC_RM_ALLOC_MEMORY:
-		return size == sizeof(struct nvos02_with_fd);
-	case NV_ESC_RM_MAP_MEMORY:
-		return size == sizeof(struct nvos33_with_fd);
-	case NV_ESC_CARD_INFO:
-		return size && size % sizeof(struct nv_card_info) == 0;
-	case NV_ESC_REGISTER_FD:
-		return size == sizeof(struct nv_register_fd);
-	case NV_ESC_CHECK_VERSION_STR:
-		return size == sizeof(struct nv_rm_api_version);
-	case NV_ESC_IOCTL_XFER_CMD:
-		return size == sizeof(struct nv_ioctl_xfer);
-	}
-	return false;
-}
-
-static int nv_register(struct gfile *f, struct call *cl, struct nv_register_fd *r)
-{
-	if (f->ctl_linked || !caller_fd_is(cl->tid, r->ctl_fd, DEV_NVIDIACTL))
-		return -EINVAL;
-	f->ctl_linked = true;
-	return 0;
-}
-
-/* One RM escape with its parameters in @buf. Returns 0 or -errno; RM verdicts go in status. */
-static int nv_escape(struct gfile *f, struct call *cl, unsigned int nr, void *buf, size_t size)
-{
-	bool ctl = f->kind == DEV_NVIDIACTL;
-	__u32 *status = NULL;
-	__u32 st = NV_OK;
-
-	switch (nr) {
-	case NV_ESC_CHECK_VERSION_STR:
-		if (!ctl)
-			return -EINVAL;
-		((struct nv_rm_api_version *)buf)->reply = NV_RM_API_VERSION_REPLY_RECOGNIZED;
-		return 0;
-	case NV_ESC_CARD_INFO:
-		if (!ctl)
-			return -EINVAL;
-		card_info(buf, size);
-		return 0;
-	case NV_ESC_REGISTER_FD:
-		return nv_register(f, cl, buf);
-	case NV_ESC_RM_ALLOC:
-		if (!ctl)
-			return -EINVAL;
-		st = rm_alloc(f, buf);
-		status = size == sizeof(struct nvos21_params) ? &((struct nvos21_params *)buf)->status
-							      : &((struct nvos64_params *)buf)->status;
-		break;
-	case NV_ESC_RM_FREE:
-		if (!ctl)
-			return -EINVAL;
-		st = rm_free(f, buf);
-		status = &((struct nvos00_params *)buf)->status;
-		break;
-	case NV_ESC_RM_CONTROL:
-		if (!ctl)
-			return -EINVAL;
-		st = rm_control(f, buf);
-		status = &((struct nvos54_params *)buf)->status;
-		break;
-	case NV_ESC_RM_MAP_MEMORY:
-		if (!ctl)
-			return -EINVAL;
-		st = rm_map_memory(f, buf);
-		status = &((struct nvos33_with_fd *)buf)->status;
-		break;
-	case NV_ESC_RM_ALLOC_MEMORY:
-		if (ctl)
-			return -EINVAL; /* NV_ACTUAL_DEVICE_ONLY */
-		st = rm_alloc_memory(f, buf);
-		status = &((struct nvos02_with_fd *)buf)->status;
-		break;
-	default:
-		return -EINVAL;
-	}
-	*status = st;
-	cl->status = st;
-	return 0;
-}
-
-/* NV_ESC_IOCTL_XFER_CMD: the real escape's parameters live behind xfer.ptr. */
-static int nv_xfer(struct gfile *f, struct call *cl, struct nv_ioctl_xfer *x)
-{
-	void *buf;
-	int ret;
-
-	if (x->size > NV_IOCTL_XFER_MAX_SIZE || x->cmd == NV_ESC_IOCTL_XFER_CMD ||
-	    !nv_size_ok(x->cmd, x->size))
-		return -EINVAL;
-	buf = calloc(1, x->size);
-	if (!buf)
-		return -ENOMEM;
-	ret = remote_read(cl->tid, x->ptr, buf, x->size);
-	if (!ret)
-		ret = nv_escape(f, cl, x->cmd, buf, x->size);
-	if (!ret)
-		ret = remote_write(cl->tid, x->ptr, buf, x->size);
-	free(buf);
-	return ret;
-}
-
-static int nv_ioctl(struct gfile *f, struct call *cl, unsigned int nr, void *buf, size_t size)
-{
-	if (!nv_size_ok(nr, size))
-		return -EINVAL;
-	if (nr == NV_ESC_IOCTL_XFER_CMD)
-		return nv_xfer(f, cl, buf);
-	return nv_escape(f, cl, nr, buf, size);
-}
-
 /* ---- NVIDIA UVM ---- */
 
 struct uvm_cmd {
@@ -606,16 +184,16 @@ struct uvm_cmd {
 };
 
 static const struct uvm_cmd uvm_cmds[] = {
-	{ UVM_INITIALIZE, sizeof(struct uvm_initialize_params),
-	  offsetof(struct uvm_initialize_params, rmStatus), false },
-	{ UVM_MM_INITIALIZE, sizeof(struct uvm_mm_initialize_params),
-	  offsetof(struct uvm_mm_initialize_params, rmStatus), false },
-	{ UVM_REGISTER_GPU, sizeof(struct uvm_register_gpu_params),
-	  offsetof(struct uvm_register_gpu_params, rmStatus), true },
-	{ UVM_REGISTER_GPU_VASPACE, sizeof(struct uvm_register_gpu_vaspace_params),
-	  offsetof(struct uvm_register_gpu_vaspace_params, rmStatus), true },
-	{ UVM_REGISTER_CHANNEL, sizeof(struct uvm_register_channel_params),
-	  offsetof(struct uvm_register_channel_params, rmStatus), true },
+    {UVM_INITIALIZE, sizeof(struct uvm_initialize_params),
+     offsetof(struct uvm_initialize_params, rmStatus), false},
+    {UVM_MM_INITIALIZE, sizeof(struct uvm_mm_initialize_params),
+     offsetof(struct uvm_mm_initialize_params, rmStatus), false},
+    {UVM_REGISTER_GPU, sizeof(struct uvm_register_gpu_params),
+     offsetof(struct uvm_register_gpu_params, rmStatus), true},
+    {UVM_REGISTER_GPU_VASPACE, sizeof(struct uvm_register_gpu_vaspace_params),
+     offsetof(struct uvm_register_gpu_vaspace_params, rmStatus), true},
+    {UVM_REGISTER_CHANNEL, sizeof(struct uvm_register_channel_params),
+     offsetof(struct uvm_register_channel_params, rmStatus), true},
 };
 
 static const struct uvm_cmd *uvm_cmd_find(unsigned int cmd)
@@ -730,14 +308,14 @@ static int kfd_dispatch(struct gfile *f, unsigned int nr, void *buf)
 		return kfd_create_queue(f, buf);
 	case KFD_NR_DESTROY_QUEUE:
 		return ids_del(&f->queues, ((struct kfd_ioctl_destroy_queue_args *)buf)->queue_id)
-			       ? 0
-			       : -EINVAL;
+			   ? 0
+			   : -EINVAL;
 	case KFD_NR_ALLOC_MEMORY_OF_GPU:
 		return kfd_alloc_memory(f, buf);
 	case KFD_NR_FREE_MEMORY_OF_GPU:
 		return ids_del(&f->mem, ((struct kfd_ioctl_free_memory_of_gpu_args *)buf)->handle)
-			       ? 0
-			       : -EINVAL;
+			   ? 0
+			   : -EINVAL;
 	case KFD_NR_MAP_MEMORY_TO_GPU:
 	case KFD_NR_UNMAP_MEMORY_FROM_GPU:
 		if (!ids_has(&f->mem, map->handle))
@@ -881,8 +459,11 @@ static int ioc_dispatch(struct gfile *f, struct call *cl, unsigned int cmd, void
 static int ioc_ioctl(struct gfile *f, struct call *cl, unsigned int cmd, void *uarg, void *data)
 {
 	struct ioc_param p = {
-		.tid = cl->tid, .uarg = uarg, .data = data, .dir = _IOC_DIR(cmd),
-		.usize = _IOC_SIZE(cmd),
+	    .tid = cl->tid,
+	    .uarg = uarg,
+	    .data = data,
+	    .dir = _IOC_DIR(cmd),
+	    .usize = _IOC_SIZE(cmd),
 	};
 	int ret;
 
@@ -901,7 +482,7 @@ static int ioc_ioctl(struct gfile *f, struct call *cl, unsigned int cmd, void *u
 
 static void log_ioctl(struct gfile *f, struct call *cl, unsigned int cmd, int ret)
 {
-	if (!G.verbose)
+	if (!fg_verbose)
 		return;
 	fprintf(stderr, "fakegpu: tgid %d tid %d %s ioctl 0x%08x (type 0x%02x nr 0x%02x size %u)",
 		(int)cl->tgid, (int)cl->tid, dev_names[f->kind], cmd, _IOC_TYPE(cmd), _IOC_NR(cmd),
@@ -918,7 +499,7 @@ static int fg_ioctl(const char *path, int cmd_in, void *arg, struct fuse_file_in
 {
 	struct gfile *f = (struct gfile *)(unsigned long)fi->fh;
 	unsigned int cmd = (unsigned int)cmd_in;
-	struct call cl = { .tid = fuse_get_context()->pid, .status = -1 };
+	struct call cl = {.tid = fuse_get_context()->pid, .status = -1};
 	int ret;
 
 	(void)path;
@@ -986,7 +567,7 @@ static int fg_open(const char *path, struct fuse_file_info *fi)
 	fi->fh = (unsigned long)f;
 	fi->direct_io = 0;
 	fi->keep_cache = 1;
-	if (G.verbose)
+	if (fg_verbose)
 		fprintf(stderr, "fakegpu: tgid %d opened %s\n", (int)f->tgid, dev_names[kind]);
 	return 0;
 }
@@ -998,7 +579,7 @@ static int fg_release(const char *path, struct fuse_file_info *fi)
 
 	(void)path;
 	pthread_mutex_lock(&G.lock);
-	clients_free_owned(f);
+	nv_release(f);
 	pthread_mutex_unlock(&G.lock);
 	ids_free(&f->queues);
 	ids_free(&f->mem);
@@ -1047,15 +628,15 @@ static void *fg_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 }
 
 static const struct fuse_operations fg_ops = {
-	.init = fg_init,
-	.getattr = fg_getattr,
-	.readdir = fg_readdir,
-	.open = fg_open,
-	.release = fg_release,
-	.read = fg_read,
-	.write = fg_write,
-	.truncate = fg_truncate,
-	.ioctl = fg_ioctl,
+    .init = fg_init,
+    .getattr = fg_getattr,
+    .readdir = fg_readdir,
+    .open = fg_open,
+    .release = fg_release,
+    .read = fg_read,
+    .write = fg_write,
+    .truncate = fg_truncate,
+    .ioctl = fg_ioctl,
 };
 
 /* ---- main ---- */
@@ -1089,10 +670,10 @@ static int check_mountpoint(const char *dir)
 
 static int serve(void)
 {
-	char *fargv[] = { "fakegpu", "-o",
-			  geteuid() ? "fsname=fakegpu,subtype=fakegpu"
-				    : "fsname=fakegpu,subtype=fakegpu,allow_other",
-			  NULL };
+	char *fargv[] = {"fakegpu", "-o",
+			 geteuid() ? "fsname=fakegpu,subtype=fakegpu"
+				   : "fsname=fakegpu,subtype=fakegpu,allow_other",
+			 NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
 	struct fuse_session *se;
 	struct fuse *fuse;
@@ -1142,7 +723,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "vh")) != -1) {
 		switch (opt) {
 		case 'v':
-			G.verbose = true;
+			fg_verbose = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * fakegpu: what the emulated driver's files share (tools/fakegpu.c: the FUSE filesystem, UVM,
+ * KFD, amdgpu; tools/fakegpu_rm.c: the NVIDIA RM escapes and objects; tools/fakegpu_rmctrl.c:
+ * the RM control commands). A test fixture, never shipped.
+ */
+#ifndef __FAKEGPU_H
+#define __FAKEGPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+enum dev_kind { DEV_NVIDIACTL, DEV_NVIDIA0, DEV_UVM, DEV_KFD, DEV_RENDER, DEV_NR };
+
+/* A growable set of 64-bit ids: KFD queues and memory handles, amdgpu contexts. */
+struct id_set {
+	__u64 *v;
+	size_t n, cap;
+};
+
+enum uvm_fd_state { UVM_FD_UNINITIALIZED, UVM_FD_VA_SPACE, UVM_FD_MM };
+
+/* One open file description (fi->fh): shared by dup(), fork() and SCM_RIGHTS, like the real. */
+struct gfile {
+	enum dev_kind kind;
+	pid_t tgid;	       /* the opener */
+	bool ctl_linked;       /* nvidiaN: REGISTER_FD done */
+	__u32 attached_gpus;   /* nvidiactl: ATTACH_GPUS_TO_FD entries (once per fd) */
+	enum uvm_fd_state uvm; /* nvidia-uvm */
+	__u64 uvm_flags;
+	pid_t uvm_tgid;	      /* who issued UVM_INITIALIZE */
+	struct id_set queues; /* kfd */
+	struct id_set mem;    /* kfd */
+	__u32 next_mem;
+	struct id_set ctxs; /* renderD128 */
+	__u32 next_ctx;
+	__u32 next_gem;
+};
+
+/* What one ioctl call is about; status is the driver status written back, or -1. */
+struct call {
+	pid_t tid;
+	pid_t tgid;
+	long status;
+	__u32 ctrl_cmd; /* RM_CONTROL: the control command, for the log */
+};
+
+/* fakegpu.c */
+extern bool fg_verbose;
+int remote_read(pid_t tid, __u64 addr, void *buf, size_t len);
+int remote_write(pid_t tid, __u64 addr, const void *buf, size_t len);
+bool caller_fd_is(pid_t tid, int fd, enum dev_kind kind);
+
+/* fakegpu_rm.c: called with the driver lock held */
+bool nv_size_ok(unsigned int nr, size_t size);
+int nv_ioctl(struct gfile *f, struct call *cl, unsigned int nr, void *buf, size_t size);
+void nv_release(struct gfile *f);
+
+#endif /* __FAKEGPU_H */
