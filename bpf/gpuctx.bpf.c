@@ -15,6 +15,7 @@
 #include <bpf/bpf_core_read.h>
 #include "gpuctx_events.h"
 #include "common.bpf.h"
+#include "tpctx.bpf.h"
 #include "hold.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -553,9 +554,11 @@ static __always_inline void open_exit(void *ctx, long ret, int which)
 #define NR_OPENAT2 437
 
 SEC("tp/syscalls/sys_exit_openat")
-int open_exit_all(struct trace_event_raw_sys_exit *ctx)
+int open_exit_all(struct gctx_tp_sys_exit *ctx)
 {
-	open_exit(ctx, ctx->ret, ctx->id == NR_OPEN ? 1 : ctx->id == NR_OPENAT2 ? 2 : 0);
+	int nr = ctx->__syscall_nr;
+
+	open_exit(ctx, ctx->ret, nr == NR_OPEN ? 1 : nr == NR_OPENAT2 ? 2 : 0);
 	return 0;
 }
 
@@ -669,9 +672,9 @@ static __always_inline bool params_written_back(__u32 kind, __u32 cmd)
 }
 
 SEC("tp/syscalls/sys_enter_ioctl")
-int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
+int ioctl_enter(struct gctx_tp_enter_ioctl *ctx)
 {
-	__u32 kind, rdev = 0, cmd = ctx->args[1], size, got, nr;
+	__u32 kind, rdev = 0, cmd = ctx->cmd, size, got, nr;
 	struct ioctl_slot *s;
 	__u64 ino = 0, params;
 	struct task_struct *t;
@@ -685,7 +688,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	s = stash_get(t, false);
 	if (!s && !is_followed(t->tgid))
 		return 0;
-	fd = ctx->args[0];
+	fd = ctx->fd;
 	f = task_fd_file(t, fd);
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind)
@@ -703,7 +706,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		s->stk_file = (__u64)f;
 		stack_on_use(ctx, (__u64)f, fd);
 	}
-	params = ctx->args[2];
+	params = ctx->arg;
 	fill_hdr_task(&s->ev.hdr, GCTX_EV_IOCTL, t);
 	s->ev.file = (__u64)f;
 	s->ev.fd = fd;
@@ -752,7 +755,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
  * in[], then the bytes read at exit (packed right after in[]); the collector puts them back in
  * place (trace/ring.h), so the trace keeps the full struct. */
 SEC("tp/syscalls/sys_exit_ioctl")
-int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
+int ioctl_exit(struct gctx_tp_sys_exit *ctx)
 {
 	struct ioctl_slot *s;
 	__u32 in_len, got = 0;
@@ -841,7 +844,7 @@ static __noinline void lib_mapped(struct file *f, __u32 tgid, __u32 dev, __u64 i
 /* Decided at exit, from the syscall's registers: a GPU mapping is rare, the loader's mappings
  * are many, and an exit-only program keeps nothing for them. */
 SEC("tp/syscalls/sys_exit_mmap")
-int mmap_exit(struct trace_event_raw_sys_exit *ctx)
+int mmap_exit(struct gctx_tp_sys_exit *ctx)
 {
 	struct task_struct *t = cur();
 	struct gctx_ev_mmap *e;
@@ -889,7 +892,7 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 }
 
 SEC("tp/syscalls/sys_enter_close")
-int close_enter(struct trace_event_raw_sys_enter *ctx)
+int close_enter(struct gctx_tp_enter_close *ctx)
 {
 	struct task_struct *t = cur();
 	struct gctx_ev_fd *e;
@@ -900,7 +903,7 @@ int close_enter(struct trace_event_raw_sys_enter *ctx)
 
 	if (!is_followed(t->tgid))
 		return 0;
-	fd = ctx->args[0];
+	fd = ctx->fd;
 	f = task_fd_file(t, fd);
 	if (!f)
 		return 0;

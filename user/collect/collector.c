@@ -10,9 +10,11 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "collect/collector.h"
 #include "collect/ringread.h"
+#include "collect/tpformat.h"
 #include "gpuctx.skel.h"
 
 struct gctx_collector {
@@ -117,20 +119,114 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 	return s;
 }
 
+/* The members of the struct prog's context argument points to, from the object's BTF: their
+ * number (0 for a void * context, which reads no field), -1 when they cannot be told. */
+static int ctx_members(const struct btf *btf, const struct bpf_program *prog,
+		       struct gctx_tp_member *m, int max)
+{
+	const struct btf_type *t;
+	const struct btf_member *mem;
+	int id, n;
+
+	id = btf__find_by_name_kind(btf, bpf_program__name(prog), BTF_KIND_FUNC);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	t = t ? btf__type_by_id(btf, t->type) : NULL;
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1)
+		return -1;
+	id = btf__resolve_type(btf, btf_params(t)[0].type);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	id = btf__resolve_type(btf, t->type);
+	t = id >= 0 ? btf__type_by_id(btf, id) : NULL;
+	if (!t || !btf_is_struct(t))
+		return 0;
+	mem = btf_members(t);
+	n = btf_vlen(t);
+	if (n > max)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		long size = btf__resolve_size(btf, mem[i].type);
+
+		if (size < 0)
+			return -1;
+		m[i].name = btf__name_by_offset(btf, mem[i].name_off);
+		m[i].off = btf_member_bit_offset(t, i) / 8;
+		m[i].size = size;
+	}
+	return n;
+}
+
+/* prog reads the record of tracepoint cat/name through its context struct: it must lay the
+ * fields out as the kernel's format file does (collect/tpformat.c), or it would read other
+ * bytes than it names. */
+static int check_tp(struct gctx_collector *c, const struct bpf_program *prog, const char *cat,
+		    const char *name, char *err, size_t errlen)
+{
+	struct gctx_tp_member m[32];
+	char format[4096], why[160];
+	int n, ret;
+
+	n = ctx_members(bpf_object__btf(c->skel->obj), prog, m, 32);
+	if (n < 0) {
+		snprintf(err, errlen, "BPF program %s: no BTF for its context struct",
+			 bpf_program__name(prog));
+		return -EINVAL;
+	}
+	if (!n)
+		return 0;
+	ret = gctx_tpformat__read(cat, name, format, sizeof(format));
+	if (ret) {
+		snprintf(err, errlen, "cannot read the format of tracepoint %s:%s: %s", cat, name,
+			 strerror(-ret));
+		return ret;
+	}
+	if (gctx_tpformat__match(format, m, n, why, sizeof(why))) {
+		snprintf(err, errlen,
+			 "BPF program %s does not match tracepoint %s:%s of this "
+			 "kernel: %s",
+			 bpf_program__name(prog), cat, name, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Every loaded tp/CAT/NAME program against its tracepoint's format, before anything attaches. */
+static int check_tps(struct gctx_collector *c, char *err, size_t errlen)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program (prog, c->skel->obj) {
+		const char *sec = bpf_program__section_name(prog);
+		char cat[64], name[64];
+
+		if (!bpf_program__autoload(prog) || strncmp(sec, "tp/", 3) ||
+		    sscanf(sec + 3, "%63[^/]/%63s", cat, name) != 2)
+			continue;
+		if (check_tp(c, prog, cat, name, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
 /* The program on sys_exit_openat also serves open(2) and openat2(2), where the kernel has their
  * tracepoints (not every kernel has both): one program for the three, its stack code verified
  * once. */
-static int attach_opens(struct gctx_collector *c)
+static int attach_opens(struct gctx_collector *c, char *err, size_t errlen)
 {
 	static const char *const tps[2] = {"sys_exit_open", "sys_exit_openat2"};
 
 	for (int i = 0; i < 2; i++) {
 		if (!tracepoint_exists("syscalls", tps[i]))
 			continue;
+		if (check_tp(c, c->skel->progs.open_exit_all, "syscalls", tps[i], err, errlen))
+			return -1;
 		c->open_links[i] = bpf_program__attach_tracepoint(c->skel->progs.open_exit_all,
 								  "syscalls", tps[i]);
-		if (!c->open_links[i])
-			return -errno;
+		if (!c->open_links[i]) {
+			snprintf(err, errlen, "cannot attach BPF programs: %s", strerror(errno));
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -225,13 +321,15 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 	if (o->cgroup && set_cgroup(c, o->cgroup, err, errlen))
 		goto err_destroy;
 	task_offsets(c);
+	if (check_tps(c, err, errlen))
+		goto err_destroy;
 	ret = gpuctx_bpf__attach(c->skel);
-	if (!ret)
-		ret = attach_opens(c);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach BPF programs: %s", strerror(-ret));
 		goto err_destroy;
 	}
+	if (attach_opens(c, err, errlen))
+		goto err_destroy;
 	c->rb = gctx_ringread__new(bpf_map__fd(c->skel->maps.events), on_sample, c);
 	if (!c->rb) {
 		snprintf(err, errlen, "cannot create ring buffer: %s", strerror(errno));

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The records of the syscalls:* tracepoints the programs read, as the kernel's format files
+ * (/sys/kernel/tracing/events/syscalls/NAME/format) lay them out. vmlinux.h's
+ * trace_event_raw_sys_enter/sys_exit are raw_syscalls' records (a long id at 8), not these (an
+ * int __syscall_nr at 8, then padding whose content is not defined). Members carry the format's
+ * field names: the collector compares every tracepoint program's context struct with the
+ * format file before it attaches (user/collect/tpformat.c) and refuses a mismatch.
+ */
+#ifndef __GPUCTX_TPCTX_BPF_H
+#define __GPUCTX_TPCTX_BPF_H
+
+#define GCTX_TP_COMMON                                                                             \
+	unsigned short common_type;                                                                \
+	unsigned char common_flags;                                                                \
+	unsigned char common_preempt_count;                                                        \
+	int common_pid;                                                                            \
+	int __syscall_nr;                                                                          \
+	int __pad_nr
+
+/* syscalls:sys_exit_* */
+struct gctx_tp_sys_exit {
+	GCTX_TP_COMMON;
+	long ret;
+};
+
+/* syscalls:sys_enter_ioctl */
+struct gctx_tp_enter_ioctl {
+	GCTX_TP_COMMON;
+	unsigned long fd; /* unsigned int in the format, 8 bytes wide */
+	unsigned long cmd;
+	unsigned long arg;
+};
+
+/* syscalls:sys_enter_close */
+struct gctx_tp_enter_close {
+	GCTX_TP_COMMON;
+	unsigned long fd;
+};
+
+#endif /* __GPUCTX_TPCTX_BPF_H */
