@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <sys/resource.h>
 
 #include <linux/types.h>
 #include "gpuctx_events.h"
@@ -111,13 +113,67 @@ static void test_cap(void **state)
 	assert_true(strlen(out) < sizeof(out));
 }
 
+/* The n-th substitution reference: S_, S0_, S1_, ... S9_, SA_, ... */
+static int seq_id(char *out, int i)
+{
+	static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	char tmp[8];
+	int n = 0, o = 0;
+
+	if (!i)
+		return sprintf(out, "S_");
+	for (i--; n == 0 || i; i /= 36)
+		tmp[n++] = digits[i % 36];
+	out[o++] = 'S';
+	while (n)
+		out[o++] = tmp[--n];
+	out[o++] = '_';
+	return o;
+}
+
+/* issue 27: a name whose demangling doubles with each 11 bytes (b<X,X> of the one before,
+ * through substitutions): these 596 bytes took __cxa_demangle 10 s and 1.3 GB. It is
+ * kept mangled within the budget, gpuctx's own memory does not grow, and the next name is
+ * demangled again (by a new helper). */
+static void test_budget(void **state)
+{
+	char name[GCTX_DEMANGLE_MAX_IN], out[GCTX_SFN_LEN];
+	struct timespec a, b;
+	struct rusage ru;
+	int o, last = 2;
+	double dt;
+
+	(void)state;
+	o = sprintf(name, "_Z1fI1bI1aS_E");
+	for (int i = 0; i < 50; i++, last++) {
+		o += seq_id(name + o, 1);
+		name[o++] = 'I';
+		o += seq_id(name + o, last);
+		o += seq_id(name + o, last);
+		name[o++] = 'E';
+	}
+	o += sprintf(name + o, "Evv");
+	assert_true(o < 620);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(gctx_demangle(name, o, out, sizeof(out)), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	dt = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+	assert_true(dt < 2.0);
+	assert_memory_equal(out, GCTX_NAME_CUT, strlen(GCTX_NAME_CUT));
+	assert_string_equal(out + strlen(out) - 3, "Evv");
+	assert_true(gctx_demangle_refused() >= 1);
+	getrusage(RUSAGE_SELF, &ru);
+	assert_true(ru.ru_maxrss < 200 * 1024); /* KiB */
+	assert_int_equal(gctx_demangle("_ZN2wl3Gpu5setupEPKc", 64, out, sizeof(out)), 1);
+	assert_string_equal(out, "wl::Gpu::setup(char const*)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_demangled),
-	    cmocka_unit_test(test_kept),
-	    cmocka_unit_test(test_fit),
-	    cmocka_unit_test(test_cap),
+	    cmocka_unit_test(test_demangled), cmocka_unit_test(test_kept),
+	    cmocka_unit_test(test_fit),	      cmocka_unit_test(test_cap),
+	    cmocka_unit_test(test_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
