@@ -317,6 +317,8 @@ struct gctx_rec_thread {
 
 #define GCTX_PROBE_SYMBOL	  0 /* exported symbol */
 #define GCTX_PROBE_PROC_ADDRESS	  1 /* an address cuGetProcAddress returned */
+#define GCTX_PROBE_REFUSED	  2 /* such an address, not probed (err: -EPERM not a function
+				     * entry of a library defining the API, -EDQUOT over a cap) */
 
 struct gctx_rec_probe {
 	__u32 fn;		  /* enum gctx_api_fn */

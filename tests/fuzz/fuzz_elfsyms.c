@@ -15,5 +15,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[128];
 
 	gctx_elf_dynsyms_mem(data, size, on_sym, &total, err, sizeof(err));
+	gctx_elf_funcs_mem(data, size, on_sym, &total, err, sizeof(err));
 	return 0;
 }

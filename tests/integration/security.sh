@@ -14,7 +14,7 @@ T=$(mktemp -d /tmp/gpuctx-sec.XXXXXX)
 chmod 755 "$T"
 cleanup() {
 	mountpoint -q "$T/full" && umount "$T/full"
-	rm -rf "$T"
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
 
@@ -347,8 +347,99 @@ time.sleep(5)' >"$T/gone.pid" &
 	result gone $? "exit $rc"
 }
 
+# A libcuda.so.1 whose cuGetProcAddress_v2 hands out what the attacker chooses: the address in
+# $EVIL_ADDR, or with NFUNCS > 0 a new one of its own NFUNCS functions at each call.
+build_procaddr_lib() { # OUT NFUNCS
+	{
+		echo '#include <stdlib.h>'
+		for i in $(seq 0 $(($2 - 1))); do echo "int f$i(void) { return $i; }"; done
+		echo "static int (*const fs[])(void) = {"
+		for i in $(seq 0 $(($2 - 1))); do echo "f$i,"; done
+		echo "0 };"
+		cat <<'EOF2'
+int cuInit(unsigned int flags) { return 0; }
+static unsigned int next;
+int cuGetProcAddress_v2(const char *s, void **p, int v, unsigned long long fl, int *st)
+{
+	const char *a = getenv("EVIL_ADDR");
+	*p = a ? (void *)strtoull(a, 0, 0) : (void *)fs[next++ % (sizeof(fs) / sizeof(fs[0]) - 1)];
+	if (st) *st = 0;
+	return 0;
+}
+EOF2
+	} >"$1.c"
+	gcc -O0 -shared -fPIC -o "$1" "$1.c"
+}
+
+# 16. (issue 27.1) cuGetProcAddress answered with an address inside another library the process
+# maps (a root's library an untraced daemon may use), or in the middle of one of the library's
+# own functions: gpuctx never puts a uprobe there (it would corrupt every process running that
+# code); the address is refused, and record and the report say so.
+t_procaddr_foreign() {
+	local d=$T/pa rc
+	mkdir -p "$d/v" && chmod 755 "$d/v"
+	cp /usr/lib/x86_64-linux-gnu/libz.so.1 "$d/v/libvictim.so" # root's, root-only directory
+	build_procaddr_lib "$d/libcuda.so.1" 1 || { result procaddr_foreign 1 "cannot build"; return; }
+	chown 65534:65534 "$d" "$d/libcuda.so.1"
+	timeout 60 "$G" record -q -o "$T/pa.gctx" -- "${NOBODY[@]}" /usr/bin/python3 -c "
+import ctypes, os, time
+v = ctypes.CDLL('$d/v/libvictim.so')
+c = ctypes.CDLL('$d/libcuda.so.1')
+time.sleep(0.3)
+p = ctypes.c_void_p(); st = ctypes.c_int()
+for addr in (ctypes.cast(v.crc32, ctypes.c_void_p).value + 4,
+             ctypes.cast(c.cuInit, ctypes.c_void_p).value + 1):
+    os.environ['EVIL_ADDR'] = str(addr)
+    c.cuGetProcAddress_v2(b'cuMemAlloc', ctypes.byref(p), 12000, ctypes.c_ulonglong(0),
+                          ctypes.byref(st))
+    time.sleep(0.3)" >/dev/null 2>"$T/procaddr_foreign.err"
+	rc=$?
+	[ $rc = 0 ] || { result procaddr_foreign 1 "record exited $rc"; return; }
+	"$G" report --json "$T/pa.gctx" 2>>"$T/procaddr_foreign.err" | /usr/bin/python3 -c '
+import json, sys
+pr = json.load(sys.stdin)["probes"]
+bad = [(p["lib"], p["offset"]) for p in pr if p["how"] == "cuGetProcAddress"]
+refused = [p for p in pr if p["how"] == "refused" and p["error"] == "EPERM"]
+print("probed:", bad, "refused:", len(refused), file=sys.stderr)
+sys.exit(1 if bad or len(refused) != 2 else 0)' 2>>"$T/procaddr_foreign.err" ||
+		{ result procaddr_foreign 1 "a probe at a chosen address, or no refusal reported"; return; }
+	grep -q "2 address(es) cuGetProcAddress handed out were not probed: 2 not a function" \
+		"$T/procaddr_foreign.err"
+	result procaddr_foreign $? "record does not say what it refused"
+}
+
+# 17. (issue 27.8) A library answering each cuGetProcAddress call with a new function: the
+# probes it causes are capped (64 per process), the rest counted and reported.
+t_probe_cap() {
+	local d=$T/cap rc n=300
+	mkdir -p "$d"
+	build_procaddr_lib "$d/libcuda.so.1" $n || { result probe_cap 1 "cannot build"; return; }
+	chown -R 65534:65534 "$d"
+	timeout 120 "$G" record -q -o "$T/cap.gctx" -- "${NOBODY[@]}" /usr/bin/python3 -c "
+import ctypes, time
+c = ctypes.CDLL('$d/libcuda.so.1')
+time.sleep(0.3)
+p = ctypes.c_void_p(); st = ctypes.c_int()
+for i in range($n):
+    c.cuGetProcAddress_v2(b'cuMemAlloc', ctypes.byref(p), 12000, ctypes.c_ulonglong(0),
+                          ctypes.byref(st))
+time.sleep(1)" >/dev/null 2>"$T/probe_cap.err"
+	rc=$?
+	[ $rc = 0 ] || { result probe_cap 1 "record exited $rc"; return; }
+	"$G" report --json "$T/cap.gctx" 2>>"$T/probe_cap.err" | /usr/bin/python3 -c '
+import json, sys
+pr = json.load(sys.stdin)["probes"]
+n = len([p for p in pr if p["how"] == "cuGetProcAddress"])
+refused = [p for p in pr if p["how"] == "refused" and p["error"] == "EDQUOT"]
+print("probed:", n, "refused records:", len(refused), file=sys.stderr)
+sys.exit(0 if n <= 64 and refused else 1)' 2>>"$T/probe_cap.err" ||
+		{ result probe_cap 1 "not capped, or the refusals not in the report"; return; }
+	grep -q "over the probe caps" "$T/probe_cap.err"
+	result probe_cap $? "record does not count the refused addresses"
+}
+
 all_tests=(root_exec elf_entsize fifo_lib record_output fd_leak export_output modes disk_full signal
-	own_child duration corrupt stdout demo_kill gone)
+	own_child duration corrupt stdout demo_kill gone procaddr_foreign probe_cap)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

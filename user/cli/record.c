@@ -877,6 +877,7 @@ int cmd_record(int argc, char **argv)
 		drops.missed_stash += api_missed;
 	}
 	gctx_libwatch__finish(st.libwatch, gctx_collector__apimap_lost(c));
+	gctx_uprobes__finish(st.uprobes);
 	on_record(&st, GCTX_REC_DROPS, &drops, sizeof(drops));
 	if (st.stacks) {
 		struct gctx_rec_stack_drops sd;

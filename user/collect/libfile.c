@@ -9,6 +9,7 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
+#include "lib/esc.h"
 #include "collect/libfile.h"
 
 #define FUSE_MAGIC 0x65735546 /* a FUSE file system reports whatever owner it likes */
@@ -135,4 +136,12 @@ bool gctx_libfile_trusted(int fd, const char *root, const char *path)
 	}
 	close(dfd);
 	return ok;
+}
+
+void gctx_warn_escaped(const char *prefix, const char *msg)
+{
+	char esc[GCTX_ESC_SIZE(512)];
+
+	gctx_format_str(esc, sizeof(esc), msg, 512);
+	fprintf(stderr, "%s%s\n", prefix, esc);
 }

@@ -28,4 +28,7 @@ int gctx_libfile_open_mapping(__u32 pid, __u64 start, __u64 end, __u32 kdev, __u
  * written. root is "/" or "/proc/PID/root"; path is absolute inside it. */
 bool gctx_libfile_trusted(int fd, const char *root, const char *path);
 
+/* prefix, then msg (which names paths a traced process chose) escaped, on stderr. */
+void gctx_warn_escaped(const char *prefix, const char *msg);
+
 #endif /* __GPUCTX_LIBFILE_H */

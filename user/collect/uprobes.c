@@ -21,6 +21,9 @@
 #include "decode/api.h"
 #include "api.skel.h"
 #include "lib/elfsyms.h"
+#include "lib/esc.h"
+#include "lib/hmap.h"
+#include "lib/procmaps.h"
 #include "collect/libfile.h"
 #include "collect/resolver.h"
 #include "collect/collector.h"
@@ -28,10 +31,20 @@
 
 #define MAX_SEEN 4096
 
+/* Probes an address cuGetProcAddress hands out may cause: a library answering with a new
+ * address each call must not make gpuctx hold thousands of links (each costs fds and a
+ * uprobe every process on the machine runs). Over the caps an address is refused, counted
+ * and reported. The double hands out 2 non-exported addresses; real drivers export what
+ * they hand out (gpu-facts 6.1). */
+#define PROCADDR_MAX_LIB   256	/* per library file */
+#define PROCADDR_MAX_PROC  64	/* per process asking */
+#define PROCADDR_MAX_TOTAL 1024 /* per gpuctx run */
+#define REFUSED_RECORDS	   32	/* refusals recorded one by one; the rest only counted */
+
 /* From the kernel's UAPI (Linux 6.6), newer than the headers libbpf 1.1 builds against. */
-#define ATTACH_UPROBE_MULTI	 48 /* BPF_TRACE_UPROBE_MULTI */
-#define UPROBE_MULTI_RETURN	 1  /* BPF_F_UPROBE_MULTI_RETURN */
-#define CMD_LINK_CREATE		 28 /* BPF_LINK_CREATE */
+#define ATTACH_UPROBE_MULTI 48 /* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN 1  /* BPF_F_UPROBE_MULTI_RETURN */
+#define CMD_LINK_CREATE	    28 /* BPF_LINK_CREATE */
 
 struct probe_at {
 	__u64 off; /* probed file offset */
@@ -41,12 +54,17 @@ struct probe_at {
 struct lib {
 	dev_t dev;
 	ino_t ino;
-	int fd;		   /* the file checked; probes attach through /proc/self/fd/N */
+	int fd; /* the file checked; probes attach through /proc/self/fd/N */
 	__u64 size;
 	char path[4096 + 64]; /* as named (shown in probe records) */
 	char at[32];	      /* "/proc/self/fd/N": the path handed to the kernel */
 	struct probe_at *probes;
 	__u32 nprobes;
+	__u32 nexports; /* CUDA/HIP functions it exports: it defines the API (0: fd closed) */
+	__u64 *entries; /* function entries its own symbol tables name (sorted file offsets) */
+	__u32 nentries;
+	bool entries_read;
+	__u32 nprocaddr;  /* probes cuGetProcAddress addresses caused here */
 	bool has_getproc; /* exports cuGetProcAddress_v2 */
 };
 
@@ -66,10 +84,10 @@ struct pending {
 struct gctx_uprobes {
 	struct api_bpf *skel;
 	struct gctx_uprobes_opts o;
-	bool multi;		/* uprobe_multi links work here */
-	struct bpf_link **links;	/* one-probe links (fallback) */
+	bool multi;		 /* uprobe_multi links work here */
+	struct bpf_link **links; /* one-probe links (fallback) */
 	__u32 nlinks, caplinks;
-	int *mfds;			/* uprobe_multi link fds */
+	int *mfds; /* uprobe_multi link fds */
 	__u32 nmfds;
 	struct pending *pend;
 	__u32 npend, cappend;
@@ -77,9 +95,12 @@ struct gctx_uprobes {
 	__u32 nlibs;
 	struct file_id seen[MAX_SEEN]; /* executable files already looked at */
 	__u32 nseen;
+	struct gctx_hmap per_proc; /* tgid -> probes its cuGetProcAddress calls caused */
+	__u32 nprocaddr;	   /* all such probes */
+	__u64 refused[2];	   /* addresses not probed: [0] not a function entry, [1] caps */
 };
 
-static const __u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+static const __u8 endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 
 /* The shared ring buffer's size, for the wakeup threshold (the default when unreadable). */
 static __u32 ring_size(int events_fd)
@@ -100,8 +121,7 @@ static bool is_gpu_lib(const char *path)
 	return !strncmp(base, "libcuda.so", 10) || !strncmp(base, "libamdhip64.so", 14);
 }
 
-struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *err,
-				       size_t errlen)
+struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *err, size_t errlen)
 {
 	struct gctx_uprobes *u = calloc(1, sizeof(*u));
 	int ret;
@@ -162,7 +182,6 @@ err_free:
 	return NULL;
 }
 
-
 /* union bpf_attr, link_create with its uprobe_multi member */
 struct uprobe_multi_attr {
 	__u32 prog_fd;
@@ -180,17 +199,17 @@ struct uprobe_multi_attr {
 };
 
 /* One link for many offsets of one file. Returns its fd or -errno. */
-static int uprobe_multi_link(int prog_fd, const char *path, const __u64 *offs,
-			     const __u64 *cookies, __u32 cnt, bool ret)
+static int uprobe_multi_link(int prog_fd, const char *path, const __u64 *offs, const __u64 *cookies,
+			     __u32 cnt, bool ret)
 {
 	struct uprobe_multi_attr a = {
-		.prog_fd = prog_fd,
-		.attach_type = ATTACH_UPROBE_MULTI,
-		.path = (__u64)(unsigned long)path,
-		.offsets = (__u64)(unsigned long)offs,
-		.cookies = (__u64)(unsigned long)cookies,
-		.cnt = cnt,
-		.um_flags = ret ? UPROBE_MULTI_RETURN : 0,
+	    .prog_fd = prog_fd,
+	    .attach_type = ATTACH_UPROBE_MULTI,
+	    .path = (__u64)(unsigned long)path,
+	    .offsets = (__u64)(unsigned long)offs,
+	    .cookies = (__u64)(unsigned long)cookies,
+	    .cnt = cnt,
+	    .um_flags = ret ? UPROBE_MULTI_RETURN : 0,
 	};
 	long fd = syscall(__NR_bpf, CMD_LINK_CREATE, &a, sizeof(a));
 
@@ -226,7 +245,7 @@ static void lib_add_probe(struct lib *l, __u64 off, enum gctx_api_fn fn)
 
 	if (p) {
 		l->probes = p;
-		l->probes[l->nprobes++] = (struct probe_at){ off, fn };
+		l->probes[l->nprobes++] = (struct probe_at){off, fn};
 	}
 }
 
@@ -272,8 +291,8 @@ static void attach_single(struct gctx_uprobes *u, struct lib *l, struct pending 
 	struct bpf_link *link;
 
 	LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = p->cookie_entry);
-	link = bpf_program__attach_uprobe_opts(u->skel->progs.api_enter, -1, l->at, p->r.offset,
-					       &eo);
+	link =
+	    bpf_program__attach_uprobe_opts(u->skel->progs.api_enter, -1, l->at, p->r.offset, &eo);
 	if (!link) {
 		p->r.err = -errno;
 		return;
@@ -286,8 +305,8 @@ static void attach_single(struct gctx_uprobes *u, struct lib *l, struct pending 
 	if (p->entry_only)
 		return;
 	LIBBPF_OPTS(bpf_uprobe_opts, ro, .bpf_cookie = p->cookie_ret, .retprobe = true);
-	link = bpf_program__attach_uprobe_opts(u->skel->progs.api_return, -1, l->at, p->r.offset,
-					       &ro);
+	link =
+	    bpf_program__attach_uprobe_opts(u->skel->progs.api_return, -1, l->at, p->r.offset, &ro);
 	if (!link)
 		p->r.err = -errno;
 	else if (add_link(u, link))
@@ -312,7 +331,8 @@ static bool add_mfd(struct gctx_uprobes *u, int fd)
 /* The queued probes of a library as two uprobe_multi links (entries, returns). */
 static bool attach_multi(struct gctx_uprobes *u, struct lib *l)
 {
-	__u64 *offs = calloc(u->npend, sizeof(*offs)), *cookies = calloc(u->npend, sizeof(*cookies));
+	__u64 *offs = calloc(u->npend, sizeof(*offs)),
+	      *cookies = calloc(u->npend, sizeof(*cookies));
 	__u32 n = 0;
 	bool ok = false;
 	int fd;
@@ -371,9 +391,13 @@ static int flush_probes(struct gctx_uprobes *u, struct lib *l)
 		lib_add_probe(l, r->offset, r->fn);
 		if (!r->err)
 			nok++;
-		if (u->o.verbose)
-			fprintf(stderr, "gpuctx: probe %s+0x%llx %s%s\n", l->path,
+		if (u->o.verbose) {
+			char esc[GCTX_ESC_SIZE(256)];
+
+			gctx_format_str(esc, sizeof(esc), l->path, 256);
+			fprintf(stderr, "gpuctx: probe %s+0x%llx %s%s\n", esc,
 				(unsigned long long)r->offset, r->symbol, r->err ? " FAILED" : "");
+		}
 		if (u->o.cb)
 			u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, r, sizeof(*r));
 	}
@@ -395,12 +419,13 @@ static void on_elf_sym(void *ctx, const char *name, __u64 off)
 		return;
 	if (!strcmp(name, "cuGetProcAddress_v2"))
 		c->l->has_getproc = true;
+	c->l->nexports++;
 	probe_one(c->u, c->l, s, name, off, GCTX_PROBE_SYMBOL);
 }
 
 static int probe_symbols(struct gctx_uprobes *u, struct lib *l, char *err, size_t errlen)
 {
-	struct sym_ctx c = { u, l };
+	struct sym_ctx c = {u, l};
 	char why[128];
 
 	/* a crafted library is skipped with a reason, never trusted field by field */
@@ -424,19 +449,102 @@ static const struct gctx_api_sym *sym_for_fn(enum gctx_api_fn fn)
 	return NULL;
 }
 
-/* Probe an address cuGetProcAddress hands out, unless it is a function already probed. */
-static void probe_procaddr(struct gctx_uprobes *u, struct lib *l, enum gctx_api_fn fn,
-			   const char *name, __u64 off)
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void on_func(void *ctx, const char *name, __u64 off)
+{
+	struct lib *l = ctx;
+	__u64 *e;
+
+	if (l->nentries % 1024 == 0) {
+		e = realloc(l->entries, (l->nentries + 1024) * sizeof(*e));
+		if (!e)
+			return;
+		l->entries = e;
+	}
+	l->entries[l->nentries++] = off;
+}
+
+/* Is off the first byte of a function, as the library's own .dynsym or .symtab says? */
+static bool is_func_entry(struct lib *l, __u64 off)
+{
+	char why[128];
+
+	if (!l->entries_read) {
+		l->entries_read = true;
+		if (gctx_elf_funcs_fd(l->fd, l->size, on_func, l, why, sizeof(why)) < 0)
+			l->nentries = 0; /* a table we cannot trust: no entry at all */
+		else if (l->nentries)
+			qsort(l->entries, l->nentries, sizeof(*l->entries), cmp_u64);
+	}
+	return l->nentries && bsearch(&off, l->entries, l->nentries, sizeof(*l->entries), cmp_u64);
+}
+
+/* An address not probed: counted, and the first ones recorded (the report lists them). */
+static void refuse(struct gctx_uprobes *u, const char *lib, enum gctx_api_fn fn, const char *name,
+		   __u64 off, int why)
+{
+	struct gctx_rec_probe r = {
+	    .fn = fn, .how = GCTX_PROBE_REFUSED, .offset = off, .sym_offset = off, .err = why};
+	__u64 all = ++u->refused[why == -EPERM ? 0 : 1];
+
+	all += u->refused[why == -EPERM ? 1 : 0];
+	if (u->o.verbose) {
+		char esc[GCTX_ESC_SIZE(256)];
+
+		gctx_format_str(esc, sizeof(esc), lib, 256);
+		fprintf(stderr, "gpuctx: not probed: %s+0x%llx for %s: %s\n", esc,
+			(unsigned long long)off, gctx_api_fn_name(fn),
+			why == -EPERM ? "not a function entry of a library defining the API"
+				      : "over the probe cap");
+	}
+	if (all > REFUSED_RECORDS || !u->o.cb)
+		return;
+	snprintf(r.symbol, sizeof(r.symbol), "%.*s", (int)sizeof(r.symbol) - 1, name);
+	snprintf(r.lib, sizeof(r.lib), "%.*s", (int)sizeof(r.lib) - 1, lib);
+	u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &r, sizeof(r));
+}
+
+/* Probe an address cuGetProcAddress hands out (asked by pid, 0: pre-resolution), unless it is
+ * a function already probed. Only a function entry of a library that defines the API (it
+ * exports CUDA/HIP functions), as that library's own symbol tables name it: never an
+ * arbitrary offset, never another library (a uprobe affects every process mapping the
+ * file). 0 when probed or already probed, -EPERM or -EDQUOT (over a cap) when refused. */
+static int probe_procaddr(struct gctx_uprobes *u, struct lib *l, __u32 pid, enum gctx_api_fn fn,
+			  const char *name, __u64 off)
 {
 	const struct gctx_api_sym *s = sym_for_fn(fn);
+	__u32 nproc = 0;
 	__u8 insn[4];
 
-	if (!s || (s->launch && !u->o.launches) || lib_has_probe(l, off))
-		return;
+	if (!s || (s->launch && !u->o.launches))
+		return 0;
+	if (!l->nexports || !is_func_entry(l, off)) {
+		refuse(u, l->path, fn, name, off, -EPERM);
+		return -EPERM;
+	}
+	if (lib_has_probe(l, off))
+		return 0;
 	if (pread(l->fd, insn, sizeof(insn), off) == sizeof(insn) &&
 	    !memcmp(insn, endbr64, sizeof(insn)) && lib_has_probe(l, off + 4))
-		return; /* the exported function, already probed past its endbr64 */
+		return 0; /* the exported function, already probed past its endbr64 */
+	if (pid)
+		gctx_hmap__get(&u->per_proc, pid, 0, &nproc);
+	if (l->nprocaddr >= PROCADDR_MAX_LIB || nproc >= PROCADDR_MAX_PROC ||
+	    u->nprocaddr >= PROCADDR_MAX_TOTAL ||
+	    (pid && gctx_hmap__put(&u->per_proc, pid, 0, nproc + 1))) {
+		refuse(u, l->path, fn, name, off, -EDQUOT);
+		return -EDQUOT;
+	}
+	l->nprocaddr++;
+	u->nprocaddr++;
 	probe_one(u, l, s, name, off, GCTX_PROBE_PROC_ADDRESS);
+	return 0;
 }
 
 static struct lib *find_lib(struct gctx_uprobes *u, dev_t dev, ino_t ino)
@@ -449,22 +557,23 @@ static struct lib *find_lib(struct gctx_uprobes *u, dev_t dev, ino_t ino)
 
 /* Ask a library that only root could have written what cuGetProcAddress hands out, in an
  * unprivileged child (resolver.h); any other library's code never runs. */
-static void preresolve(struct gctx_uprobes *u, struct lib *l, const char *root,
-		       const char *inpath)
+static void preresolve(struct gctx_uprobes *u, struct lib *l, const char *root, const char *inpath)
 {
 	struct gctx_procaddr *recs;
 	__u32 n;
 
 	if (!gctx_libfile_trusted(l->fd, root, inpath)) {
 		if (u->o.verbose)
-			fprintf(stderr, "gpuctx: %s is not root's alone: its cuGetProcAddress is "
-					"followed at run time only\n", l->path);
+			fprintf(stderr,
+				"gpuctx: %s is not root's alone: its cuGetProcAddress is "
+				"followed at run time only\n",
+				l->path);
 		return;
 	}
 	if (gctx_resolve_procaddrs(l->fd, l->dev, l->ino, &recs, &n))
 		return;
 	for (__u32 i = 0; i < n; i++)
-		probe_procaddr(u, l, recs[i].fn, recs[i].name, recs[i].off);
+		probe_procaddr(u, l, 0, recs[i].fn, recs[i].name, recs[i].off);
 	flush_probes(u, l);
 	free(recs);
 }
@@ -499,6 +608,12 @@ static int add_lib_fd(struct gctx_uprobes *u, int fd, const struct stat *st, con
 	ret = probe_symbols(u, l, err, errlen);
 	if (ret > 0 && l->has_getproc)
 		preresolve(u, l, root, inpath);
+	if (ret <= 0) {
+		/* remembered as looked at, but nothing of it is kept, read or probed again */
+		close(l->fd);
+		l->fd = -1;
+		l->nexports = 0;
+	}
 	if (ret == 0) {
 		snprintf(err, errlen, "%s exports none of the CUDA/HIP functions gpuctx probes",
 			 shown);
@@ -528,11 +643,11 @@ int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, s
 void gctx_uprobes__add_system_libs(struct gctx_uprobes *u)
 {
 	static const char *const dirs[] = {
-		"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu",
-		"/usr/local/lib", "/opt/rocm/lib",
+	    "/usr/lib/x86_64-linux-gnu", "/usr/lib64",	   "/usr/lib",
+	    "/lib/x86_64-linux-gnu",	 "/usr/local/lib", "/opt/rocm/lib",
 	};
-	static const char *const names[] = { "libcuda.so.1", "libamdhip64.so", "libamdhip64.so.5",
-					     "libamdhip64.so.6", "libamdhip64.so.7" };
+	static const char *const names[] = {"libcuda.so.1", "libamdhip64.so", "libamdhip64.so.5",
+					    "libamdhip64.so.6", "libamdhip64.so.7"};
 	char path[GCTX_PATH_LEN], err[256];
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
@@ -549,7 +664,7 @@ static void mark_seen(struct gctx_uprobes *u, __u32 dev, __u64 ino)
 		if (u->seen[i].dev == dev && u->seen[i].ino == ino)
 			return;
 	if (u->nseen < MAX_SEEN)
-		u->seen[u->nseen++] = (struct file_id){ dev, ino };
+		u->seen[u->nseen++] = (struct file_id){dev, ino};
 }
 
 static bool was_seen(const struct gctx_uprobes *u, __u32 dev, __u64 ino)
@@ -563,35 +678,49 @@ static bool was_seen(const struct gctx_uprobes *u, __u32 dev, __u64 ino)
 struct mapping {
 	__u32 pid;
 	__u64 start, end, pgoff, ino;
-	__u32 kdev;	       /* kernel encoding */
-	const char *path;      /* as /proc/PID/maps shows it (" (deleted)" cut off) */
+	__u32 kdev;	  /* kernel encoding */
+	bool exec;	  /* mapped executable */
+	const char *path; /* as /proc/PID/maps shows it: for display, never opened */
 };
 
-/* Walk /proc/PID/maps (procfs: never blocks): fn(ctx, m) for file mappings until it returns
- * nonzero. */
+struct walk_ctx {
+	__u32 pid;
+	int (*fn)(void *ctx, const struct mapping *m);
+	void *ctx;
+};
+
+static int walk_one(void *ctx, const struct gctx_procmap *pm)
+{
+	struct walk_ctx *w = ctx;
+	struct mapping m = {w->pid,
+			    pm->start,
+			    pm->end,
+			    pm->pgoff,
+			    pm->ino,
+			    gctx_procmap_kdev(pm),
+			    pm->perms[2] == 'x',
+			    pm->path};
+
+	/* a file mapping: an inode, and a path (never trusted to name the file) */
+	if (!pm->ino || pm->path[0] != '/')
+		return 0;
+	return w->fn(w->ctx, &m);
+}
+
+/* Walk /proc/PID/maps (procfs: never blocks), whole lines only: fn(ctx, m) for file mappings
+ * until it returns nonzero. */
 static int walk_maps(__u32 pid, int (*fn)(void *ctx, const struct mapping *m), void *ctx)
 {
-	char line[4096 + 128], mpath[4096];
-	unsigned long long s, e, pgoff, ino;
-	unsigned int maj, min;
-	char perms[8];
-	FILE *f;
-	int ret = 0;
+	struct walk_ctx w = {pid, fn, ctx};
+	char path[64];
+	int fd, ret;
 
-	snprintf(line, sizeof(line), "/proc/%u/maps", pid);
-	f = fopen(line, "re");
-	if (!f)
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		struct mapping m;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff,
-			   &maj, &min, &ino, mpath) != 8 || mpath[0] != '/')
-			continue;
-		m = (struct mapping){ pid, s, e, pgoff, ino, (maj << 20) | min, mpath };
-		ret = fn(ctx, &m);
-	}
-	fclose(f);
+	ret = gctx_procmaps_read_fd(fd, walk_one, &w, NULL);
+	close(fd);
 	return ret;
 }
 
@@ -606,14 +735,14 @@ static void add_mapped_lib(struct gctx_uprobes *u, const struct mapping *m)
 				       sizeof(err));
 	if (fd < 0) {
 		if (u->o.verbose)
-			fprintf(stderr, "gpuctx: warning: %s\n", err);
+			gctx_warn_escaped("gpuctx: warning: ", err);
 		return;
 	}
 	snprintf(root, sizeof(root), "/proc/%u/root", m->pid);
 	snprintf(shown, sizeof(shown), "%s%s", root, m->path);
 	/* a library that cannot be read (a crafted ELF) is skipped; recording goes on */
 	if (add_lib_fd(u, fd, &st, shown, root, m->path, err, sizeof(err)) == -ENOEXEC)
-		fprintf(stderr, "gpuctx: warning: %s\n", err);
+		gctx_warn_escaped("gpuctx: warning: ", err);
 }
 
 static int scan_one(void *ctx, const struct mapping *m)
@@ -634,44 +763,57 @@ void gctx_uprobes__scan_pid(struct gctx_uprobes *u, __u32 pid)
 struct addr_ctx {
 	struct gctx_uprobes *u;
 	__u64 addr;
-	struct lib *l;
-	__u64 off;
+	struct mapping m;
+	char path[GCTX_PATH_LEN];
 	bool found;
 };
 
 static int find_addr(void *ctx, const struct mapping *m)
 {
 	struct addr_ctx *a = ctx;
-	struct gctx_uprobes *u = a->u;
 
 	if (a->addr < m->start || a->addr >= m->end)
 		return 0;
-	a->off = a->addr - m->start + m->pgoff;
+	a->m = *m;
+	snprintf(a->path, sizeof(a->path), "%s", m->path);
+	a->m.path = a->path;
 	a->found = true;
-	a->l = find_lib(u, makedev(m->kdev >> 20, m->kdev & 0xfffff), m->ino);
-	if (!a->l) {
-		/* a library we had not seen: probe its exports first */
-		add_mapped_lib(u, m);
-		a->l = find_lib(u, makedev(m->kdev >> 20, m->kdev & 0xfffff), m->ino);
-	}
 	return 1;
 }
 
-/* cuGetProcAddress returned an address: make sure calls through it are seen. */
+/* cuGetProcAddress returned an address: make sure calls through it are seen, when it is a
+ * function of a library that defines the API. */
 static void follow_proc_address(struct gctx_uprobes *u, const struct gctx_ev_api *ev)
 {
-	struct addr_ctx a = { .u = u, .addr = ev->out };
-	enum gctx_api_fn fn;
+	struct addr_ctx a = {.u = u, .addr = ev->out};
 	char name[GCTX_API_STR_LEN];
+	enum gctx_api_fn fn;
+	struct lib *l;
+	__u64 off;
 
 	fn = gctx_api_procaddr_fn(ev->str, ev->args[2], ev->args[3]);
 	if (fn == GCTX_API_NONE)
 		return;
-	if (walk_maps(ev->hdr.tgid, find_addr, &a) <= 0 || !a.found || !a.l)
-		return; /* the process is gone: nothing left to probe for it */
+	if (walk_maps(ev->hdr.tgid, find_addr, &a) <= 0 || !a.found)
+		return; /* the process is gone, or the address is in no file it maps */
 	snprintf(name, sizeof(name), "%.*s", (int)sizeof(ev->str) - 1, ev->str);
-	probe_procaddr(u, a.l, fn, name, a.off);
-	flush_probes(u, a.l);
+	off = a.addr - a.m.start + a.m.pgoff;
+	if (!a.m.exec) {
+		refuse(u, a.m.path, fn, name, off, -EPERM);
+		return;
+	}
+	l = find_lib(u, makedev(a.m.kdev >> 20, a.m.kdev & 0xfffff), a.m.ino);
+	if (!l) {
+		/* a library we had not seen: probe its exports first */
+		add_mapped_lib(u, &a.m);
+		l = find_lib(u, makedev(a.m.kdev >> 20, a.m.kdev & 0xfffff), a.m.ino);
+	}
+	if (!l) {
+		refuse(u, a.m.path, fn, name, off, -EPERM);
+		return;
+	}
+	if (!probe_procaddr(u, l, ev->hdr.tgid, fn, name, off))
+		flush_probes(u, l);
 }
 
 void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len)
@@ -702,6 +844,31 @@ void gctx_uprobes__drops(const struct gctx_uprobes *u, __u64 *drops, __u64 *miss
 	*missed = u ? __atomic_load_n(&u->skel->bss->api_missed, __ATOMIC_RELAXED) : 0;
 }
 
+void gctx_uprobes__finish(struct gctx_uprobes *u)
+{
+	__u64 all;
+
+	if (!u)
+		return;
+	all = u->refused[0] + u->refused[1];
+	if (!all)
+		return;
+	fprintf(stderr,
+		"gpuctx: warning: %llu address(es) cuGetProcAddress handed out were not probed: "
+		"%llu not a function entry of a library that defines the API, %llu over the "
+		"probe caps (%u a library, %u a process, %u in all)\n",
+		(unsigned long long)all, (unsigned long long)u->refused[0],
+		(unsigned long long)u->refused[1], PROCADDR_MAX_LIB, PROCADDR_MAX_PROC,
+		PROCADDR_MAX_TOTAL);
+	if (all > REFUSED_RECORDS && u->o.cb) {
+		struct gctx_rec_probe r = {.how = GCTX_PROBE_REFUSED, .err = -EDQUOT};
+
+		snprintf(r.symbol, sizeof(r.symbol), "%llu more not probed",
+			 (unsigned long long)(all - REFUSED_RECORDS));
+		u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &r, sizeof(r));
+	}
+}
+
 void gctx_uprobes__free(struct gctx_uprobes *u)
 {
 	if (!u)
@@ -715,8 +882,11 @@ void gctx_uprobes__free(struct gctx_uprobes *u)
 	free(u->links);
 	for (__u32 i = 0; i < u->nlibs; i++) {
 		free(u->libs[i].probes);
-		close(u->libs[i].fd);
+		free(u->libs[i].entries);
+		if (u->libs[i].fd >= 0)
+			close(u->libs[i].fd);
 	}
+	gctx_hmap__free(&u->per_proc);
 	free(u->libs);
 	api_bpf__destroy(u->skel);
 	free(u);

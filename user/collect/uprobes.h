@@ -14,17 +14,17 @@
 #include "collect/collector.h"
 
 struct gctx_uprobes_opts {
-	int events_fd;		/* ring buffer shared with the kernel-side programs */
-	int followed_fd;	/* followed-process map shared with them */
-	int own_fd;		/* gpuctx's own helper processes, never followed */
+	int events_fd;	       /* ring buffer shared with the kernel-side programs */
+	int followed_fd;       /* followed-process map shared with them */
+	int own_fd;	       /* gpuctx's own helper processes, never followed */
 	int stk_state_fd;      /* stacks (bpf/stack.bpf.h): per-process state (-1: not shared) */
 	int pyinfo_fd;	       /* the Python layouts, -1 = stacks off */
-	__u32 task_fsbase_off;	/* gctx_collector__task_fsbase_off(): the API object has no CO-RE */
+	__u32 task_fsbase_off; /* gctx_collector__task_fsbase_off(): the API object has no CO-RE */
 	bool follow_all;
 	__u32 self_tgid;
-	bool launches;		/* probe per-launch functions too */
+	bool launches; /* probe per-launch functions too */
 	bool verbose;
-	gctx_record_fn cb;	/* receives GCTX_REC_PROBE records */
+	gctx_record_fn cb; /* receives GCTX_REC_PROBE records */
 	void *cb_ctx;
 	/* A library file looked at for the first time: ret is what add_lib returns (0 probed,
 	 * -ENOENT not a CUDA/HIP library, other -errno). May be NULL. */
@@ -34,8 +34,7 @@ struct gctx_uprobes_opts {
 
 struct gctx_uprobes;
 
-struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *err,
-				       size_t errlen);
+struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *err, size_t errlen);
 /* Probe a library file. 0 (also when already probed), or -errno; err says why. */
 int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, size_t errlen);
 /* Probe the CUDA/HIP libraries installed in the usual places (ld.so search dirs). */
@@ -46,6 +45,8 @@ void gctx_uprobes__scan_pid(struct gctx_uprobes *u, __u32 pid);
 void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len);
 __u32 gctx_uprobes__nlibs(const struct gctx_uprobes *u);
 void gctx_uprobes__drops(const struct gctx_uprobes *u, __u64 *drops, __u64 *missed);
+/* At the end of a recording: say how many cuGetProcAddress addresses were refused. */
+void gctx_uprobes__finish(struct gctx_uprobes *u);
 void gctx_uprobes__free(struct gctx_uprobes *u);
 
 #endif /* __GPUCTX_UPROBES_H */

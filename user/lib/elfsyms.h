@@ -26,6 +26,14 @@ typedef void (*gctx_elf_sym_fn)(void *ctx, const char *name, __u64 file_off);
  * reported, or -1 with a one-line reason in err. */
 int gctx_elf_dynsyms(const struct gctx_elf_src *src, gctx_elf_sym_fn fn, void *ctx, char *err,
 		     size_t errlen);
+/* Every function entry a library's own tables name: .dynsym, .symtab when present, and the
+ * function starts of .eh_frame_hdr (which a stripped library keeps: its unwinder needs them;
+ * those come with an empty name). Same validation; returns the count or -1. */
+int gctx_elf_funcs(const struct gctx_elf_src *src, gctx_elf_sym_fn fn, void *ctx, char *err,
+		   size_t errlen);
+int gctx_elf_funcs_fd(int fd, __u64 size, gctx_elf_sym_fn fn, void *ctx, char *err, size_t errlen);
+int gctx_elf_funcs_mem(const void *buf, size_t len, gctx_elf_sym_fn fn, void *ctx, char *err,
+		       size_t errlen);
 /* The same over a file descriptor (pread) or a memory buffer. */
 int gctx_elf_dynsyms_fd(int fd, __u64 size, gctx_elf_sym_fn fn, void *ctx, char *err,
 			size_t errlen);

@@ -215,6 +215,8 @@ const char *rep_probe_how_name(__u32 how)
 		return "symbol";
 	case GCTX_PROBE_PROC_ADDRESS:
 		return "cuGetProcAddress";
+	case GCTX_PROBE_REFUSED:
+		return "refused";
 	default:
 		return "unknown";
 	}
