@@ -658,6 +658,7 @@ all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd 
 	api_caller_gone_nostacks)
 . "$top/tests/integration/api_coverage.sh"
 . "$top/tests/integration/callers.sh"
+. "$top/tests/integration/sandbox.sh"
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

@@ -371,9 +371,15 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	st->records++;
 	/* a call site is written before the first API record that names it */
 	gctx_callers__on_record(st->callers, type, data, len);
-	/* the drop counts are a closing record: after a write error they still get a try */
-	ret = type == GCTX_REC_DROPS ? gctx_trace_writer__append_final(st->w, type, data, len)
-				     : gctx_trace_writer__append(st->w, type, data, len);
+	/* the drop counts are a closing record: after a write error they still get a try; a raw
+	 * stack (user registers, 8 KiB of the user's stack, interpreter strings: under -a other
+	 * users' memory) stays in memory until resolved: only its GCTX_REC_STACK is written */
+	if (type == GCTX_EV_STACK)
+		ret = 0;
+	else if (type == GCTX_REC_DROPS)
+		ret = gctx_trace_writer__append_final(st->w, type, data, len);
+	else
+		ret = gctx_trace_writer__append(st->w, type, data, len);
 	if (ret && !st->write_err)
 		st->write_err = ret;
 	if (!st->env->quiet)
