@@ -77,7 +77,7 @@ $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(BPF_USER_SRCS)): $(SKELS)
 
 $(BUILD)/gpuctx: $(USER_OBJS) | $(BUILD)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 static: $(BUILD)/gpuctx-static
 $(BUILD)/gpuctx-static: $(USER_OBJS) | $(BUILD)
@@ -140,6 +140,7 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory all unit
 	$(Q)$(MAKE) --no-print-directory check-sanitize fuzz-regress
 	$(Q)$(MAKE) --no-print-directory integration
+	$(Q)$(MAKE) --no-print-directory check-install
 
 # The README's demo command: trace the bundled workload and print the report.
 demo: deps
@@ -154,6 +155,9 @@ format:
 
 clean:
 	$(Q)rm -rf $(OUTPUT) $(BUILD)
+
+# make install, uninstall, deb, check-install
+include install.mk
 
 # ---------------------------------------------------------------------------------------------
 # collect/callers.c's test stubs the symboliser: no collect/ objects linked
