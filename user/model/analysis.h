@@ -103,7 +103,10 @@ struct gctx_job_summary {
 	__u32 nincidents, nerrors, nwarnings;
 	enum gctx_severity worst; /* meaningful when nincidents */
 	__u32 nprocs;
-	__u64 ctx_created, ctx_destroyed;
+	__u64 ctx_created, ctx_destroyed; /* through the CUDA/HIP API (its probes) */
+	/* at driver level, from the ioctls: NVIDIA channel groups (and channels outside one),
+	 * AMD KFD processes and amdgpu contexts */
+	__u64 drv_ctx_created, drv_ctx_destroyed;
 	__u32 generations; /* most worker generations in one incident or spawn pool */
 	__u32 nstartups;   /* processes with a gpu_init_ns */
 	__u64 startup_median_ns, startup_max_ns;

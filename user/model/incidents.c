@@ -381,11 +381,15 @@ static int cmp_member_start(const void *x, const void *y, void *ctx)
 }
 
 /* Members in fork order, and their generation: a new one starts once every member of the
- * current one has exited (DataLoader workers re-created per epoch). */
+ * current one has exited (DataLoader workers re-created per epoch). A re-creation is claimed
+ * only on the evidence of a pattern: two generations or more, of the same size, of two members
+ * or more each (a pool made again). Workers forked one after the other, the first done before
+ * the next fork (the demo's, within a millisecond), are one generation. */
 static __u32 generations(const struct gctx_model *m, struct member *mem, __u32 n, __u32 *gen)
 {
 	__u64 gen_end = 0;
-	__u32 g = 0;
+	__u32 g = 0, size = 0, first = 0;
+	bool pattern = true;
 
 	qsort_r(mem, n, sizeof(*mem), cmp_member_start, (void *)m);
 	for (__u32 i = 0; i < n; i++) {
@@ -399,6 +403,23 @@ static __u32 generations(const struct gctx_model *m, struct member *mem, __u32 n
 			gen_end = end;
 		}
 		gen[i] = g;
+	}
+	/* every generation as large as the first, the first of two or more */
+	for (__u32 i = 0; i <= n; i++) {
+		if (i < n && (!i || gen[i] == gen[i - 1])) {
+			size++;
+			continue;
+		}
+		if (!first)
+			first = size;
+		if (size != first || size < 2)
+			pattern = false;
+		size = 1;
+	}
+	if (g > 1 && !pattern) {
+		for (__u32 i = 0; i < n; i++)
+			gen[i] = 1;
+		g = 1;
 	}
 	return g;
 }
@@ -657,6 +678,26 @@ static __u32 spawn_generations(const struct gctx_model *m)
 	return best;
 }
 
+/* A GPU context at driver level, as the ioctls made it, with or without an API probe: an
+ * NVIDIA channel group (TSG), or a channel made outside one; an AMD KFD process (opening
+ * /dev/kfd) or amdgpu context. */
+static bool driver_ctx(const struct gctx_model *m, const struct gctx_gpu_obj *o)
+{
+	const struct gctx_gpu_obj *parent;
+
+	switch (o->kind) {
+	case GCTX_OBJ_RM_CHANNEL_GROUP:
+	case GCTX_OBJ_KFD_PROCESS:
+	case GCTX_OBJ_DRM_CTX:
+		return true;
+	case GCTX_OBJ_RM_CHANNEL:
+		parent = o->parent_obj >= 0 ? gctx_model__obj(m, o->parent_obj) : NULL;
+		return !parent || parent->kind != GCTX_OBJ_RM_CHANNEL_GROUP;
+	default:
+		return false;
+	}
+}
+
 static void summarise(struct gctx_analysis *a)
 {
 	const struct gctx_model *m = a->m;
@@ -681,6 +722,14 @@ static void summarise(struct gctx_analysis *a)
 	for (__u32 i = 0; i < gctx_model__nctxs(m); i++) {
 		s->ctx_created++;
 		s->ctx_destroyed += gctx_model__ctx(m, i)->destroyed;
+	}
+	for (__u32 i = 0; i < gctx_model__nobjs(m); i++) {
+		const struct gctx_gpu_obj *o = gctx_model__obj(m, i);
+
+		if (!driver_ctx(m, o))
+			continue;
+		s->drv_ctx_created++;
+		s->drv_ctx_destroyed += o->destroyed;
 	}
 }
 

@@ -283,10 +283,10 @@ void ana_summary_text(struct gctx_analysis *a)
 	coverage(a);
 	if (!a->ninc) {
 		cat(s->verdict, sizeof(s->verdict), &off,
-		    "NO PROBLEM FOUND: %u process%s, %llu GPU context%s created (%llu destroyed), "
-		    "no GPU state passed on through fork.",
-		    s->nprocs, plural(s->nprocs), (unsigned long long)s->ctx_created,
-		    s->ctx_created == 1 ? "" : "s", (unsigned long long)s->ctx_destroyed);
+		    "NO PROBLEM FOUND: %u process%s, %llu GPU context%s created at driver level "
+		    "and %llu through the CUDA/HIP API, no GPU state passed on through fork.",
+		    s->nprocs, plural(s->nprocs), (unsigned long long)s->drv_ctx_created,
+		    s->drv_ctx_created == 1 ? "" : "s", (unsigned long long)s->ctx_created);
 	} else {
 		cat(s->verdict, sizeof(s->verdict), &off, "%s", a->inc[0].summary);
 		if (a->ninc > 1)

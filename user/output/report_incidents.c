@@ -70,11 +70,16 @@ static void rep_text_incident(struct rep_ctx *c, const struct gctx_incident *in)
 /* Start-up and churn (seed 002): how long processes take to get the GPU, contexts made. */
 static void rep_text_churn(struct rep_ctx *c, const struct gctx_job_summary *s)
 {
-	if (!s->ctx_created && !s->nstartups)
+	if (!s->ctx_created && !s->drv_ctx_created && !s->nstartups)
 		return;
-	fprintf(c->out, "Job: %llu GPU context%s created, %llu destroyed",
-		(unsigned long long)s->ctx_created, rep_plural(s->ctx_created),
-		(unsigned long long)s->ctx_destroyed);
+	/* both counts, each saying what it counts: a context made by raw ioctls has no API call */
+	fprintf(c->out,
+		"Job: %llu GPU context%s created at driver level (NVIDIA channel groups, AMD KFD "
+		"processes and contexts), %llu destroyed; %llu through the CUDA/HIP API",
+		(unsigned long long)s->drv_ctx_created, rep_plural(s->drv_ctx_created),
+		(unsigned long long)s->drv_ctx_destroyed, (unsigned long long)s->ctx_created);
+	if (s->ctx_created)
+		fprintf(c->out, " (%llu destroyed)", (unsigned long long)s->ctx_destroyed);
 	if (s->generations > 1)
 		fprintf(c->out, ", %u worker generations", s->generations);
 	if (s->nstartups)
@@ -189,6 +194,8 @@ void rep_json_incidents(struct gctx_json *j, const struct gctx_model *m,
 	key_u64(j, "warnings", s->nwarnings);
 	key_u64(j, "contexts_created", s->ctx_created);
 	key_u64(j, "contexts_destroyed", s->ctx_destroyed);
+	key_u64(j, "driver_contexts_created", s->drv_ctx_created);
+	key_u64(j, "driver_contexts_destroyed", s->drv_ctx_destroyed);
 	key_u64(j, "worker_generations", s->generations);
 	gctx_json__key(j, "startup_median_ns");
 	if (s->nstartups)

@@ -549,9 +549,125 @@ static void test_api_gap_in_verdict(void **state)
 	assert_int_equal(gctx_analysis__nincidents(a), 0);
 	assert_true(gctx_analysis__summary(a)->incomplete);
 	assert_has(gctx_analysis__summary(a)->verdict,
-		   "NO PROBLEM FOUND: 2 processes, 1 GPU context created (0 destroyed), no GPU "
-		   "state passed on through fork. Coverage incomplete: CUDA/HIP calls of 1 process "
+		   "NO PROBLEM FOUND: 2 processes, 0 GPU contexts created at driver level and 1 "
+		   "through the CUDA/HIP API, no GPU state passed on through fork. Coverage "
+		   "incomplete: CUDA/HIP calls of 1 process "
 		   "could not be seen (api-calls-unseen).");
+	gctx_analysis__free(a);
+}
+
+/* NV_ESC_RM_ALLOC of cls by pid on the trainer's nvidiactl (CTL, fd 3), NV_OK. */
+static void rm_alloc(struct gctx_model *m, __u32 pid, __u64 ts, __u32 root, __u32 parent,
+		     __u32 handle, __u32 cls)
+{
+	struct gctx_ev_ioctl ev;
+
+	ioctl_ev(&ev, pid, pid, ts, "trainer", CTL, 3, GCTX_DEV_NVIDIACTL, NV_RM_ALLOC, 48);
+	rm_alloc_params(&ev, root, parent, handle, cls, 0);
+	feed(m, GCTX_EV_IOCTL, &ev, sizeof(ev));
+}
+
+/* The demo's trainer (issue 26): raw ioctls make a client, a device, a channel group with a
+ * channel and a compute object under it; with standalone, a channel outside any group too. */
+static void raw_trainer(struct gctx_model *m, __u32 pid, __u64 ts, bool standalone)
+{
+	const __u32 c = 0xc1d00001;
+
+	fork_(m, 1, pid, ts - 100, "bash");
+	exec_(m, pid, ts, "trainer", trainer_args, sizeof(trainer_args));
+	open_(m, pid, ts + 100, CTL, O_RDWR | O_CLOEXEC);
+	rm_alloc(m, pid, ts + 200, 0, 0, c, 0x41);
+	rm_alloc(m, pid, ts + 210, c, c, 0xcaf00000, 0x80);
+	rm_alloc(m, pid, ts + 220, c, 0xcaf00000, 0xcaf00003, 0xa06c);
+	rm_alloc(m, pid, ts + 230, c, 0xcaf00003, 0xcaf00005, 0xc86f);
+	rm_alloc(m, pid, ts + 240, c, 0xcaf00005, 0xcaf00006, 0xcbc0);
+	if (standalone)
+		rm_alloc(m, pid, ts + 250, c, 0xcaf00000, 0xcaf00009, 0xc86f);
+}
+
+/* Three workers forked within a millisecond, the first done before the next fork: one
+ * generation, no "re-created" claim; the channel group made by raw ioctls is a GPU context. */
+static void test_demo_workers_one_generation(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_job_summary *s;
+	const struct gctx_incident *in;
+	struct gctx_analysis *a;
+
+	raw_trainer(m, 100, 1000000, false);
+	fork_(m, 100, 201, 2000000, "trainer");
+	exit_(m, 201, 2000200, "dl_worker_1", 0);
+	fork_(m, 100, 202, 2000300, "trainer");
+	fork_(m, 100, 203, 2000400, "trainer");
+	exit_(m, 202, 2000700, "dl_worker_2", 0);
+	exit_(m, 203, 2000800, "dl_worker_3", 0);
+	exit_(m, 100, 3000000, "trainer", 0);
+	end(m);
+
+	a = gctx_analysis__new(m, 0);
+	assert_non_null(a);
+	assert_int_equal(gctx_analysis__nincidents(a), 1);
+	in = gctx_analysis__incident(a, 0);
+	assert_int_equal(in->npids, 3);
+	assert_int_equal(in->generations, 1);
+	for (__u32 i = 0; i < in->npids; i++)
+		assert_int_equal(in->pid_gen[i], 1);
+	assert_null(strstr(in->summary, "generation"));
+	assert_null(strstr(in->summary, "re-created"));
+	assert_false(in->fixes & GCTX_FIX_PERSISTENT);
+	s = gctx_analysis__summary(a);
+	assert_true(s->generations <= 1);
+	assert_int_equal(s->ctx_created, 0);
+	assert_int_equal(s->drv_ctx_created, 1);
+	gctx_analysis__free(a);
+}
+
+/* Workers one at a time (each done before the next fork), three times: no pattern of a pool
+ * made again, one generation. Pools of two, twice: re-created. */
+static void test_generation_needs_a_pattern(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_analysis *a;
+
+	raw_trainer(m, 100, 1000000, false);
+	for (__u32 w = 0; w < 3; w++) {
+		fork_(m, 100, 201 + w, 2000000 + w * 1000, "trainer");
+		exit_(m, 201 + w, 2000500 + w * 1000, "w", 0);
+	}
+	exit_(m, 100, 3000000, "trainer", 0);
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__incident(a, 0)->generations, 1);
+	gctx_analysis__free(a);
+	gctx_model__free(m);
+
+	*state = m = gctx_model__new();
+	raw_trainer(m, 100, 1000000, false);
+	epochs(m, 100, 200, 2, 2, 2000000, false, "python3");
+	exit_(m, 100, 3000000, "trainer", 0);
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__incident(a, 0)->generations, 2);
+	assert_has(gctx_analysis__incident(a, 0)->summary, "in 2 generations (re-created");
+	gctx_analysis__free(a);
+}
+
+/* A channel made outside any channel group is a GPU context of its own; a channel in a
+ * group and a compute object are not counted again. */
+static void test_driver_contexts_counted(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_analysis *a;
+
+	raw_trainer(m, 100, 1000000, true);
+	exit_(m, 100, 3000000, "trainer", 0);
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 0);
+	assert_int_equal(gctx_analysis__summary(a)->drv_ctx_created, 2);
+	assert_has(gctx_analysis__summary(a)->verdict,
+		   "NO PROBLEM FOUND: 2 processes, 2 GPU contexts created at driver level and 0 "
+		   "through the CUDA/HIP API");
 	gctx_analysis__free(a);
 }
 
@@ -573,6 +689,9 @@ int main(void)
 	    TEST(test_fd_across_exec),
 	    TEST(test_incomplete_coverage),
 	    TEST(test_api_gap_in_verdict),
+	    TEST(test_demo_workers_one_generation),
+	    TEST(test_generation_needs_a_pattern),
+	    TEST(test_driver_contexts_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
