@@ -644,6 +644,61 @@ t_sigkill() {
 	result "$name" $rc
 }
 
+# A dead GPU device node (issue 26): /dev/nvidiactl as libcuda leaves it when run as root
+# without the module, a node no driver answers (ENXIO). In a private mount namespace whose /dev
+# is a tmpfs copy holding such a node (the host's /dev is not touched, and what it holds does
+# not matter): the demo says the node is dead and runs over the emulated driver, gpuctx -v says
+# what it saw, and the security tests that failed beside such a node pass. A node that opens
+# (a /dev/null under the name) is said to be a working driver, and the demo still never sends
+# its synthetic calls to it.
+t_dead_node() {
+	local name=dead_node rc=0 major=195 d="$T/devnodes"
+	# 195 when no driver has it here, else a major of the local range (240-254) nobody has
+	while awk -v m=$major '/^Character/ {c=1} /^Block/ {c=0} c && $1 == m {f=1} END {exit !f}' \
+		/proc/devices; do
+		major=$((major == 195 ? 240 : major + 1))
+	done
+	cat >"$T/deadns.sh" <<EOS
+#!/bin/bash
+set -e
+d=\$(mktemp -d "$T/dev.XXXXXX")
+mount -t tmpfs -o mode=755 none "\$d"
+for n in null zero full random urandom tty ptmx fuse; do
+	[ -e /dev/\$n ] && cp -a /dev/\$n "\$d/"
+done
+mknod "\$d/nvidiactl" c $major 255
+ln -s /proc/self/fd "\$d/fd"
+mkdir "\$d/shm" "\$d/pts"
+mount --bind /dev/shm "\$d/shm"
+mount --bind /dev/pts "\$d/pts"
+mount --bind "\$d" /dev
+exec "\$@"
+EOS
+	chmod +x "$T/deadns.sh"
+	unshare -m --propagation private "$T/deadns.sh" env GPUCTX_DEMO_OUT="$T/$name.gctx" \
+		"$top/tools/demo.sh" >"$T/$name.out" 2>"$T/$name.err" || rc=1
+	grep -q "^demo: /dev/nvidiactl: a dead device node (open: No such device or address)" \
+		"$T/$name.out" || { echo "the demo did not say the node is dead" >>"$T/$name.err"; rc=1; }
+	grep -q "^demo: tracing the demo workload over the emulated driver" "$T/$name.out" &&
+		grep -q "^Verdict: POISON FORK" "$T/$name.out" ||
+		{ echo "the demo did not run over the emulated driver" >>"$T/$name.err"; rc=1; }
+	unshare -m --propagation private "$T/deadns.sh" "$G" record -v -q -o "$T/$name.2.gctx" -- \
+		true >/dev/null 2>"$T/$name.v" || rc=1
+	grep -q "GPU device nodes: /dev/nvidiactl dead (open: No such device or address)" \
+		"$T/$name.v" || { echo "gpuctx -v did not say the node is dead" >>"$T/$name.err"; rc=1; }
+	unshare -m --propagation private "$T/deadns.sh" "$top/tests/integration/security.sh" \
+		demo_kill root_exec >>"$T/$name.err" 2>&1 || rc=1
+	# a node that opens, under the name: a working driver, and still the emulated one is used
+	mkdir -p "$d" && cp -a /dev/null "$d/nvidiactl"
+	GPUCTX_DEMO_DEVDIR=$d GPUCTX_DEMO_OUT="$T/$name.3.gctx" "$top/tools/demo.sh" \
+		>"$T/$name.3.out" 2>>"$T/$name.err" || rc=1
+	grep -q "^demo: $d/nvidiactl: a working GPU driver (it opens); the demo's synthetic GPU calls go to the emulated driver" \
+		"$T/$name.3.out" && grep -q "^Verdict: POISON FORK" "$T/$name.3.out" ||
+		{ echo "working node: not said, or not run over the emulated driver" >>"$T/$name.err"; rc=1; }
+	rm -rf "$d"
+	result "$name" $rc
+}
+
 # the diagnosis on PyTorch DataLoader jobs: diagnosis.sh
 . "$top/tests/integration/diagnosis.sh"
 
@@ -651,7 +706,7 @@ t_sigkill() {
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
 	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan lib_once lib_seen_renamed ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
-	api_hip_real api_container security "${diag_tests[@]}"
+	api_hip_real api_container security dead_node "${diag_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone
 	stacks_dataloader stacks_timeline api_caller api_caller_gone

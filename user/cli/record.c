@@ -752,8 +752,13 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gpuctx: %s\n", err);
 		goto cleanup_child;
 	}
-	if (env.verbose)
-		fprintf(stderr, "gpuctx: %s\n", gctx_collector__features(c));
+	if (env.verbose) {
+		char nodes[2 * GCTX_PATH_LEN + 256];
+
+		gctx_gpu_nodes_describe("/dev", nodes, sizeof(nodes));
+		fprintf(stderr, "gpuctx: %s\ngpuctx: GPU device nodes: %s\n",
+			gctx_collector__features(c), nodes);
+	}
 
 	for (__u32 i = 0; i < env.ndevs; i++)
 		on_record(&st, GCTX_REC_DEVICE, &env.devs[i], sizeof(env.devs[i]));

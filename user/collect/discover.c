@@ -410,3 +410,32 @@ void gctx_fd_info(__u32 pid, int fd, char *buf, size_t len, __u32 *cloexec)
 	if (read_file(path, info, sizeof(info)) > 0 && (p = strstr(info, "flags:")))
 		*cloexec = (strtoul(p + 6, NULL, 8) & 02000000) != 0;
 }
+
+void gctx_gpu_nodes_describe(const char *devdir, char *buf, size_t len)
+{
+	static const char *const names[] = {"nvidiactl", "kfd"};
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && off < len; i++) {
+		char path[GCTX_PATH_LEN], state[96];
+		struct stat st;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", devdir, names[i]);
+		if (lstat(path, &st)) {
+			snprintf(state, sizeof(state), "absent");
+		} else if (!S_ISCHR(st.st_mode)) {
+			snprintf(state, sizeof(state), "dead (not a character device)");
+		} else {
+			fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+			if (fd >= 0) {
+				close(fd);
+				snprintf(state, sizeof(state), "working");
+			} else {
+				snprintf(state, sizeof(state), "dead (open: %s)", strerror(errno));
+			}
+		}
+		off += snprintf(buf + off, len - off, "%s%s %s", i ? ", " : "", path, state);
+	}
+}

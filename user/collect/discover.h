@@ -38,6 +38,11 @@ bool gctx_proc_alive(__u32 pid);
 void gctx_sort_parents_first(struct gctx_rec_proc *procs, __u32 n);
 /* Path of /proc/PID/fd/FD into buf, "" on failure; *cloexec from fdinfo. */
 void gctx_fd_info(__u32 pid, int fd, char *buf, size_t len, __u32 *cloexec);
+/* The GPU device nodes devdir holds (nvidiactl, kfd), one phrase each, into buf: "working"
+ * when the node opens, "dead (REASON)" when it is a node with no driver behind it (ENXIO,
+ * ENODEV, or EPERM/EACCES from a device cgroup), "absent". Opened and closed at once: a
+ * working node is not used. */
+void gctx_gpu_nodes_describe(const char *devdir, char *buf, size_t len);
 /* CLOCK_MONOTONIC now, in ns. */
 __u64 gctx_now_mono(void);
 
