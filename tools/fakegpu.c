@@ -174,95 +174,6 @@ static void ids_free(struct id_set *s)
 	s->n = s->cap = 0;
 }
 
-/* ---- NVIDIA UVM ---- */
-
-struct uvm_cmd {
-	unsigned int cmd;
-	size_t size;
-	size_t status_off;
-	bool needs_init;
-};
-
-static const struct uvm_cmd uvm_cmds[] = {
-    {UVM_INITIALIZE, sizeof(struct uvm_initialize_params),
-     offsetof(struct uvm_initialize_params, rmStatus), false},
-    {UVM_MM_INITIALIZE, sizeof(struct uvm_mm_initialize_params),
-     offsetof(struct uvm_mm_initialize_params, rmStatus), false},
-    {UVM_REGISTER_GPU, sizeof(struct uvm_register_gpu_params),
-     offsetof(struct uvm_register_gpu_params, rmStatus), true},
-    {UVM_REGISTER_GPU_VASPACE, sizeof(struct uvm_register_gpu_vaspace_params),
-     offsetof(struct uvm_register_gpu_vaspace_params, rmStatus), true},
-    {UVM_REGISTER_CHANNEL, sizeof(struct uvm_register_channel_params),
-     offsetof(struct uvm_register_channel_params, rmStatus), true},
-};
-
-static const struct uvm_cmd *uvm_cmd_find(unsigned int cmd)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(uvm_cmds) / sizeof(uvm_cmds[0]); i++)
-		if (uvm_cmds[i].cmd == cmd)
-			return &uvm_cmds[i];
-	return NULL;
-}
-
-/* uvm_api_initialize(): a repeat with the same flags is fine, as in the real driver. */
-static __u32 uvm_init(struct gfile *f, struct call *cl, struct uvm_initialize_params *p)
-{
-	if (f->uvm == UVM_FD_MM)
-		return NV_ERR_INVALID_ARGUMENT;
-	if (f->uvm == UVM_FD_VA_SPACE)
-		return p->flags == f->uvm_flags ? NV_OK : NV_ERR_INVALID_ARGUMENT;
-	f->uvm = UVM_FD_VA_SPACE;
-	f->uvm_flags = p->flags;
-	f->uvm_tgid = cl->tgid;
-	return NV_OK;
-}
-
-/* uvm_api_mm_initialize(): issued on a second, fresh uvm fd naming the first. */
-static __u32 uvm_mm_init(struct gfile *f, struct call *cl, struct uvm_mm_initialize_params *p)
-{
-	if (!caller_fd_is(cl->tid, p->uvmFd, DEV_UVM))
-		return NV_ERR_INVALID_ARGUMENT;
-	if (f->uvm != UVM_FD_UNINITIALIZED)
-		return NV_ERR_IN_USE;
-	f->uvm = UVM_FD_MM;
-	return NV_OK;
-}
-
-static __u32 uvm_dispatch(struct gfile *f, struct call *cl, const struct uvm_cmd *c, void *buf)
-{
-	if (c->needs_init && f->uvm != UVM_FD_VA_SPACE)
-		return NV_ERR_ILLEGAL_ACTION;
-	if (c->cmd == UVM_INITIALIZE)
-		return uvm_init(f, cl, buf);
-	if (c->cmd == UVM_MM_INITIALIZE)
-		return uvm_mm_init(f, cl, buf);
-	return NV_OK; /* REGISTER_GPU, REGISTER_GPU_VASPACE, REGISTER_CHANNEL */
-}
-
-/* UVM commands are not _IOC-encoded, so FUSE moved no data: use the caller's memory. */
-static int uvm_ioctl(struct gfile *f, struct call *cl, unsigned int cmd, void *uarg)
-{
-	const struct uvm_cmd *c;
-	__u8 buf[64];
-	__u32 st;
-	int ret;
-
-	if (cmd == UVM_DEINITIALIZE)
-		return 0;
-	c = uvm_cmd_find(cmd);
-	if (!c)
-		return -EINVAL;
-	ret = remote_read(cl->tid, (unsigned long)uarg, buf, c->size);
-	if (ret)
-		return ret;
-	st = uvm_dispatch(f, cl, c, buf);
-	memcpy(buf + c->status_off, &st, sizeof(st));
-	cl->status = st;
-	return remote_write(cl->tid, (unsigned long)uarg, buf, c->size);
-}
-
 /* ---- AMD KFD ---- */
 
 static int kfd_create_queue(struct gfile *f, struct kfd_ioctl_create_queue_args *a)
@@ -487,6 +398,10 @@ static void log_ioctl(struct gfile *f, struct call *cl, unsigned int cmd, int re
 	fprintf(stderr, "fakegpu: tgid %d tid %d %s ioctl 0x%08x (type 0x%02x nr 0x%02x size %u)",
 		(int)cl->tgid, (int)cl->tid, dev_names[f->kind], cmd, _IOC_TYPE(cmd), _IOC_NR(cmd),
 		_IOC_SIZE(cmd));
+	if (cl->ctrl_cmd)
+		fprintf(stderr, " ctrl 0x%08x", cl->ctrl_cmd);
+	if (cl->rm_class)
+		fprintf(stderr, " class 0x%x", cl->rm_class);
 	if (cl->status >= 0)
 		fprintf(stderr, " status %s", nv_status_name((__u32)cl->status));
 	if (f->kind == DEV_UVM && f->uvm == UVM_FD_VA_SPACE)
@@ -643,10 +558,13 @@ static const struct fuse_operations fg_ops = {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: fakegpu [-v] MOUNTPOINT\n"
-		     "Mount an emulated GPU driver (nvidiactl, nvidia0, nvidia-uvm, kfd,\n"
-		     "renderD128) on MOUNTPOINT; runs until SIGTERM or SIGINT.\n"
-		     "  -v  log each ioctl to stderr\n");
+	fprintf(out,
+		"usage: fakegpu [-v] [-n VERSION] MOUNTPOINT\n"
+		"Mount an emulated GPU driver (nvidiactl, nvidia0, nvidia-uvm, kfd,\n"
+		"renderD128) on MOUNTPOINT; runs until SIGTERM or SIGINT.\n"
+		"  -v          log each ioctl to stderr\n"
+		"  -n VERSION  the NVIDIA driver version the RM reports (default %s)\n",
+		fg_nv_version);
 }
 
 static int check_mountpoint(const char *dir)
@@ -720,10 +638,13 @@ int main(int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "vh")) != -1) {
+	while ((opt = getopt(argc, argv, "vn:h")) != -1) {
 		switch (opt) {
 		case 'v':
 			fg_verbose = true;
+			break;
+		case 'n':
+			fg_nv_version = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * fakegpu: what the emulated driver's files share (tools/fakegpu.c: the FUSE filesystem, UVM,
- * KFD, amdgpu; tools/fakegpu_rm.c: the NVIDIA RM escapes and objects; tools/fakegpu_rmctrl.c:
- * the RM control commands). A test fixture, never shipped.
+ * fakegpu: what the emulated driver's files share (tools/fakegpu.c: the FUSE filesystem, KFD,
+ * amdgpu; tools/fakegpu_rm.c: the NVIDIA RM escapes and objects; tools/fakegpu_rmctrl.c: the
+ * RM control commands; tools/fakegpu_uvm.c: NVIDIA UVM). A test fixture, never shipped.
  */
 #ifndef __FAKEGPU_H
 #define __FAKEGPU_H
@@ -45,6 +45,7 @@ struct call {
 	pid_t tgid;
 	long status;
 	__u32 ctrl_cmd; /* RM_CONTROL: the control command, for the log */
+	__u32 rm_class; /* RM_ALLOC: the class, for the log */
 };
 
 /* fakegpu.c */
@@ -53,9 +54,31 @@ int remote_read(pid_t tid, __u64 addr, void *buf, size_t len);
 int remote_write(pid_t tid, __u64 addr, const void *buf, size_t len);
 bool caller_fd_is(pid_t tid, int fd, enum dev_kind kind);
 
+/* One RM_CONTROL, its parameters read from the caller (p, size bytes). */
+struct rm_ctrl {
+	pid_t tid; /* the caller, for parameters that hold pointers */
+	struct gfile *f;
+	__u32 client;
+	__u32 object;
+	__u32 cls; /* the class of object: NV01_ROOT_CLIENT, NV01_DEVICE_0, ... */
+	__u32 cmd;
+	void *p;
+	__u32 size;
+};
+
+#define RM_CTRL_MAX_PARAMS (64 << 10)
+
+/* fakegpu_rmctrl.c: the answer to one control command; NV_ERR_NOT_SUPPORTED when unknown */
+__u32 rm_ctrl(struct rm_ctrl *x);
+extern const char *fg_nv_version; /* the driver version it reports: libcuda's own */
+
 /* fakegpu_rm.c: called with the driver lock held */
 bool nv_size_ok(unsigned int nr, size_t size);
 int nv_ioctl(struct gfile *f, struct call *cl, unsigned int nr, void *buf, size_t size);
 void nv_release(struct gfile *f);
+__u32 rm_object_class(__u32 client, __u32 handle);
+
+/* fakegpu_uvm.c: called with the driver lock held */
+int uvm_ioctl(struct gfile *f, struct call *cl, unsigned int cmd, void *uarg);
 
 #endif /* __FAKEGPU_H */

@@ -11,14 +11,16 @@
 #define GPU_UAPI_NO_HELPERS
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fakegpu.h"
 #include "gpu_uapi.h"
 
-#define RM_CLIENT_BASE 0xc1d00000U /* like the RM's own client handles */
-#define RM_HANDLE_BASE 0xcaf00000U /* like RM-generated object handles */
+#define RM_CLIENT_BASE 0xc1d00000U	 /* like the RM's own client handles */
+#define RM_HANDLE_BASE 0xcaf00000U	 /* like RM-generated object handles */
+#define VA_BASE_INIT   0x7f0000000000ULL /* where GPU virtual ranges are handed out */
 
 struct rm_object {
 	__u32 handle;
@@ -40,7 +42,12 @@ static struct {
 	struct rm_client *clients;
 	__u32 next_client;
 	__u32 next_handle;
-} RM;
+	__u64 memblock_size;
+	__u64 vidmem_next; /* VID_HEAP_CONTROL: next free video memory offset */
+	__u64 va_next;	   /* and GPU virtual address */
+} RM = {
+    .va_next = VA_BASE_INIT,
+};
 
 /* ---- RM object model ---- */
 
@@ -224,15 +231,53 @@ static __u32 rm_free(struct gfile *f, struct nvos00_params *p)
 	return NV_OK;
 }
 
-static __u32 rm_control(struct gfile *f, struct nvos54_params *p)
+/* The class of @handle in client @client, or 0 when there is no such object. */
+__u32 rm_object_class(__u32 client, __u32 handle)
+{
+	struct rm_client *c = client_find(client);
+	struct rm_object *o = c ? obj_find(c, handle) : NULL;
+
+	if (c && handle == c->handle)
+		return NV01_ROOT_CLIENT;
+	return o ? o->cls : 0;
+}
+
+/*
+ * RM_CONTROL: the command's parameters live behind p->params in the caller's memory; read them,
+ * answer (fakegpu_rmctrl.c) and write them back, as the RM does for an answered command.
+ */
+static __u32 rm_control(struct gfile *f, struct call *cl, struct nvos54_params *p)
 {
 	struct rm_client *c = client_of(f, p->hClient);
+	struct rm_ctrl x = {.tid = cl->tid, .f = f, .cmd = p->cmd, .size = p->paramsSize};
+	struct rm_object *o;
+	__u32 st;
 
+	cl->ctrl_cmd = p->cmd;
 	if (!c)
 		return NV_ERR_INVALID_CLIENT;
-	if (!handle_used(c, p->hObject))
+	o = obj_find(c, p->hObject);
+	if (!o && p->hObject != c->handle)
 		return NV_ERR_INVALID_OBJECT_HANDLE;
-	return NV_OK;
+	x.cls = o ? o->cls : NV01_ROOT_CLIENT;
+	x.client = c->handle;
+	x.object = p->hObject;
+	if (x.size > RM_CTRL_MAX_PARAMS || (x.size && !p->params))
+		return NV_ERR_INVALID_PARAM_STRUCT;
+	if (x.size) {
+		x.p = calloc(1, x.size);
+		if (!x.p)
+			return NV_ERR_NO_MEMORY;
+		if (remote_read(cl->tid, p->params, x.p, x.size)) {
+			free(x.p);
+			return NV_ERR_INVALID_ADDRESS;
+		}
+	}
+	st = rm_ctrl(&x);
+	if (st == NV_OK && x.size && remote_write(cl->tid, p->params, x.p, x.size))
+		st = NV_ERR_INVALID_ADDRESS;
+	free(x.p);
+	return st;
 }
 
 static __u32 rm_map_memory(struct gfile *f, struct nvos33_with_fd *p)
@@ -244,6 +289,91 @@ static __u32 rm_map_memory(struct gfile *f, struct nvos33_with_fd *p)
 	if (!obj_find(c, p->hMemory))
 		return NV_ERR_INVALID_OBJECT_HANDLE;
 	return NV_OK;
+}
+
+static __u32 rm_unmap_memory(struct gfile *f, struct nvos34_params *p)
+{
+	struct rm_client *c = client_of(f, p->hClient);
+
+	if (!c)
+		return NV_ERR_INVALID_CLIENT;
+	if (!obj_find(c, p->hMemory))
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	return NV_OK;
+}
+
+#define VIDMEM_SIZE    (80ULL << 30)
+#define ALIGN_UP(v, a) (((v) + (a)-1) & ~((a)-1))
+
+/*
+ * VID_HEAP_CONTROL ALLOC_SIZE: video memory (NV01_MEMORY_LOCAL_USER) or, with
+ * NVOS32_ALLOC_FLAGS_VIRTUAL, a GPU virtual range (NV50_MEMORY_VIRTUAL), from bump allocators:
+ * nothing is ever backed, offsets are only numbers.
+ */
+static __u32 heap_alloc(struct rm_client *c, struct nvos32_params *p)
+{
+	bool virt = p->flags & NVOS32_ALLOC_FLAGS_VIRTUAL;
+	__u64 align = p->alignment > 0x1000 ? p->alignment : 0x1000, size, *next;
+	__u32 h = p->hMemory;
+
+	if (!p->size)
+		return NV_ERR_INVALID_ARGUMENT;
+	if (!(p->flags & NVOS32_ALLOC_FLAGS_MEMORY_HANDLE_PROVIDED))
+		h = handle_gen(c);
+	else if (!h || handle_used(c, h))
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	size = ALIGN_UP(p->size, 0x1000);
+	next = virt ? &RM.va_next : &RM.vidmem_next;
+	if (!(p->flags & NVOS32_ALLOC_FLAGS_FIXED_ADDRESS_ALLOCATE))
+		p->offset = ALIGN_UP(*next, align);
+	if (!virt && p->offset + size > VIDMEM_SIZE)
+		return NV_ERR_NO_MEMORY;
+	if (p->offset + size > *next)
+		*next = p->offset + size;
+	if (obj_add(c, h, p->hObjectParent, virt ? 0x50a0 : 0x40))
+		return NV_ERR_NO_MEMORY;
+	p->hMemory = h;
+	p->size = size;
+	p->limit = p->offset + size - 1;
+	return NV_OK;
+}
+
+/* RM_VID_HEAP_CONTROL (NVOS32): the heap functions libcuda uses. */
+static __u32 rm_vid_heap(struct gfile *f, struct nvos32_params *p)
+{
+	struct rm_client *c = client_of(f, p->hRoot);
+	__u64 used;
+	__u32 st;
+
+	if (!c)
+		return NV_ERR_INVALID_CLIENT;
+	if (!obj_find(c, p->hObjectParent))
+		return NV_ERR_INVALID_OBJECT_PARENT;
+	switch (p->function) {
+	case NVOS32_FUNCTION_ALLOC_SIZE:
+		st = heap_alloc(c, p);
+		break;
+	case NVOS32_FUNCTION_FREE: /* {owner @0x28; hMemory @0x2c; flags @0x30} */
+		if (!obj_find(c, p->hMemory))
+			return NV_ERR_INVALID_OBJECT_HANDLE;
+		obj_free_tree(c, p->hMemory);
+		st = NV_OK;
+		break;
+	case NVOS32_FUNCTION_INFO: /* {attr @0x28; offset @0x30; size @0x38; base @0x40} */
+		used = RM.vidmem_next < VIDMEM_SIZE ? RM.vidmem_next : VIDMEM_SIZE;
+		memcpy((__u8 *)p + 0x30, &used, sizeof(used));
+		used = VIDMEM_SIZE - used;
+		memcpy((__u8 *)p + 0x38, &used, sizeof(used));
+		memset((__u8 *)p + 0x40, 0, 8);
+		st = NV_OK;
+		break;
+	default:
+		return NV_ERR_NOT_SUPPORTED;
+	}
+	used = RM.vidmem_next < VIDMEM_SIZE ? RM.vidmem_next : VIDMEM_SIZE;
+	p->total = VIDMEM_SIZE;
+	p->free = VIDMEM_SIZE - used;
+	return st;
 }
 
 /*
@@ -277,14 +407,14 @@ static void card_info(void *buf, size_t size)
 
 	memset(buf, 0, size);
 	ci->valid = 1;
-	ci->pci_bus = 0x1b;
+	ci->pci_bus = FAKEGPU_NV_PCI_BUS;
 	ci->pci_vendor_id = 0x10de;
-	ci->pci_device_id = 0x2330; /* H100 SXM5 */
-	ci->gpu_id = 0x100;
+	ci->pci_device_id = FAKEGPU_NV_PCI_DEVICE;
+	ci->gpu_id = FAKEGPU_NV_GPU_ID;
 	ci->interrupt_line = 16;
-	ci->reg_address = 0xfb000000;
-	ci->reg_size = 16 << 20;
-	ci->fb_address = 0x38000000000ULL;
+	ci->reg_address = FAKEGPU_NV_BAR0_ADDR;
+	ci->reg_size = FAKEGPU_NV_BAR0_SIZE;
+	ci->fb_address = FAKEGPU_NV_BAR1_ADDR;
 	ci->fb_size = 80ULL << 30;
 	ci->minor_number = 0;
 }
@@ -303,6 +433,10 @@ bool nv_size_ok(unsigned int nr, size_t size)
 		return size == sizeof(struct nvos02_with_fd);
 	case NV_ESC_RM_MAP_MEMORY:
 		return size == sizeof(struct nvos33_with_fd);
+	case NV_ESC_RM_UNMAP_MEMORY:
+		return size == sizeof(struct nvos34_params);
+	case NV_ESC_RM_VID_HEAP_CONTROL:
+		return size == sizeof(struct nvos32_params);
 	case NV_ESC_CARD_INFO:
 		return size && size % sizeof(struct nv_card_info) == 0;
 	case NV_ESC_REGISTER_FD:
@@ -311,8 +445,51 @@ bool nv_size_ok(unsigned int nr, size_t size)
 		return size == sizeof(struct nv_rm_api_version);
 	case NV_ESC_IOCTL_XFER_CMD:
 		return size == sizeof(struct nv_ioctl_xfer);
+	case NV_ESC_SYS_PARAMS:
+		return size == sizeof(struct nv_sys_params);
+	case NV_ESC_ATTACH_GPUS_TO_FD:
+		return size && size % sizeof(__u32) == 0;
+	case NV_ESC_NUMA_INFO:
+		return size == NV_NUMA_INFO_SIZE;
 	}
 	return false;
+}
+
+/* nv.c: the memblock size is set once; a different one later is -EBUSY. */
+static int sys_params(struct nv_sys_params *p)
+{
+	if (!RM.memblock_size)
+		RM.memblock_size = p->memblock_size;
+	return RM.memblock_size == p->memblock_size ? 0 : -EBUSY;
+}
+
+/* nv.c: once per ctl fd, only ids of GPUs the driver has (ours is FAKEGPU_NV_GPU_ID). */
+static int attach_gpus(struct gfile *f, const __u32 *ids, size_t size)
+{
+	size_t i;
+
+	if (f->attached_gpus)
+		return -EBUSY;
+	for (i = 0; i < size / sizeof(*ids); i++)
+		if (ids[i] != FAKEGPU_NV_GPU_ID)
+			return -EINVAL;
+	f->attached_gpus = size / sizeof(*ids);
+	return 0;
+}
+
+/*
+ * NV_ESC_NUMA_INFO on nvidiaN: {s32 nid; s32 status; u64 memblock_size; u64 numa_mem_addr;
+ * u64 numa_mem_size; u8 use_auto_online; offline addresses}: an H100 on PCIe has no NUMA
+ * memory (nid -1, NV_IOCTL_NUMA_STATUS_DISABLED 0, no offline addresses).
+ */
+static int numa_info(void *buf, size_t size)
+{
+	__s32 nid = -1;
+
+	memset(buf, 0, size);
+	memcpy(buf, &nid, sizeof(nid));
+	memcpy((char *)buf + 8, &RM.memblock_size, sizeof(RM.memblock_size));
+	return 0;
 }
 
 static int nv_register(struct gfile *f, struct call *cl, struct nv_register_fd *r)
@@ -323,62 +500,84 @@ static int nv_register(struct gfile *f, struct call *cl, struct nv_register_fd *
 	return 0;
 }
 
+/* Escapes for nvidiaN (NV_ACTUAL_DEVICE_ONLY); every other one but REGISTER_FD is for nvidiactl
+ * only (NV_CTL_DEVICE_ONLY). */
+static bool device_only(unsigned int nr)
+{
+	return nr == NV_ESC_RM_ALLOC_MEMORY || nr == NV_ESC_NUMA_INFO;
+}
+
+/* Where the RM status lies in the parameters of escape @nr. */
+static size_t status_offset(unsigned int nr, size_t size)
+{
+	switch (nr) {
+	case NV_ESC_RM_ALLOC:
+		return size == sizeof(struct nvos21_params)
+			   ? offsetof(struct nvos21_params, status)
+			   : offsetof(struct nvos64_params, status);
+	case NV_ESC_RM_FREE:
+		return offsetof(struct nvos00_params, status);
+	case NV_ESC_RM_CONTROL:
+		return offsetof(struct nvos54_params, status);
+	case NV_ESC_RM_MAP_MEMORY:
+		return offsetof(struct nvos33_with_fd, status);
+	case NV_ESC_RM_UNMAP_MEMORY:
+		return offsetof(struct nvos34_params, status);
+	case NV_ESC_RM_VID_HEAP_CONTROL:
+		return offsetof(struct nvos32_params, status);
+	default: /* NV_ESC_RM_ALLOC_MEMORY */
+		return offsetof(struct nvos02_with_fd, status);
+	}
+}
+
 /* One RM escape with its parameters in @buf. Returns 0 or -errno; RM verdicts go in status. */
 static int nv_escape(struct gfile *f, struct call *cl, unsigned int nr, void *buf, size_t size)
 {
-	bool ctl = f->kind == DEV_NVIDIACTL;
-	__u32 *status = NULL;
-	__u32 st = NV_OK;
+	__u32 st;
 
+	if (nr == NV_ESC_REGISTER_FD)
+		return nv_register(f, cl, buf);
+	if (device_only(nr) == (f->kind == DEV_NVIDIACTL))
+		return -EINVAL;
 	switch (nr) {
 	case NV_ESC_CHECK_VERSION_STR:
-		if (!ctl)
-			return -EINVAL;
 		((struct nv_rm_api_version *)buf)->reply = NV_RM_API_VERSION_REPLY_RECOGNIZED;
 		return 0;
 	case NV_ESC_CARD_INFO:
-		if (!ctl)
-			return -EINVAL;
 		card_info(buf, size);
 		return 0;
-	case NV_ESC_REGISTER_FD:
-		return nv_register(f, cl, buf);
+	case NV_ESC_SYS_PARAMS:
+		return sys_params(buf);
+	case NV_ESC_ATTACH_GPUS_TO_FD:
+		return attach_gpus(f, buf, size);
+	case NV_ESC_NUMA_INFO:
+		return numa_info(buf, size);
 	case NV_ESC_RM_ALLOC:
-		if (!ctl)
-			return -EINVAL;
+		cl->rm_class = ((struct nvos21_params *)buf)->hClass;
 		st = rm_alloc(f, buf);
-		status = size == sizeof(struct nvos21_params)
-			     ? &((struct nvos21_params *)buf)->status
-			     : &((struct nvos64_params *)buf)->status;
 		break;
 	case NV_ESC_RM_FREE:
-		if (!ctl)
-			return -EINVAL;
 		st = rm_free(f, buf);
-		status = &((struct nvos00_params *)buf)->status;
 		break;
 	case NV_ESC_RM_CONTROL:
-		if (!ctl)
-			return -EINVAL;
-		st = rm_control(f, buf);
-		status = &((struct nvos54_params *)buf)->status;
+		st = rm_control(f, cl, buf);
 		break;
 	case NV_ESC_RM_MAP_MEMORY:
-		if (!ctl)
-			return -EINVAL;
 		st = rm_map_memory(f, buf);
-		status = &((struct nvos33_with_fd *)buf)->status;
+		break;
+	case NV_ESC_RM_VID_HEAP_CONTROL:
+		st = rm_vid_heap(f, buf);
+		break;
+	case NV_ESC_RM_UNMAP_MEMORY:
+		st = rm_unmap_memory(f, buf);
 		break;
 	case NV_ESC_RM_ALLOC_MEMORY:
-		if (ctl)
-			return -EINVAL; /* NV_ACTUAL_DEVICE_ONLY */
 		st = rm_alloc_memory(f, buf);
-		status = &((struct nvos02_with_fd *)buf)->status;
 		break;
 	default:
 		return -EINVAL;
 	}
-	*status = st;
+	memcpy((__u8 *)buf + status_offset(nr, size), &st, sizeof(st));
 	cl->status = st;
 	return 0;
 }

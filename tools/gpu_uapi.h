@@ -22,11 +22,17 @@
 #define NV_ESC_RM_FREE		  0x29
 #define NV_ESC_RM_CONTROL	  0x2A
 #define NV_ESC_RM_ALLOC		  0x2B
+#define NV_ESC_RM_VID_HEAP_CONTROL 0x4A
 #define NV_ESC_RM_MAP_MEMORY	  0x4E
+#define NV_ESC_RM_UNMAP_MEMORY	  0x4F
 #define NV_ESC_CARD_INFO	  0xC8
 #define NV_ESC_REGISTER_FD	  0xC9
 #define NV_ESC_CHECK_VERSION_STR  0xD2
 #define NV_ESC_IOCTL_XFER_CMD	  0xD3
+#define NV_ESC_ATTACH_GPUS_TO_FD  0xD4
+#define NV_ESC_SYS_PARAMS	  0xD6
+#define NV_ESC_NUMA_INFO	  0xD7
+#define NV_NUMA_INFO_SIZE	  0x230 /* nv_ioctl_numa_info_t */
 
 #define NV_IOCTL_XFER_MAX_SIZE 16384 /* NV_ABSOLUTE_MAX_IOCTL_SIZE */
 
@@ -105,6 +111,61 @@ struct nvos33_with_fd {
 	__u32 _pad1;
 };
 
+/* NV_ESC_RM_UNMAP_MEMORY (NVOS34) */
+struct nvos34_params {
+	__u32 hClient;
+	__u32 hDevice;
+	__u32 hMemory;
+	__u32 _pad0;
+	__u64 pLinearAddress;
+	__u32 status;
+	__u32 flags;
+};
+
+/* NV_ESC_RM_VID_HEAP_CONTROL (NVOS32): the head, and the AllocSize arm of the union @0x28 */
+struct nvos32_params {
+	__u32 hRoot;
+	__u32 hObjectParent;
+	__u32 function;
+	__u32 hVASpace;
+	__s16 ivcHeapNumber;
+	__u16 _pad0;
+	__u32 status;
+	__u64 total;
+	__u64 free;
+	/* AllocSize (function 2); Free (3) is {owner; hMemory; flags}; Info (5) is {attr; pad;
+	 * offset; size; base} */
+	__u32 owner;
+	__u32 hMemory;
+	__u32 type;
+	__u32 flags;
+	__u32 attr;
+	__u32 format;
+	__u32 comprCovg;
+	__u32 zcullCovg;
+	__u32 partitionStride;
+	__u32 width;
+	__u32 height;
+	__u32 _pad1;
+	__u64 size;
+	__u64 alignment;
+	__u64 offset;
+	__u64 limit;
+	__u64 address;
+	__u64 rangeBegin;
+	__u64 rangeEnd;
+	__u32 attr2;
+	__u32 ctagOffset;
+	__u8 _rest[0xb8 - 0x98]; /* the largest arm (HwAlloc) */
+};
+
+#define NVOS32_FUNCTION_ALLOC_SIZE		  2
+#define NVOS32_FUNCTION_FREE			  3
+#define NVOS32_FUNCTION_INFO			  5
+#define NVOS32_ALLOC_FLAGS_FIXED_ADDRESS_ALLOCATE 0x00000010
+#define NVOS32_ALLOC_FLAGS_MEMORY_HANDLE_PROVIDED 0x00004000
+#define NVOS32_ALLOC_FLAGS_VIRTUAL		  0x00080000
+
 /* NV_ESC_IOCTL_XFER_CMD: the real escape, its size and a pointer to its parameters. */
 struct nv_ioctl_xfer {
 	__u32 cmd;
@@ -145,6 +206,19 @@ struct nv_card_info {
 	__u32 minor_number;
 	__u8 dev_name[10];
 	__u8 _pad3[2];
+};
+
+#define FAKEGPU_NV_PCI_BUS    0x1b
+#define FAKEGPU_NV_PCI_DEVICE 0x2330 /* H100 SXM5 80GB */
+#define FAKEGPU_NV_NAME	      "NVIDIA H100 80GB HBM3"
+#define FAKEGPU_NV_BAR0_ADDR  0xfb000000ULL /* registers */
+#define FAKEGPU_NV_BAR0_SIZE  (16ULL << 20)
+#define FAKEGPU_NV_BAR1_ADDR  0x38000000000ULL /* framebuffer aperture */
+#define FAKEGPU_NV_GPU_ID  0x1b00 /* fakegpu's one GPU: PCI bus 0x1b, device 0 (nv's gpu id) */
+
+/* NV_ESC_SYS_PARAMS: the NUMA memory block size, set once per driver */
+struct nv_sys_params {
+	__u64 memblock_size;
 };
 
 struct nv_register_fd {
@@ -188,11 +262,14 @@ struct nv_register_fd {
 #define NV_ERR_BUSY_RETRY		0x3
 #define NV_ERR_ILLEGAL_ACTION		0x16
 #define NV_ERR_IN_USE			0x17
+#define NV_ERR_INVALID_ADDRESS		0x1E
 #define NV_ERR_INVALID_ARGUMENT		0x1F
 #define NV_ERR_INVALID_CLIENT		0x23
 #define NV_ERR_INVALID_OBJECT_HANDLE	0x33
 #define NV_ERR_INVALID_OBJECT_PARENT	0x36
+#define NV_ERR_INVALID_PARAM_STRUCT	0x3A
 #define NV_ERR_INVALID_STATE		0x40
+#define NV_ERR_NO_MEMORY		0x51
 #define NV_ERR_NOT_SUPPORTED		0x56
 #define NV_ERR_PAGE_TABLE_NOT_AVAIL	0x5D
 
@@ -203,6 +280,7 @@ struct nv_register_fd {
 #define UVM_REGISTER_GPU_VASPACE 0x19
 #define UVM_REGISTER_CHANNEL	 0x1B
 #define UVM_REGISTER_GPU	 0x25
+#define UVM_PAGEABLE_MEM_ACCESS	 0x27
 #define UVM_MM_INITIALIZE	 0x4B
 
 #define UVM_INIT_FLAGS_DISABLE_HMM		  0x1
@@ -348,6 +426,11 @@ _Static_assert(sizeof(struct nvos33_with_fd) == 56, "NVOS33 with fd is 56 bytes"
 _Static_assert(offsetof(struct nvos33_with_fd, pLinearAddress) == 0x20, "NVOS33 addr @0x20");
 _Static_assert(offsetof(struct nvos33_with_fd, status) == 0x28, "NVOS33 status @0x28");
 _Static_assert(offsetof(struct nvos33_with_fd, fd) == 0x30, "NVOS33 fd @0x30");
+_Static_assert(sizeof(struct nvos32_params) == 184, "NVOS32 is 184 bytes");
+_Static_assert(offsetof(struct nvos32_params, owner) == 0x28, "NVOS32 data @0x28");
+_Static_assert(offsetof(struct nvos32_params, size) == 0x58, "NVOS32 AllocSize.size @0x58");
+_Static_assert(offsetof(struct nvos32_params, attr2) == 0x90, "NVOS32 AllocSize.attr2 @0x90");
+_Static_assert(sizeof(struct nvos34_params) == 32, "NVOS34 is 32 bytes");
 _Static_assert(sizeof(struct nv_ioctl_xfer) == 16, "nv_ioctl_xfer is 16 bytes");
 _Static_assert(sizeof(struct nv_rm_api_version) == 72, "rm_api_version is 72 bytes");
 _Static_assert(sizeof(struct nv_card_info) == 72, "card_info is 72 bytes");
@@ -626,14 +709,31 @@ static inline __u32 nv_rm_free(int ctl_fd, __u32 client, __u32 parent, __u32 obj
 	return p.status;
 }
 
+/* The size of @cmd's parameters (NVIDIA's ctrl headers), and what a workload sends in them. */
+static inline __u32 nv_ctrl_params(__u32 cmd, __u8 *buf)
+{
+	switch (cmd) {
+	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE: /* {NvBool bEnable; NvBool bSkipSubmit} */
+		buf[0] = 1;
+		return 2;
+	case NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2: /* 3 strings of 256, 2 numbers */
+		return 3 * 256 + 8;
+	case NV2080_CTRL_CMD_GPU_GET_GID_INFO: /* {index; flags; length; data[256]} */
+		buf[4] = 2;			/* binary */
+		return 12 + 256;
+	}
+	return 16;
+}
+
 static inline __u32 nv_rm_control(int ctl_fd, __u32 client, __u32 object, __u32 cmd)
 {
-	__u64 params[2] = { 1, 0 }; /* ignored by fakegpu */
+	__u8 params[1024] = { 0 };
 	struct nvos54_params p = {
 		.hClient = client, .hObject = object, .cmd = cmd,
-		.params = (__u64)(unsigned long)params, .paramsSize = sizeof(params),
+		.params = (__u64)(unsigned long)params,
 	};
 
+	p.paramsSize = nv_ctrl_params(cmd, params);
 	wl_xioctl(ctl_fd, NV_IOCTL_RM_CONTROL, &p, "RM_CONTROL");
 	wl_say("RM_CONTROL cmd=0x%x client=0x%x object=0x%x -> %s", cmd, client, object,
 	       nv_status_name(p.status));
