@@ -100,9 +100,13 @@ def main():
             for i, line in enumerate(sec.get("COMMANDS", [])):
                 if line.strip() == ".TP":
                     listed.add(plain(sec["COMMANDS"][i + 1]).split()[0])
-            if listed != set(cmds) | {"version"}:
-                bad.append(f"{path}: COMMANDS lists {sorted(listed)}, gpuctx --help "
-                           f"{sorted(set(cmds) | {'version'})}")
+            missing = (set(cmds) | {"version"}) - listed
+            if missing:
+                bad.append(f"{path}: COMMANDS lacks {' '.join(sorted(missing))} "
+                           f"(in gpuctx --help)")
+            for c in sorted(listed - set(cmds) - {"version"}):
+                if not os.path.exists(os.path.join(mandir, f"gpuctx-{c}.8")):
+                    bad.append(f"{path}: COMMANDS lists {c}: not in gpuctx --help, no page")
             continue
         want = help_options(help_text(gpuctx, name))
         have = man_options(sec.get("OPTIONS", []))
@@ -113,10 +117,15 @@ def main():
             bad.append(f"{path}: OPTIONS has {' '.join(sorted(have - want))}, "
                        f"not in gpuctx {name} --help")
         print(f"man: gpuctx-{name}.8: {len(have)} options, as in --help")
+    # a page may come before its command lands (written from the branch that adds it): said,
+    # not failed; its options are checked once the binary has the command
     extra = {f for f in os.listdir(mandir) if f.endswith(".8")} - \
         {os.path.basename(p) for p in pages.values()}
     for f in sorted(extra):
-        bad.append(f"{mandir}/{f}: no such command in gpuctx --help")
+        if not re.match(r"^gpuctx-[a-z]+\.8$", f):
+            bad.append(f"{mandir}/{f}: not a gpuctx-COMMAND.8 page")
+        else:
+            print(f"man: note: {f}: this gpuctx has no such command: not checked")
     for b in bad:
         print(f"man: FAIL: {b}", file=sys.stderr)
     return 1 if bad else 0
