@@ -98,7 +98,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(P
 # collect/ units that need no BPF (module files, unwinding), tested with libdw
 # (static pattern rules: explicit, so never passed over for the generic rule above when the
 # collect/ objects are not built yet)
-COLLECT_UNITS := collect/modfiles collect/unwind collect/tpformat
+COLLECT_UNITS := collect/modfiles collect/unwind collect/tpformat collect/libfile
 COLLECT_TESTS := $(filter-out test_callers_live,$(patsubst tests/unit/collect/%.c,%,\
 	$(wildcard tests/unit/collect/test_*.c)))
 $(patsubst %,$(BUILD)/tests/collect/%,$(COLLECT_TESTS)): $(BUILD)/tests/collect/%: \

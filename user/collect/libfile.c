@@ -31,51 +31,57 @@ static int check_regular(int fd, const char *path, struct stat *st, char *err, s
 	return 0;
 }
 
-int gctx_libfile_open(const char *path, bool follow, struct stat *st, char *err, size_t errlen)
+int gctx_file_open_checked(const char *path, bool follow, const struct stat *want, struct stat *st,
+			   char *err, size_t errlen)
 {
-	int fd =
-	    open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
-	int ret;
+	char self[32];
+	int pfd, fd, ret;
 
-	if (fd < 0) {
+	/* O_PATH opens nothing: a FIFO, socket or device at the path is looked at, never opened */
+	pfd = open(path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	if (pfd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return ret;
 	}
-	ret = check_regular(fd, path, st, err, errlen);
+	ret = check_regular(pfd, path, st, err, errlen);
+	if (!ret && want &&
+	    (!want->st_ino || st->st_dev != want->st_dev || st->st_ino != want->st_ino)) {
+		/* inode 0 (unknown) is never "any file" */
+		snprintf(err, errlen, "%s is not the file mapped: skipped", path);
+		ret = -ESTALE;
+	}
 	if (ret) {
-		close(fd);
+		close(pfd);
+		return ret;
+	}
+	/* the very inode looked at, whatever the path names by now */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	ret = -errno;
+	close(pfd);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-ret));
 		return ret;
 	}
 	return fd;
 }
 
+int gctx_libfile_open(const char *path, bool follow, struct stat *st, char *err, size_t errlen)
+{
+	return gctx_file_open_checked(path, follow, NULL, st, err, errlen);
+}
+
 int gctx_libfile_open_mapping(__u32 pid, __u64 start, __u64 end, __u32 kdev, __u64 ino,
 			      struct stat *st, char *err, size_t errlen)
 {
+	struct stat want = {.st_dev = makedev(kdev >> 20, kdev & 0xfffff), .st_ino = ino};
 	char path[96];
-	int fd, ret;
 
 	/* a magic link to the mapped file: no path walk the process could redirect */
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)start,
 		 (unsigned long long)end);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return ret;
-	}
-	ret = check_regular(fd, path, st, err, errlen);
-	if (!ret && (st->st_ino != ino || major(st->st_dev) != kdev >> 20 ||
-		     minor(st->st_dev) != (kdev & 0xfffff))) {
-		snprintf(err, errlen, "%s is no longer the mapped file: skipped", path);
-		ret = -ESTALE;
-	}
-	if (ret) {
-		close(fd);
-		return ret;
-	}
-	return fd;
+	return gctx_file_open_checked(path, true, &want, st, err, errlen);
 }
 
 /* Owned by root and writable by no one else, on a file system that tells the truth. A

@@ -15,6 +15,12 @@
 
 #define GCTX_LIB_MAX_SIZE (4ull << 30) /* larger than any real driver library */
 
+/* Open path read-only, non-blocking, only if it is a regular file of bounded size (and the
+ * file want names by device and inode, when want is given; inode 0 matches nothing): looked
+ * at with O_PATH first, so no FIFO or device is ever opened. fd, or -errno with a one-line
+ * reason in err. */
+int gctx_file_open_checked(const char *path, bool follow, const struct stat *want, struct stat *st,
+			   char *err, size_t errlen);
 /* Open path (a library the user named, or a system one: symlinks followed only when
  * follow is set) read-only, non-blocking. fd or -errno with a one-line reason in err. */
 int gctx_libfile_open(const char *path, bool follow, struct stat *st, char *err, size_t errlen);

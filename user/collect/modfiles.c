@@ -12,15 +12,15 @@
 #include <unistd.h>
 #include <elfutils/libdwelf.h>
 
+#include "collect/libfile.h"
 #include "collect/modfiles.h"
 #include "gpuctx_events.h"
 #include "lib/grow.h"
+#include "lib/procmaps.h"
 #include "lib/str.h"
 
 #define MAX_MAPS 4096 /* a hostile process cannot make us hold more */
 #define MAX_KEPT 1024 /* files kept open (torch maps 300), the least recently used closed first */
-
-#define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
 
 static struct {
 	__u64 dev, ino, used;
@@ -72,29 +72,23 @@ static int read_build_id(int fd, __u8 *out)
 	return n;
 }
 
-/* A regular file that is (dev, ino) when those are known. */
-static bool is_file(int fd, __u64 dev, __u64 ino)
+/* Open path only if it is a regular file and the one mapped (its device and inode; inode 0,
+ * unknown, matches nothing): never a FIFO or device, never another file put at the path. */
+static int open_same(const char *path, const struct gctx_map *mp)
 {
-	struct stat st;
+	struct stat want = {.st_dev = mp->dev, .st_ino = mp->ino}, st;
+	char err[128];
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		return false;
-	return !ino || (st.st_dev == dev && st.st_ino == ino);
+	return gctx_file_open_checked(path, true, &want, &st, err, sizeof(err));
 }
 
 static int open_map_file(__u32 pid, const struct gctx_map *mp)
 {
 	char fn[96];
-	int fd;
 
 	snprintf(fn, sizeof(fn), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)mp->start,
 		 (unsigned long long)mp->end);
-	fd = open(fn, OPEN_FLAGS);
-	if (fd >= 0 && !is_file(fd, mp->dev, mp->ino)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
+	return open_same(fn, mp);
 }
 
 /* Keep the file of a live process's mapping (once per file) and note its build-id. */
@@ -135,53 +129,57 @@ void gctx_maps__clear(struct gctx_maps *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static int add_line(void *ctx, const struct gctx_procmap *pm)
+{
+	struct gctx_maps *m = ctx;
+	struct gctx_map *mp;
+
+	if (m->n >= MAX_MAPS)
+		return 1;
+	if (pm->perms[2] != 'x' || pm->path[0] != '/')
+		return 0;
+	if (gctx_grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v)))
+		return -ENOMEM;
+	mp = &m->v[m->n++];
+	memset(mp, 0, sizeof(*mp));
+	mp->start = pm->start;
+	mp->end = pm->end;
+	mp->pgoff = pm->pgoff;
+	mp->dev = makedev(pm->major, pm->minor);
+	mp->ino = pm->ino;
+	gctx_copy_str(mp->perms, sizeof(mp->perms), pm->perms, 4);
+	gctx_copy_str(mp->path, sizeof(mp->path), pm->path, pm->path_len);
+	return 0;
+}
+
 int gctx_maps__read(struct gctx_maps *m, __u32 pid)
 {
-	char fn[64], line[640];
-	FILE *f;
+	char fn[64], c;
+	int fd, ret;
 
 	snprintf(fn, sizeof(fn), "/proc/%u/maps", pid);
-	f = fopen(fn, "re");
-	if (!f)
+	fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
 	m->n = 0;
 	m->pid = pid;
-	while (fgets(line, sizeof(line), f) && m->n < MAX_MAPS) {
-		unsigned long long s, e, off, ino;
-		unsigned int maj, min;
-		char perms[8];
-		struct gctx_map *mp;
-		int n = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e, perms, &off, &maj,
-			   &min, &ino, &n) < 7)
-			continue;
-		if (perms[2] != 'x' || line[n] != '/')
-			continue;
-		if (gctx_grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v))) {
-			fclose(f);
-			return -ENOMEM;
-		}
-		mp = &m->v[m->n++];
-		memset(mp, 0, sizeof(*mp));
-		mp->start = s;
-		mp->end = e;
-		mp->pgoff = off;
-		mp->dev = makedev(maj, min);
-		mp->ino = ino;
-		gctx_copy_str(mp->perms, sizeof(mp->perms), perms, 4);
-		gctx_copy_str(mp->path, sizeof(mp->path), line + n, strcspn(line + n, "\n"));
+	/* whole lines only: a path long enough to overflow a line buffer forges nothing */
+	ret = gctx_procmaps_read_fd(fd, add_line, m, NULL);
+	if (ret < 0) {
+		close(fd);
+		m->n = 0;
+		return ret;
 	}
 	/* Each read() of the file takes the address space anew, and one after the process let
 	 * go of it (exit, exec) ends the list early: empty again from the start, the process has
 	 * gone and what was read may be cut. Its callers fall back to the mappings the kernel
 	 * sends at exit. */
-	if (fseek(f, 0, SEEK_SET) || fgetc(f) == EOF) {
-		fclose(f);
+	if (lseek(fd, 0, SEEK_SET) || read(fd, &c, 1) != 1) {
+		close(fd);
 		m->n = 0;
 		return -ESRCH;
 	}
-	fclose(f);
+	close(fd);
 	gctx_maps__keep(m);
 	return 0;
 }
@@ -270,12 +268,13 @@ void gctx_maps__keep(struct gctx_maps *m)
 	pthread_mutex_unlock(&kept_lock);
 }
 
-/* The separate debug file of a build-id (symbols and lines; its code and CFI are not there). */
+/* The separate debug file of a build-id (symbols and lines; its code and CFI are not there),
+ * in root's /usr/lib/debug. */
 static int open_debug_file(const struct gctx_map *mp)
 {
-	char fn[128];
+	char fn[128], err[128];
+	struct stat st;
 	size_t o;
-	int fd;
 
 	if (!mp->build_id_len)
 		return -1;
@@ -283,25 +282,7 @@ static int open_debug_file(const struct gctx_map *mp)
 	for (int i = 1; i < mp->build_id_len; i++)
 		o += snprintf(fn + o, sizeof(fn) - o, "%02x", mp->build_id[i]);
 	snprintf(fn + o, sizeof(fn) - o, ".debug");
-	fd = open(fn, OPEN_FLAGS);
-	if (fd >= 0 && !is_file(fd, 0, 0)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-/* A file found by path: the one mapped if its inode or build-id says so. */
-static bool same_file(int fd, const struct gctx_map *mp)
-{
-	__u8 id[GCTX_BUILD_ID_MAX];
-
-	if (!is_file(fd, 0, 0))
-		return false;
-	if (!mp->ino || is_file(fd, mp->dev, mp->ino))
-		return true;
-	return mp->build_id_len && read_build_id(fd, id) == mp->build_id_len &&
-	       !memcmp(id, mp->build_id, mp->build_id_len);
+	return gctx_file_open_checked(fn, true, NULL, &st, err, sizeof(err));
 }
 
 int gctx_map_open(const struct gctx_maps *maps, const struct gctx_map *mp)
@@ -319,15 +300,16 @@ int gctx_map_open(const struct gctx_maps *maps, const struct gctx_map *mp)
 	fd = open_map_file(maps->pid, mp);
 	if (fd >= 0)
 		return fd;
+	/* By path, once the process is gone: only the very file mapped (device and inode), which
+	 * the process could read; a file put there since, a copy or a symlink to another file,
+	 * is never opened as root. */
 	snprintf(fn, sizeof(fn), "/proc/%u/root%s", maps->pid, mp->path);
-	for (int k = 0; k < 2 && mp->path[0] == '/'; k++) {
-		fd = open(k ? mp->path : fn, OPEN_FLAGS);
-		if (fd < 0)
-			continue;
-		if (same_file(fd, mp))
+	for (int k = 0; k < 2 && mp->path[0] == '/' && mp->ino; k++) {
+		fd = open_same(k ? mp->path : fn, mp);
+		if (fd >= 0)
 			return fd;
-		close(fd);
-		err = -ESTALE;
+		if (fd == -ESTALE)
+			err = -ESTALE;
 	}
 	fd = open_debug_file(mp);
 	return fd >= 0 ? fd : err;

@@ -4,8 +4,9 @@
  * be replaced on disk, before its stacks are symbolised: while it lives, the exact file of
  * each executable mapping is opened through /proc/PID/map_files and kept (by device and inode,
  * a bounded number of them) with its GNU build-id. Later, a file reopened by path is used only
- * when it is still the one mapped (same inode, or same build-id), else the separate debug file
- * of that build-id, else none.
+ * when it is still the one mapped (same device and inode: never a copy, a symlink swapped in,
+ * or a FIFO), else the separate debug file of that build-id, else none. /proc/PID/maps is
+ * read in whole lines only (lib/procmaps.h): a long path never forges a mapping.
  */
 #ifndef __GPUCTX_MODFILES_H
 #define __GPUCTX_MODFILES_H
@@ -45,7 +46,8 @@ void gctx_maps__keep(struct gctx_maps *m);
 
 /*
  * Open the file behind a mapping: the kept file, else map_files while the process lives, else
- * the path (in its mount namespace, then here) if it is still the file mapped, else the
+ * the path (in its mount namespace, then here) if it is still the file mapped (device and
+ * inode; a mapping of inode 0 has no file), else the
  * separate debug file of its build-id. A regular file only, never blocking. fd, or -ESTALE
  * when a file is at the path but is not the one mapped, or -ENOENT.
  */

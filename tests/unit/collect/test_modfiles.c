@@ -2,10 +2,10 @@
 /*
  * Module files stick to the mapping: a process maps a library, the library is replaced on
  * disk and the process exits before its stack is symbolised. The kept file gives the right
- * symbol; without it, a file at the path with another build-id gives no symbols and a note,
- * and one with the same build-id (a copy) is accepted. Needs /proc/PID/map_files (root).
- * A process that exits while its maps are read gives a whole list or an error, never a list
- * cut short.
+ * symbol; without it, a file at the path that is not the one mapped gives no symbols and a
+ * note, a copy with the same build-id included (issue 27.3: only the mapped inode is
+ * opened). Needs /proc/PID/map_files (root). A process that exits while its maps are read gives a
+ * whole list or an error, never a list cut short.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <zlib.h>
 
@@ -114,7 +115,7 @@ static void test_replaced(void **state)
 	const char *zlib = path_of((const void *)zlibVersion);
 	uint64_t addr;
 	pid_t pid;
-	int fd;
+	int fd, held;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/gctx-modfiles.XXXXXX");
@@ -131,6 +132,9 @@ static void test_replaced(void **state)
 	}
 	close(fd);
 	assert_int_equal(gctx_maps__read(&maps, pid), 0);
+	/* held open, the mapped inode is not freed and reused for the copy installed below */
+	held = open(lib, O_RDONLY);
+	assert_true(held >= 0);
 	/* the library is replaced by another one, and the process exits */
 	snprintf(other, sizeof(other), "%s", path_of((const void *)_cmocka_run_group_tests));
 	install(other, lib);
@@ -151,15 +155,16 @@ static void test_replaced(void **state)
 	assert_non_null(strstr(gctx_unwind_note(),
 			       "libmod.so changed since the process mapped it: no symbols"));
 
-	/* a copy of the file mapped (another inode, the same build-id) is accepted */
+	/* a copy of the file mapped (another inode, the same build-id) is not the file mapped:
+	 * gpuctx, as root, opens by path only the very file the process could read */
 	gctx_unwind_cache_clear();
 	install(zlib, lib);
 	assert_true(resolve(&maps, pid, addr, out) >= 1);
-	assert_string_equal(out[0].function, "zlibVersion");
-	assert_string_equal(gctx_unwind_note(), "");
+	assert_string_equal(out[0].function, "");
 
 	gctx_unwind_cache_clear();
 	gctx_maps__clear(&maps);
+	close(held);
 	unlink(lib);
 	snprintf(copy, sizeof(copy), "%s", dir);
 	rmdir(copy);
@@ -226,11 +231,74 @@ static void test_exit_during_read(void **state)
 	gctx_maps__clear(&maps);
 }
 
+/* A path long enough to run past a short line buffer, whose tail reads as a maps line of its
+ * own naming a root file (issue 27.3): the reader takes whole lines only, so no such mapping
+ * is ever listed (and no file of it opened). The split point is set by renaming directories
+ * of the mapped file's path once the line's prefix length is known. */
+#define FORGED "7f0000000000-7f0000100000 r-xp 00000000 08:01 4242 "
+static void test_forged_line(void **state)
+{
+	char d[300], a[512], a2[1024], b[2048], b2[2048], f[4096];
+	char line[8192], pad[256];
+	struct gctx_maps maps = {0};
+	size_t prefix = 0, want;
+	void *map;
+	FILE *mf;
+	int fd;
+
+	(void)state;
+	/* a long directory name of its own leaves less to pad below */
+	memset(pad, 'p', sizeof(pad));
+	snprintf(d, sizeof(d), "/tmp/gctx-forge-%.200s.XXXXXX", pad);
+	assert_non_null(mkdtemp(d));
+	snprintf(a, sizeof(a), "%s/a", d);
+	snprintf(b, sizeof(b), "%s/b", a);
+	snprintf(f, sizeof(f), "%s/" FORGED, b);
+	assert_int_equal(mkdir(a, 0755), 0);
+	assert_int_equal(mkdir(b, 0755), 0);
+	assert_int_equal(mkdir(f, 0755), 0);
+	strcat(f, "/etc");
+	assert_int_equal(mkdir(f, 0755), 0);
+	strcat(f, "/passwd");
+	install(path_of((const void *)zlibVersion), f);
+	fd = open(f, O_RDONLY);
+	assert_true(fd >= 0);
+	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	mf = fopen("/proc/self/maps", "r");
+	while (mf && fgets(line, sizeof(line), mf))
+		if (strstr(line, FORGED "/etc/passwd"))
+			prefix = strchr(line, '/') - line;
+	fclose(mf);
+	assert_true(prefix > 0);
+	/* the old reader's 640-byte buffer ends a line after 639 bytes: make the forged text
+	 * start there, with the two directories a and b padded */
+	want = 639 - prefix - strlen(d) - 3;
+	assert_true(want > 2 && want < 2 * 250);
+	snprintf(a2, sizeof(a2), "%s/%.*s", d, (int)(want / 2), pad);
+	assert_int_equal(rename(a, a2), 0);
+	snprintf(b, sizeof(b), "%s/b", a2);
+	snprintf(b2, sizeof(b2), "%s/%.*s", a2, (int)(want - want / 2), pad);
+	assert_int_equal(rename(b, b2), 0);
+
+	assert_int_equal(gctx_maps__read(&maps, getpid()), 0);
+	for (__u32 i = 0; i < maps.n; i++) {
+		assert_false(maps.v[i].start == 0x7f0000000000ull && maps.v[i].ino == 4242);
+		assert_string_not_equal(maps.v[i].path, "/etc/passwd");
+	}
+	munmap(map, 4096);
+	gctx_maps__clear(&maps);
+	snprintf(f, sizeof(f), "rm -rf '%s'", d);
+	assert_int_equal(system(f), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_replaced),
 	    cmocka_unit_test(test_exit_during_read),
+	    cmocka_unit_test(test_forged_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
