@@ -12,6 +12,7 @@
 #define __GPUCTX_DECODE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "gpuctx_events.h"
 
@@ -78,6 +79,9 @@ int gctx_dev_kind_parse(const char *name);	/* inverse of the above; -1 when unkn
 const char *gctx_obj_kind_name(enum gctx_obj_kind k); /* "rm-client", "rm-channel-group", ... */
 const char *gctx_nv_class_name(__u32 cls);	/* NULL when unknown */
 const char *gctx_nv_status_name(__u32 status);	/* NULL when unknown */
+const char *gctx_nv_ctrl_name(__u32 cmd);	/* "NV2080_CTRL_CMD_GPU_GET_INFO_V2"; NULL when unknown */
+size_t gctx_nv_ctrl_count(void);		/* the RM control table, in cmd order (tests) */
+__u32 gctx_nv_ctrl_at(size_t i);
 const char *gctx_errno_name(int err);		/* "EBADF", "EINVAL", ...; NULL when unknown */
 const char *gctx_signal_name(int sig);		/* "SIGSEGV", ...; NULL when unknown */
 

@@ -585,8 +585,12 @@ static void nv_params(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 nr, 
 		nv_free(c, d);
 		break;
 	case NV_ESC_RM_CONTROL: /* NVOS54: hClient, hObject, cmd, flags, params, paramsSize */
-		if (dec_get_u32(c, ARG, 0x8, &v))
-			dec_add(d, "cmd=0x%08x", v);
+		if (dec_get_u32(c, ARG, 0x8, &v)) {
+			if (gctx_nv_ctrl_name(v))
+				dec_add(d, "cmd=%s(0x%08x)", gctx_nv_ctrl_name(v), v);
+			else
+				dec_add(d, "cmd=0x%08x", v);
+		}
 		dec_add_handle(d, c, ARG, 0x0, "client", &d->client);
 		dec_add_handle(d, c, ARG, 0x4, "object", &d->handle);
 		if (dec_get_u32(c, ARG, 0x18, &v))

@@ -254,8 +254,8 @@ static void test_rm_control(void **state)
 	decode(ev, &d);
 
 	assert_string_equal(d.name, "RM_CONTROL");
-	assert_string_equal(d.detail,
-			    "cmd=0xa06c0101 client=0xc1d00001 object=0x5c000010 params_size=8");
+	assert_string_equal(d.detail, "cmd=NVA06C_CTRL_CMD_GPFIFO_SCHEDULE(0xa06c0101) "
+				      "client=0xc1d00001 object=0x5c000010 params_size=8");
 	assert_true(d.has_status);
 	assert_string_equal(d.status_name, "NV_ERR_NOT_SUPPORTED");
 	assert_true(d.failed);
