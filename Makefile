@@ -121,6 +121,20 @@ $(BUILD)/workloads/wl_blame_fp: tests/workloads/wl_blame.c tools/gpu_uapi.h | $(
 
 all: $(BUILD)/workloads/wl_blame_fp
 
+# The real NVIDIA driver test (tests/realdriver/nvidia.sh): its test-only preload library and
+# its CUDA driver API program.
+REALDRIVER_NV := $(BUILD)/realdriver/nv_redirect.so $(BUILD)/realdriver/nv_cuda
+$(BUILD)/realdriver/nv_redirect.so: tests/realdriver/nv_redirect.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -shared -fPIC $< -ldl -o $@
+$(BUILD)/realdriver/nv_cuda: tests/realdriver/nv_cuda.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
+
+all: $(REALDRIVER_NV)
+
 deps:
 	$(Q)tools/install-deps.sh build
 
@@ -134,6 +148,7 @@ unit: $(UNIT_TESTS)
 integration: all
 	$(Q)tests/integration/run.sh
 	$(Q)tests/export/run.sh
+	$(Q)tests/realdriver/nvidia.sh
 
 # The README's test command: installs what is missing, builds, runs every test.
 test: test-deps

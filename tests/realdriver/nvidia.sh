@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The real NVIDIA user-mode driver (Debian 12's libcuda1, 535) over the emulated kernel driver
+# (build/fakegpu), traced by gpuctx, which runs unmodified and finds fakegpu's files by --device.
+# libcuda runs in a private mount namespace (nv_ns.sh) with a test-only preload library
+# (nv_redirect.so); it is fetched with apt under a private configuration (nv_fetch.sh). Checks:
+#   cuda_init      cuInit succeeds, one device, named as fakegpu's H100
+#   cuda_context   how far the primary context and cuMemAlloc go (the stopping point: docs)
+#   named          gpuctx names every ioctl, and every RM control, in the live stream and the
+#                  timeline (zero unnamed)
+#   fork           the forked child is diagnosed as a poison fork naming it, with its result
+#   host_clean     nothing left on the host: no /dev/nvidia* node, no mount, no apt source
+# NV_FIXTURES_UPDATE=1 rewrites tests/realdriver/fixtures/nv_libcuda535.ioctls from this run.
+# Needs root and BTF; skips (exit 0, saying why) when libcuda1 cannot be fetched.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+G=$top/build/gpuctx
+R=$top/build/realdriver
+pass=0
+fail=0
+failed=()
+
+ok() { pass=$((pass + 1)); echo "ok   nvidia: $*"; }
+ko() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL nvidia: $*"; }
+
+if [ "$(id -u)" != 0 ]; then
+	echo "nvidia: FAIL: needs root (BPF, mount namespaces)" >&2
+	exit 1
+fi
+for f in "$G" build/fakegpu "$R/nv_redirect.so" "$R/nv_cuda"; do
+	[ -x "$f" ] || { echo "nvidia: FAIL: $f not built (make all)" >&2; exit 1; }
+done
+lib=$(tests/realdriver/nv_fetch.sh "$R/nvidia")
+rc=$?
+if [ $rc = 77 ]; then
+	echo "skip nvidia: the real libcuda1 (Debian non-free) could not be fetched; see above"
+	exit 0
+elif [ $rc != 0 ] || [ -z "$lib" ]; then
+	echo "nvidia: FAIL: nv_fetch.sh exited $rc" >&2
+	exit 1
+fi
+lib=$(cd "$lib" && pwd)
+so=$(ls "$lib"/libcuda.so.5* | head -1)
+version=${so##*/libcuda.so.}
+
+# What the host has before: compared at the end.
+host_state() {
+	ls -l /dev/nvidia* /dev/char/195:* 2>/dev/null
+	grep -c "gpuctx-nv" /proc/self/mountinfo
+	cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | md5sum
+	ls /etc/apt/sources.list.d 2>/dev/null
+}
+before=$(host_state)
+
+T=$(mktemp -d /tmp/gpuctx-nv.XXXXXX)
+MNT=$T/gpu
+mkdir -p "$MNT"
+build/fakegpu -v -n "$version" "$MNT" 2>"$T/fakegpu.log" &
+FAKE=$!
+cleanup() {
+	kill "$FAKE" 2>/dev/null
+	wait "$FAKE" 2>/dev/null
+	mountpoint -q "$MNT" && umount "$MNT"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do
+	[ -e "$MNT/nvidiactl" ] && break
+	sleep 0.05
+done
+[ -e "$MNT/nvidiactl" ] || { echo "nvidia: FAIL: fakegpu did not mount" >&2; exit 1; }
+
+# The run: parent init, context, allocation, then a forked child (nv_cuda.c).
+"$G" record -o "$T/nv.gctx" --device "$MNT/nvidiactl:nvidiactl" --device "$MNT/nvidia0:nvidia" \
+	--device "$MNT/nvidia-uvm:nvidia-uvm" -- \
+	tests/realdriver/nv_ns.sh "$MNT" -- env GPUCTX_FAKEGPU_DIR="$MNT" LD_LIBRARY_PATH="$lib" \
+	LD_PRELOAD="$R/nv_redirect.so" "$R/nv_cuda" --fork -o "$T/out" >"$T/live" 2>&1
+rc=$?
+"$G" report --json "$T/nv.gctx" >"$T/report.json" 2>>"$T/live" &&
+	"$G" export -q -f chrome -o "$T/timeline.json" "$T/nv.gctx" 2>>"$T/live"
+if [ $rc != 0 ] || [ ! -s "$T/report.json" ] || [ ! -s "$T/timeline.json" ]; then
+	ko record "gpuctx record/report/export failed (record exited $rc)"
+	sed 's/^/     | /' "$T/out" "$T/live" | tail -30
+fi
+
+# cuda_init
+if grep -qx "cuInit(0) = 0 (CUDA_SUCCESS)" "$T/out" && grep -qx "device count 1" "$T/out" &&
+	grep -qx 'device name "NVIDIA H100 80GB HBM3"' "$T/out"; then
+	ok "cuda_init: libcuda $version: cuInit succeeds, one device, \"NVIDIA H100 80GB HBM3\""
+else
+	ko cuda_init "cuInit, device count or name not as expected"
+	sed 's/^/     | /' "$T/out"
+	grep "not answered" "$T/fakegpu.log" | sed 's/^/     | /' | tail -5
+fi
+
+# cuda_context: the results must be the documented stopping point (docs/gpu-validation.md)
+ctx=$(grep -E "^cu(DevicePrimaryCtxRetain|CtxSetCurrent|MemAlloc)" "$T/out" | tr '\n' ';')
+if [ "$ctx" = "${NV_EXPECT_CONTEXT:-$(cat tests/realdriver/fixtures/nv_context.expected)}" ]; then
+	ok "cuda_context: $ctx"
+else
+	ko cuda_context "got '$ctx', expected '$(cat tests/realdriver/fixtures/nv_context.expected)'"
+	grep "not answered" "$T/fakegpu.log" | sed 's/^/     | /' | tail -5
+fi
+
+# named: no raw ioctl name and no RM control without a name, in the live stream and timeline
+if python3 tests/realdriver/check_named.py "$T/live" "$T/timeline.json"; then
+	ok "named: every ioctl and RM control named (live stream, timeline)"
+else
+	ko named "unnamed ioctls (above)"
+fi
+
+# fork: a poison-fork incident naming the child, with the child's own cuInit result
+if python3 tests/realdriver/check_fork.py "$T/out" "$T/report.json"; then
+	ok "fork: the child is diagnosed as a poison fork, with its result"
+else
+	ko fork "diagnosis of the forked child (above)"
+fi
+
+if [ "${NV_FIXTURES_UPDATE:-0}" = 1 ]; then
+	python3 tests/realdriver/fixture.py "$T/fakegpu.log" "$version" \
+		>tests/realdriver/fixtures/nv_libcuda535.ioctls
+	echo "     (fixture tests/realdriver/fixtures/nv_libcuda535.ioctls rewritten)"
+fi
+
+cleanup
+trap - EXIT
+after=$(host_state)
+if [ "$before" = "$after" ]; then
+	ok "host_clean: no /dev/nvidia* node, no mount, no apt source left on the host"
+else
+	ko host_clean "the host changed:"
+	diff <(echo "$before") <(echo "$after") | sed 's/^/     | /'
+fi
+
+echo "nvidia: $pass passed, $fail failed${failed:+: ${failed[*]}}"
+[ $fail = 0 ]
