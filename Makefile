@@ -99,6 +99,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(P
 # (static pattern rules: explicit, so never passed over for the generic rule above when the
 # collect/ objects are not built yet)
 COLLECT_UNITS := collect/modfiles collect/unwind collect/tpformat collect/libfile
+COLLECT_UNITS += collect/symsrv # unwind.c's sandboxed process (issue 27)
 COLLECT_TESTS := $(filter-out test_callers_live,$(patsubst tests/unit/collect/%.c,%,\
 	$(wildcard tests/unit/collect/test_*.c)))
 $(patsubst %,$(BUILD)/tests/collect/%,$(COLLECT_TESTS)): $(BUILD)/tests/collect/%: \

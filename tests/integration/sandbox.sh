@@ -28,3 +28,80 @@ PY
 }
 
 all_tests+=(stack_secret)
+
+# 2. A library the job truncates while gpuctx's symboliser has it mapped: the job keeps its
+# code (the file is cut after its last loadable segment) and forks from it, so symbolising
+# the fork touches the symbol table past the new end of file: SIGBUS. gpuctx (libdw runs in
+# a sandboxed helper) records to the end and keeps the stack, symbolised by a new helper.
+t_stack_truncated_lib() {
+	local name=stack_truncated_lib rc=0 d=$T/trunc
+	mkdir -p "$d"
+	cat >"$d/victim.c" <<'C'
+#include <fcntl.h>
+#include <unistd.h>
+int victim_open(const char *path) { int fd = open(path, O_RDWR); asm volatile(""); return fd; }
+int victim_fork(void) { int pid = fork(); asm volatile(""); return pid; }
+/* a symbol table worth mapping: many functions */
+#define F(n) int victim_pad_##n(int x) { return x * n + 1; }
+#define F10(n) F(n##0) F(n##1) F(n##2) F(n##3) F(n##4) F(n##5) F(n##6) F(n##7) F(n##8) F(n##9)
+F10(1) F10(2) F10(3) F10(4) F10(5) F10(6) F10(7) F10(8) F10(9)
+C
+	cat >"$d/job.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/wait.h>
+int victim_open(const char *path);
+int victim_fork(void);
+int main(int argc, char **argv)
+{
+	int st = 0, pid;
+	if (victim_open(argv[1]) < 0) { perror("open"); return 1; }
+	sleep(2); /* gpuctx symbolises the first stack: its helper maps the library */
+	if (truncate(argv[2], atol(argv[3]))) { perror("truncate"); return 1; }
+	pid = victim_fork();
+	if (pid == 0) _exit(0);
+	waitpid(pid, &st, 0);
+	sleep(1);
+	return 0;
+}
+C
+	if ! gcc -g -O1 -shared -fPIC -o "$d/libvictim.so" "$d/victim.c" ||
+		! gcc -g -o "$d/job" "$d/job.c" -L"$d" -lvictim -Wl,-rpath,"$d"; then
+		result "$name" 1 "cannot build"
+		return
+	fi
+	# the end of the last loadable segment, page-rounded: the code stays, the symbols go
+	local keep
+	keep=$(python3 - "$d/libvictim.so" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+phoff, = struct.unpack_from("<Q", b, 0x20)
+phentsize, phnum = struct.unpack_from("<HH", b, 0x36)
+end = 0
+for i in range(phnum):
+    t, _, off, _, _, filesz = struct.unpack_from("<IIQQQQ", b, phoff + i * phentsize)
+    if t == 1:
+        end = max(end, off + filesz)
+print((end + 4095) // 4096 * 4096)
+PY
+)
+	record "$name" -- "$d/job" "$MNT/nvidiactl" "$d/libvictim.so" "$keep"
+	rc=$?
+	if [ $rc != 0 ]; then
+		echo "gpuctx, the job or the report exited $rc" >>"$T/$name.err"
+	elif ! python3 - "$T/$name.json" >>"$T/$name.err" 2>&1 <<'PY'; then
+import json, sys
+rep = json.load(open(sys.argv[1]))
+forks = [f["stacks"]["fork"] for f in rep["findings"] if (f.get("stacks") or {}).get("fork")]
+assert forks, "no fork stack: %s" % [f["kind"] for f in rep["findings"]]
+# a new symboliser sees the file as it is now: what is left of it (.dynsym) still names it
+names = [fr.get("function") or "" for st in forks for fr in st]
+assert "victim_fork" in names, "fork stack without victim_fork: %s" % names
+PY
+		rc=1
+	fi
+	result "$name" $rc
+}
+
+all_tests+=(stack_truncated_lib)

@@ -3,18 +3,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include <elfutils/libdwelf.h>
 
 #include "collect/libfile.h"
 #include "collect/modfiles.h"
 #include "gpuctx_events.h"
+#include "lib/elfpeek.h"
 #include "lib/grow.h"
 #include "lib/procmaps.h"
 #include "lib/str.h"
@@ -52,24 +51,14 @@ static int kept_find(const struct gctx_map *mp)
 	return -1;
 }
 
-/* The GNU build-id note of an ELF file (read from its program headers), 0 if none. */
+/* The GNU build-id note of an ELF file (from its program headers, read, never mapped: the
+ * file is the traced user's, who may truncate it), 0 if none. */
 static int read_build_id(int fd, __u8 *out)
 {
-	Elf *e;
-	const void *id = NULL;
-	ssize_t n;
+	struct gctx_elf_src src;
 
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e)
-		return 0;
-	n = dwelf_elf_gnu_build_id(e, &id);
-	if (n <= 0 || n > GCTX_BUILD_ID_MAX)
-		n = 0;
-	else
-		memcpy(out, id, n);
-	elf_end(e);
-	return n;
+	return gctx_elfpeek_fd_src(fd, &src) ? gctx_elfpeek_build_id(&src, out, GCTX_BUILD_ID_MAX)
+					     : 0;
 }
 
 /* Open path only if it is a regular file and the one mapped (its device and inode; inode 0,
@@ -318,33 +307,8 @@ int gctx_map_open(const struct gctx_maps *maps, const struct gctx_map *mp)
 /* Load bias of an ET_DYN file mapped at mp: start minus the vaddr its page offset holds. */
 bool gctx_map_bias(int fd, const struct gctx_map *mp, __u64 *bias, bool *is_exec)
 {
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	GElf_Ehdr eh;
-	size_t n = 0;
-	bool ok = false;
+	struct gctx_elf_src src;
 
-	if (!e)
-		return false;
-	if (!gelf_getehdr(e, &eh) || elf_getphdrnum(e, &n))
-		goto out;
-	*is_exec = eh.e_type == ET_EXEC;
-	*bias = 0;
-	if (*is_exec) {
-		ok = true;
-		goto out;
-	}
-	for (size_t i = 0; i < n && i < 256; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (mp->pgoff + 4096 > ph.p_offset && mp->pgoff < ph.p_offset + ph.p_filesz) {
-			*bias = mp->start - (ph.p_vaddr - ph.p_offset + mp->pgoff);
-			ok = true;
-			break;
-		}
-	}
-out:
-	elf_end(e);
-	return ok;
+	return gctx_elfpeek_fd_src(fd, &src) &&
+	       gctx_elfpeek_bias(&src, mp->pgoff, mp->start, bias, is_exec);
 }

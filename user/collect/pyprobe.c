@@ -2,7 +2,7 @@
 /* Find CPython in a process and hand its layout to the kernel (interface in pyprobe.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 #include "collect/pyprobe.h"
 #include "collect/unwind.h"
 #include "decode/pystack.h"
+#include "lib/elfpeek.h"
 #include "lib/grow.h"
 
 #define PENDING_NS  (3ull * 1000000000) /* give ld.so this long to map libpython */
@@ -54,7 +55,6 @@ struct gctx_pyprobe *gctx_pyprobe__new(int pyinfo_fd, bool verbose)
 		return NULL;
 	p->fd = pyinfo_fd;
 	p->verbose = verbose;
-	elf_version(EV_CURRENT);
 	return p;
 }
 
@@ -87,47 +87,27 @@ static int path_minor(const char *path)
 	return minor;
 }
 
-/* Address of .PyRuntime (== _PyRuntime) in the file, and the 3.13+ debug-offsets version. */
+/* Address of .PyRuntime (== _PyRuntime) in the file, and the 3.13+ debug-offsets version.
+ * Read, never mapped: the file may be the traced user's, who may truncate it. */
 static bool find_runtime(int fd, __u64 *addr, __u64 *dbg_version, bool *free_threaded)
 {
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	bool ok = false;
-	int guard = 0;
+	struct gctx_elf_src src;
+	__u64 off = 0, size = 0;
+	__u32 type = 0;
+	char hdr[24];
 
 	*dbg_version = 0;
 	*free_threaded = false;
-	if (!e || elf_getshdrstrndx(e, &shstrndx))
-		goto out;
-	while ((scn = elf_nextscn(e, scn)) && guard++ < 4096) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".PyRuntime"))
-			continue;
-		*addr = sh.sh_addr;
-		ok = true;
-		/* _Py_DebugOffsets leads _PyRuntime from 3.13: "xdebugpy", version, free_threaded
-		 */
-		if (sh.sh_type == SHT_PROGBITS && sh.sh_size >= 24) {
-			char hdr[24];
-
-			if (pread(fd, hdr, sizeof(hdr), sh.sh_offset) == sizeof(hdr) &&
-			    !memcmp(hdr, "xdebugpy", 8)) {
-				memcpy(dbg_version, hdr + 8, 8);
-				*free_threaded = hdr[16] != 0;
-			}
-		}
-		break;
+	if (!gctx_elfpeek_fd_src(fd, &src) ||
+	    !gctx_elfpeek_section(&src, ".PyRuntime", addr, &off, &size, &type))
+		return false;
+	/* _Py_DebugOffsets leads _PyRuntime from 3.13: "xdebugpy", version, free_threaded */
+	if (type == SHT_PROGBITS && size >= sizeof(hdr) &&
+	    pread(fd, hdr, sizeof(hdr), off) == sizeof(hdr) && !memcmp(hdr, "xdebugpy", 8)) {
+		memcpy(dbg_version, hdr + 8, 8);
+		*free_threaded = hdr[16] != 0;
 	}
-out:
-	if (e)
-		elf_end(e);
-	return ok;
+	return true;
 }
 
 /* True when done with this process (found, or it has no interpreter to wait for). */

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Native unwinding and symbols with libdw (interface in unwind.h). */
+/*
+ * Native unwinding and symbols with libdw (interface in unwind_priv.h). This runs in the
+ * sandboxed symboliser process (symsrv.c), never in gpuctx itself: libdw maps and parses
+ * files the traced user controls.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdbool.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +17,7 @@
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 
-#include "collect/unwind.h"
-#include "lib/demangle.h"
+#include "collect/unwind_priv.h"
 #include "lib/grow.h"
 #include "lib/str.h"
 
@@ -83,7 +85,18 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
 	return DWARF_CB_OK;
 }
 
-static void symbolise(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_rec_frame *f)
+/* A function's name as the file has it (mangled), into name (UW_NAME_MAX) and, cut, into the
+ * frame: the caller demangles it (outside this process, lib/demangle.h). */
+static void set_name(struct gctx_rec_frame *f, char *name, const char *raw)
+{
+	size_t n = strnlen(raw, UW_NAME_MAX);
+
+	gctx_copy_str(name, UW_NAME_MAX, raw, n);
+	gctx_copy_str(f->function, sizeof(f->function), raw, n);
+}
+
+static void symbolise(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_rec_frame *f,
+		      char *fname)
 {
 	Dwarf_Addr look = activation || !pc ? pc : pc - 1, low = 0;
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, look);
@@ -94,6 +107,7 @@ static void symbolise(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_re
 	int ln = 0;
 
 	memset(f, 0, sizeof(*f));
+	fname[0] = 0;
 	f->kind = GCTX_FRAME_NATIVE;
 	f->addr = pc;
 	if (!mod) {
@@ -105,7 +119,7 @@ static void symbolise(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_re
 		gctx_copy_str(f->module, sizeof(f->module), mainfile, strlen(mainfile));
 	name = dwfl_module_addrinfo(mod, look, &off, &sym, NULL, NULL, NULL);
 	if (name) {
-		gctx_demangle(name, strlen(name), f->function, sizeof(f->function));
+		set_name(f, fname, name);
 		f->offset = off + (pc - look);
 	} else {
 		f->offset = pc - low; /* no symbol: module-relative */
@@ -122,7 +136,7 @@ static void symbolise(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_re
 
 /* Name of a function DIE, or of the function an inlined instance comes from: the linkage
  * name when there is one (C++, demangled), else its name. */
-static void die_function(Dwarf_Die *die, char *out, size_t len)
+static void die_function(Dwarf_Die *die, struct gctx_rec_frame *f, char *fname)
 {
 	Dwarf_Attribute a;
 	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
@@ -132,7 +146,7 @@ static void die_function(Dwarf_Die *die, char *out, size_t len)
 	if (!name)
 		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 	if (name)
-		gctx_demangle(name, strlen(name), out, len);
+		set_name(f, fname, name);
 }
 
 /* Where an inlined instance was called: file (from the CU's file table) and line. */
@@ -165,7 +179,7 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, struct gctx_rec_frame *f)
  * the outermost inlined one. Returns the number of frames written (at least 1 if max > 0).
  */
 static int symbolise_inlines(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct gctx_rec_frame *out,
-			     int max)
+			     char (*names)[UW_NAME_MAX], int max)
 {
 	Dwarf_Addr look = activation || !pc ? pc : pc - 1, bias = 0;
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, look);
@@ -185,16 +199,18 @@ static int symbolise_inlines(Dwfl *dwfl, Dwarf_Addr pc, bool activation, struct 
 			inl[k++] = &scopes[i];
 	}
 	for (int i = 0; i < k; i++) {
-		struct gctx_rec_frame *f = &out[n++];
+		struct gctx_rec_frame *f = &out[n];
+		char *fname = names[n++];
 
-		symbolise(dwfl, pc, activation, f);
+		symbolise(dwfl, pc, activation, f, fname);
 		f->kind = GCTX_FRAME_INLINE;
 		f->function[0] = 0;
-		die_function(inl[i], f->function, sizeof(f->function));
+		fname[0] = 0;
+		die_function(inl[i], f, fname);
 		if (i)
 			call_site(cu, inl[i - 1], f);
 	}
-	symbolise(dwfl, pc, activation, &out[n]);
+	symbolise(dwfl, pc, activation, &out[n], names[n]);
 	if (k)
 		call_site(cu, inl[k - 1], &out[n]);
 	free(scopes);
@@ -224,6 +240,8 @@ static void note_stale(char *note, size_t len, const char *path)
 		snprintf(note + o, len - o, " (and more modules)");
 }
 
+static uw_open_fn open_module;
+
 static int report_modules(Dwfl *dwfl, const struct gctx_maps *maps, char *note, size_t note_len)
 {
 	int n = 0;
@@ -239,7 +257,7 @@ static int report_modules(Dwfl *dwfl, const struct gctx_maps *maps, char *note, 
 			seen = !strcmp(maps->v[j].path, mp->path);
 		if (seen)
 			continue;
-		fd = gctx_map_open(maps, mp);
+		fd = open_module(i);
 		if (fd == -ESTALE)
 			note_stale(note, note_len, mp->path);
 		if (fd < 0)
@@ -321,38 +339,12 @@ static Dwfl *session(const struct gctx_maps *maps)
 	return sessions[slot].dwfl;
 }
 
-void gctx_unwind_cache_clear(void)
-{
-	for (int i = 0; i < SESSIONS; i++) {
-		if (sessions[i].dwfl)
-			dwfl_end(sessions[i].dwfl);
-		memset(&sessions[i], 0, sizeof(sessions[i]));
-	}
-	session_note = "";
-	gctx_modfiles_clear();
-}
-
-const char *gctx_unwind_note(void)
+const char *uw_note(void)
 {
 	return session_note;
 }
 
-/* libdw sessions are used by the unwinding thread (stacks.c) and the main one (callers.c) */
-static pthread_mutex_t unwind_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-void gctx_unwind_lock(void)
-{
-	pthread_mutex_lock(&unwind_mutex);
-}
-
-void gctx_unwind_unlock(void)
-{
-	pthread_mutex_unlock(&unwind_mutex);
-}
-
-/* A frame in no module libdw has (its file changed, or unreadable): the mapping's file and
- * the offset in it. */
-static void frame_from_maps(const struct gctx_maps *maps, struct gctx_rec_frame *f)
+void uw_frame_from_maps(const struct gctx_maps *maps, struct gctx_rec_frame *f)
 {
 	for (__u32 i = 0; i < maps->n; i++) {
 		const struct gctx_map *mp = &maps->v[i];
@@ -366,8 +358,9 @@ static void frame_from_maps(const struct gctx_maps *maps, struct gctx_rec_frame 
 	}
 }
 
-int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_maps *maps,
-		struct gctx_rec_frame *out, int max, const char **how)
+int uw_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_maps *maps,
+	      uw_open_fn open, struct gctx_rec_frame *out, char (*names)[UW_NAME_MAX], int max,
+	      const char **how)
 {
 	struct uw *u = &uw_state;
 	Dwfl *dwfl;
@@ -387,6 +380,7 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 		u->stack_len = len > GCTX_EV_STACK_HDR_LEN ? len - GCTX_EV_STACK_HDR_LEN : 0;
 	u->max = max;
 	session_note = "";
+	open_module = open;
 	dwfl = session(maps);
 	*how = "no module could be read";
 	if (dwfl) {
@@ -415,34 +409,36 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 		int k = 1;
 
 		if (dwfl) {
-			k = symbolise_inlines(dwfl, u->pcs[i], u->act[i], &out[n], max - n);
+			k = symbolise_inlines(dwfl, u->pcs[i], u->act[i], &out[n], names + n,
+					      max - n);
 		} else {
 			memset(&out[n], 0, sizeof(out[n]));
+			names[n][0] = 0;
 			out[n].kind = GCTX_FRAME_NATIVE;
 			out[n].addr = u->pcs[i];
 		}
 		if (!out[n + k - 1].module[0])
-			frame_from_maps(maps, &out[n + k - 1]);
+			uw_frame_from_maps(maps, &out[n + k - 1]);
 		n += k;
 	}
 	return n;
 }
 
-/* One return address (a call site) to module, function and offset, through the libdw session
- * of this address space (kept for the next ones). 0, or -ENOENT when no module holds it:
- * out then has the address alone. */
-int gctx_unwind_symbolise(const struct gctx_maps *maps, __u64 addr, struct gctx_rec_frame *out)
+int uw_symbolise(const struct gctx_maps *maps, uw_open_fn open, __u64 addr,
+		 struct gctx_rec_frame *out, char *name)
 {
 	Dwfl *dwfl;
 
 	elf_version(EV_CURRENT);
 	memset(out, 0, sizeof(*out));
+	name[0] = 0;
 	out->kind = GCTX_FRAME_NATIVE;
 	out->addr = addr;
+	open_module = open;
 	dwfl = maps && maps->n ? session(maps) : NULL;
 	if (!dwfl || !addr || !dwfl_addrmodule(dwfl, addr - 1))
 		return -ENOENT;
 	/* a return address: the call is the instruction before it */
-	symbolise(dwfl, addr, false, out);
+	symbolise(dwfl, addr, false, out, name);
 	return 0;
 }

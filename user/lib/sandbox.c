@@ -79,6 +79,10 @@ static int seccomp_allowlist(bool read_files)
 	    ALLOW(SYS_futex),
 	    ALLOW(SYS_getpid),
 	    ALLOW(SYS_gettid),
+	    ALLOW(SYS_getuid),
+	    ALLOW(SYS_geteuid),
+	    ALLOW(SYS_getgid),
+	    ALLOW(SYS_getegid),
 	    ALLOW(SYS_clock_gettime),
 	    ALLOW(SYS_rt_sigreturn),
 	    ALLOW(SYS_rt_sigprocmask),
@@ -128,6 +132,12 @@ static void enter(int sock, const struct gctx_sandbox_opts *o, pid_t parent)
 	if (null < 0 || sock < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
 	    dup2(sock, HELPER_FD) < 0 || close_range(HELPER_FD + 1, ~0U, 0) || chdir("/"))
 		_exit(1);
+	if (geteuid() != 0) {
+		struct rlimit cur;
+
+		if (!getrlimit(RLIMIT_NOFILE, &cur) && cur.rlim_max < files.rlim_max)
+			files.rlim_cur = files.rlim_max = cur.rlim_max;
+	}
 	if (setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_FSIZE, &none) ||
 	    setrlimit(RLIMIT_CORE, &none) || setrlimit(RLIMIT_NOFILE, &files))
 		_exit(1);
