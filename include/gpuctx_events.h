@@ -45,6 +45,8 @@ enum gctx_ev_type {
 	GCTX_REC_THREAD_PRESENT = 70, /* struct gctx_rec_thread: a thread present at attach */
 	GCTX_REC_WRITE_LOSS = 80,     /* struct gctx_rec_write_loss: the trace could not be written */
 	GCTX_REC_API_GAP = 71,	    /* struct gctx_rec_api_gap: API calls could not be seen */
+	GCTX_REC_API_PRESENT = 73,  /* struct gctx_rec_api_present: the CUDA/HIP libraries a
+				     * process present at attach had mapped */
 	GCTX_REC_HOLD = 72,	    /* struct gctx_rec_hold: a mapping thread held until probed */
 	GCTX_REC_STACK = 75,	    /* struct gctx_rec_stack: a resolved GCTX_EV_STACK */
 	GCTX_REC_STACK_DROPS = 76,  /* struct gctx_rec_stack_drops: written at end */
@@ -313,6 +315,13 @@ struct gctx_rec_thread {
 	__u32 pid;		  /* its process */
 	__u32 tid;
 	char comm[GCTX_COMM_LEN];
+};
+
+/* Written at attach after the GPU files, for each present process that has a CUDA/HIP library
+ * mapped: with GPU files of that vendor held, the library was initialised before attach. */
+struct gctx_rec_api_present {
+	__u32 pid;
+	__u32 vendors;		  /* 1 << GCTX_VENDOR_CUDA | 1 << GCTX_VENDOR_HIP: library mapped */
 };
 
 #define GCTX_PROBE_SYMBOL	  0 /* exported symbol */

@@ -25,6 +25,7 @@
 #include "trace/records.h"
 #include "trace/tracefile.h"
 #include "collect/uprobes.h"
+#include "lib/grow.h"
 #include "lib/outfile.h"
 #include "collect/stacks.h"
 #include "collect/callers.h"
@@ -538,22 +539,29 @@ static pid_t spawn_stopped(char **cmd, int *go_fd)
 	return pid;
 }
 
+/* The GPU files found at attach, kept to be written parents first: the model takes a file a
+ * process shares with its parent as inherited only when it has the parent's already. */
 struct scan_state {
-	struct record_state *st;
-	int n;
+	struct gctx_rec_file *files;
+	__u32 n, cap;
+	bool nomem;
 };
 
 static void on_found_file(void *ctx, const struct gctx_found_file *f)
 {
 	struct scan_state *ss = ctx;
-	struct gctx_rec_file r = {
+	struct gctx_rec_file *r;
+
+	if (gctx_grow(&ss->files, &ss->cap, ss->n + 1, sizeof(*ss->files))) {
+		ss->nomem = true;
+		return;
+	}
+	r = &ss->files[ss->n++];
+	*r = (struct gctx_rec_file){
 		.pid = f->tgid, .fd = f->fd, .file = f->file, .kind = f->kind,
 		.flags = f->f_flags,
 	};
-
-	gctx_fd_info(f->tgid, f->fd, r.path, sizeof(r.path), &r.cloexec);
-	on_record(ss->st, GCTX_REC_FILE_PRESENT, &r, sizeof(r));
-	ss->n++;
+	gctx_fd_info(f->tgid, f->fd, r->path, sizeof(r->path), &r->cloexec);
 }
 
 static void on_thread(void *ctx, __u32 pid, __u32 tid, const char *comm)
@@ -564,12 +572,42 @@ static void on_thread(void *ctx, __u32 pid, __u32 tid, const char *comm)
 	on_record(ctx, GCTX_REC_THREAD_PRESENT, &r, sizeof(r));
 }
 
-/* Attach modes: mark what exists now as present, parents first, then its GPU fds. */
+/* Each present process's GPU state: its GPU files (parents first), then the CUDA/HIP
+ * libraries it has mapped, which with those files say it initialised them before attach
+ * (docs/attach.md). */
+static int record_gpu_state(struct record_state *st, struct gctx_collector *c,
+			    const struct gctx_rec_proc *procs, __u32 n)
+{
+	struct scan_state ss = {};
+	int ret;
+
+	ret = gctx_collector__scan_files(c, on_found_file, &ss);
+	if (ret == -EOPNOTSUPP)
+		fprintf(stderr, "gpuctx: warning: no BPF task/file iterator on this kernel: GPU "
+				"files open before attach are not known (see docs/attach.md)\n");
+	for (__u32 i = 0; i < n; i++)
+		for (__u32 k = 0; k < ss.n; k++)
+			if (ss.files[k].pid == procs[i].pid)
+				on_record(st, GCTX_REC_FILE_PRESENT, &ss.files[k],
+					  sizeof(ss.files[k]));
+	free(ss.files);
+	for (__u32 i = 0; i < n; i++) {
+		struct gctx_rec_api_present r = {.pid = procs[i].pid};
+
+		r.vendors = gctx_proc_api_libs(procs[i].pid);
+		if (r.vendors)
+			on_record(st, GCTX_REC_API_PRESENT, &r, sizeof(r));
+	}
+	if (ss.nomem)
+		return -ENOMEM;
+	return ret < 0 && ret != -EOPNOTSUPP ? ret : 0;
+}
+
+/* Attach modes: mark what exists now as present, parents first, then its GPU state. */
 static int record_present(struct record_state *st, struct gctx_collector *c,
 			  const struct gctx_pidset *set, __u32 *npresent)
 {
 	struct gctx_rec_proc *procs = calloc(set->n ? set->n : 1, sizeof(*procs));
-	struct scan_state ss = { .st = st };
 	__u32 n = 0;
 	int ret;
 
@@ -584,14 +622,9 @@ static int record_present(struct record_state *st, struct gctx_collector *c,
 		on_record(st, GCTX_REC_PROC_PRESENT, &procs[i], sizeof(procs[i]));
 		gctx_proc_threads(procs[i].pid, on_thread, st);
 	}
+	ret = record_gpu_state(st, c, procs, n);
 	free(procs);
-	ret = gctx_collector__scan_files(c, on_found_file, &ss);
-	if (ret == -EOPNOTSUPP) {
-		fprintf(stderr, "gpuctx: warning: no BPF task/file iterator on this kernel: GPU "
-				"files open before attach are not known (see docs/attach.md)\n");
-		return 0;
-	}
-	return ret < 0 ? ret : 0;
+	return ret;
 }
 
 static bool any_alive(const struct gctx_pidset *s)

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include "lib/ldso.h"
+#include "decode/api.h"
 #include "decode/decode.h"
 #include "collect/discover.h"
 
@@ -409,6 +411,33 @@ void gctx_fd_info(__u32 pid, int fd, char *buf, size_t len, __u32 *cloexec)
 	snprintf(path, sizeof(path), "/proc/%u/fdinfo/%d", pid, fd);
 	if (read_file(path, info, sizeof(info)) > 0 && (p = strstr(info, "flags:")))
 		*cloexec = (strtoul(p + 6, NULL, 8) & 02000000) != 0;
+}
+
+__u32 gctx_proc_api_libs(__u32 pid)
+{
+	char path[64], line[GCTX_PATH_LEN + 128];
+	__u32 vendors = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* "start-end perms offset dev inode   path": the name after the last '/' */
+	while (fgets(line, sizeof(line), f)) {
+		char *slash = strrchr(line, '/'), *nl;
+
+		if (!slash || !strchr(line, '\n'))
+			continue; /* no path, or a long one's head (its tail, with the name, next) */
+		nl = strchr(slash, '\n');
+		*nl = 0;
+		if (!gctx_ldso_is_api_name(slash + 1))
+			continue;
+		vendors |= !strncmp(slash + 1, "libcuda.", 8) ? 1u << GCTX_VENDOR_CUDA
+							     : 1u << GCTX_VENDOR_HIP;
+	}
+	fclose(f);
+	return vendors;
 }
 
 void gctx_gpu_nodes_describe(const char *devdir, char *buf, size_t len)

@@ -38,6 +38,9 @@ bool gctx_proc_alive(__u32 pid);
 void gctx_sort_parents_first(struct gctx_rec_proc *procs, __u32 n);
 /* Path of /proc/PID/fd/FD into buf, "" on failure; *cloexec from fdinfo. */
 void gctx_fd_info(__u32 pid, int fd, char *buf, size_t len, __u32 *cloexec);
+/* The CUDA/HIP libraries pid has mapped, from /proc/PID/maps: 1 << GCTX_VENDOR_CUDA for a
+ * libcuda.so*, 1 << GCTX_VENDOR_HIP for a libamdhip64.so*; 0 when none or unreadable. */
+__u32 gctx_proc_api_libs(__u32 pid);
 /* The GPU device nodes devdir holds (nvidiactl, kfd), one phrase each, into buf: "working"
  * when the node opens, "dead (REASON)" when it is a node with no driver behind it (ENXIO,
  * ENODEV, or EPERM/EACCES from a device cgroup), "absent". Opened and closed at once: a

@@ -195,6 +195,63 @@ static void ctx_destroy(struct gctx_api_ctx *c, __u64 ts)
 	c->destroy_ns = ts;
 }
 
+/* A GPU file of vendor v's driver (enum gctx_api_vendor)? */
+static bool vendor_kind(__u32 v, __u32 kind)
+{
+	if (v == GCTX_VENDOR_CUDA)
+		return kind == GCTX_DEV_NVIDIACTL || kind == GCTX_DEV_NVIDIA ||
+		       kind == GCTX_DEV_NVIDIA_UVM;
+	return kind == GCTX_DEV_KFD || kind == GCTX_DEV_DRM_RENDER;
+}
+
+/* Whose GPU state of vendor v p holds now, by its GPU files: -1 none; p itself when it holds
+ * a file it opened (or held first at attach); else the process it carries the state of,
+ * having inherited the file through fork without exec (that process's own source when known,
+ * else the file's opener). Seen without the init that made the state: opened before attach,
+ * or by a library whose calls were not probed. */
+static int held_gpu_src(struct gctx_model *m, const struct proc_priv *p, __u32 v)
+{
+	int own = -1;
+
+	for (__u32 i = 0; i < p->nhrefs; i++) {
+		const struct file_priv *f = F(m, p->hrefs[i].file_idx);
+		const struct gctx_holder *h = &f->pub.holders[p->hrefs[i].holder_idx];
+		__u32 from;
+
+		if (!h->held || !vendor_kind(v, f->pub.kind))
+			continue;
+		if (h->how != GCTX_HOLD_INHERITED || h->kept_across_exec) {
+			own = p->pub.idx;
+			continue;
+		}
+		from = f->pub.opener_idx >= 0 ? (__u32)f->pub.opener_idx : h->from_proc_idx;
+		if (P(m, h->from_proc_idx)->api_src[v])
+			from = P(m, h->from_proc_idx)->api_src[v] - 1;
+		if (from != p->pub.idx)
+			return from;
+	}
+	return own;
+}
+
+/* At attach: a process with a CUDA/HIP library mapped and GPU files of that vendor held had
+ * initialised it before attach, itself or, holding them inherited, the process it was forked
+ * from. With the library mapped but no such file, it was loaded and not initialised. */
+int mdl_ev_api_present(struct gctx_model *m, const struct gctx_rec_api_present *r)
+{
+	struct proc_priv *p = mdl_proc_lookup(m, r->pid);
+
+	for (__u32 v = 0; p && v < 2; v++) {
+		int src;
+
+		if (!(r->vendors & (1u << v)) || p->api_src[v])
+			continue;
+		src = held_gpu_src(m, p, v);
+		if (src >= 0)
+			p->api_src[v] = src + 1;
+	}
+	return 0;
+}
+
 int mdl_ev_api(struct gctx_model *m, const struct gctx_ev_api *ev)
 {
 	bool returned = ev->flags & GCTX_API_RETURNED;
@@ -217,6 +274,14 @@ int mdl_ev_api(struct gctx_model *m, const struct gctx_ev_api *ev)
 		/* the runtime probing for optional symbols: normal, counted, not an error */
 		m->procaddr_not_found++;
 		return 0;
+	}
+	if (!p->api_src[v] && returned && ev->ret != 0) {
+		/* a failed call in a child that carries another process's GPU state through its
+		 * files, that process's init unseen (before attach): inherited use */
+		int src = held_gpu_src(m, p, v);
+
+		if (src >= 0 && (__u32)src != p->pub.idx)
+			p->api_src[v] = src + 1;
 	}
 	if (p->api_src[v] && p->api_src[v] != p->pub.idx + 1) {
 		if (p->api_icc_id[v]) {

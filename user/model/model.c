@@ -193,6 +193,8 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 		return ev_probe(m, &r.probe);
 	case GCTX_REC_THREAD_PRESENT:
 		return mdl_ev_thread_present(m, &r.thread);
+	case GCTX_REC_API_PRESENT:
+		return mdl_ev_api_present(m, &r.apip);
 	case GCTX_REC_API_GAP:
 	case GCTX_REC_HOLD:
 		return mdl_coverage_feed(m, type, &r);

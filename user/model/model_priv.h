@@ -200,6 +200,7 @@ int mdl_objs_apply(struct gctx_model *m, struct file_priv *f, struct proc_priv *
 /* contexts.c: API contexts and allocations (CUDA driver API / HIP runtime uprobes) */
 bool mdl_ctx_gone(const struct proc_priv *p, const struct gctx_api_ctx *c);
 int mdl_ev_api(struct gctx_model *m, const struct gctx_ev_api *ev);
+int mdl_ev_api_present(struct gctx_model *m, const struct gctx_rec_api_present *r);
 
 /* findings.c: the finding rules */
 int mdl_use_finding(struct gctx_model *m, const struct gctx_ev_hdr *hdr, struct proc_priv *p,

@@ -147,6 +147,8 @@ static void fork_text(struct gctx_analysis *a, struct gctx_incident *in, char *b
 		when(a, in->init_ns, t, sizeof(t));
 		snprintf(in->init_at, sizeof(in->init_at), " at %s", t);
 		cat(buf, len, off, "%s", in->init_at);
+	} else if (src->present_at_attach) {
+		cat(buf, len, off, " before attach");
 	}
 	/* the workers' own name when it differs from the parent's */
 	if (w0 && strncmp(w0->comm, src->comm, sizeof(w0->comm))) {

@@ -52,6 +52,8 @@ __u32 gctx_record_min_len(__u32 type)
 		return sizeof(struct gctx_rec_probe);
 	case GCTX_REC_THREAD_PRESENT:
 		return sizeof(struct gctx_rec_thread);
+	case GCTX_REC_API_PRESENT:
+		return sizeof(struct gctx_rec_api_present);
 	case GCTX_REC_WRITE_LOSS:
 		return sizeof(struct gctx_rec_write_loss);
 	case GCTX_EV_APIMAP:

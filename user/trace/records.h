@@ -30,6 +30,7 @@ union gctx_record {
 	struct gctx_rec_end end;
 	struct gctx_rec_probe probe;
 	struct gctx_rec_thread thread;
+	struct gctx_rec_api_present apip;
 	struct gctx_rec_write_loss wloss;
 	struct gctx_ev_apimap apimap;
 	struct gctx_rec_api_gap gap;
