@@ -112,12 +112,9 @@ t_root_exec() {
 	fi
 }
 
-# 2. A crafted .dynsym (sh_entsize 0) is skipped; recording goes on and ends cleanly.
-t_elf_entsize() {
-	local lib=$T/elf/libcuda.so.1 rc
-	mkdir -p "$T/elf"
-	cp "$top/build/doubles/libcuda.so.1" "$lib" 2>/dev/null || build_evil_lib "$lib" "$T"
-	python3 - "$lib" <<'EOF'
+# A library whose .dynsym has sh_entsize 0 (once a division by zero).
+entsize0() { # LIB
+	python3 - "$1" <<'EOF'
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
 shoff, = struct.unpack_from("<Q", b, 0x28)
@@ -128,6 +125,14 @@ for i in range(shnum):
         struct.pack_into("<Q", b, off + 0x38, 0)       # sh_entsize = 0
 open(sys.argv[1], "wb").write(b)
 EOF
+}
+
+# 2. A crafted .dynsym (sh_entsize 0) is skipped; recording goes on and ends cleanly.
+t_elf_entsize() {
+	local lib=$T/elf/libcuda.so.1 rc
+	mkdir -p "$T/elf"
+	cp "$top/build/doubles/libcuda.so.1" "$lib" 2>/dev/null || build_evil_lib "$lib" "$T"
+	entsize0 "$lib"
 	timeout 60 "$G" record -q -o "$T/elf.gctx" -- /usr/bin/python3 -c \
 		"import ctypes, time; ctypes.CDLL('$lib'); time.sleep(0.5)" >/dev/null \
 		2>"$T/elf_entsize.err"
@@ -438,8 +443,81 @@ sys.exit(0 if n <= 64 and refused else 1)' 2>>"$T/probe_cap.err" ||
 	result probe_cap $? "record does not count the refused addresses"
 }
 
+# 18. (issue 27.4) LD_LIBRARY_PATH pointing into a directory only root may enter: gpuctx lists
+# and probes it only as the traced user could, so not at all (and never runs what is in it).
+t_llp_root_only() {
+	local d=$T/llp m=$T/llpmarks
+	mkdir -p "$d/secret" "$m" && chmod 700 "$d/secret" && chmod 1777 "$m"
+	build_evil_lib "$d/secret/libcuda.so.1" "$m" || { result llp_root_only 1 "cannot build"; return; }
+	timeout 60 "$G" record -q -o "$T/llp.gctx" -- "${NOBODY[@]}" env LD_LIBRARY_PATH="$d/secret" \
+		/usr/bin/python3 -c "import time; time.sleep(0.5)" >/dev/null 2>"$T/llp_root_only.err" ||
+		{ result llp_root_only 1 "record failed"; return; }
+	"$G" report --json "$T/llp.gctx" 2>>"$T/llp_root_only.err" | /usr/bin/python3 -c '
+import json, sys
+bad = {p["lib"] for p in json.load(sys.stdin)["probes"] if "/secret/" in p["lib"]}
+print("probed:", bad, file=sys.stderr)
+sys.exit(1 if bad else 0)' 2>>"$T/llp_root_only.err" ||
+		{ result llp_root_only 1 "a library in a root-only directory was probed"; return; }
+	if ls "$m" | grep -q "^ran-gpuctx"; then
+		result llp_root_only 1 "its code ran: $(ls "$m")"
+	else
+		result llp_root_only 0
+	fi
+}
+
+# 19. (issue 27.4) A library path that gpuctx could follow elsewhere: the traced user maps
+# "DIR/evil dir/libcuda.so.1" and makes "DIR/evil" a symlink to a 0600 root-only library. The
+# file probed is the one mapped (through /proc/PID/map_files), never what a path names.
+t_lib_symlink() {
+	local d=$T/sym r=$T/symroot
+	mkdir -p "$d/evil dir" "$r" && chmod 700 "$r"
+	printf 'int hipInit(unsigned int f) { return 0; }\n' >"$r/secret.c"
+	gcc -shared -fPIC -o "$r/libsecret.so" "$r/secret.c" && chmod 600 "$r/libsecret.so" ||
+		{ result lib_symlink 1 "cannot build"; return; }
+	build_procaddr_lib "$d/evil dir/libcuda.so.1" 1 || { result lib_symlink 1 "cannot build"; return; }
+	ln -s "$r/libsecret.so" "$d/evil"
+	chown -R 65534:65534 "$d"
+	chown -h 65534:65534 "$d/evil"
+	timeout 60 "$G" record -q -o "$T/sym.gctx" -- "${NOBODY[@]}" /usr/bin/python3 -c "
+import ctypes, time; ctypes.CDLL('$d/evil dir/libcuda.so.1'); time.sleep(0.3)" \
+		>/dev/null 2>"$T/lib_symlink.err" || { result lib_symlink 1 "record failed"; return; }
+	"$G" report --json "$T/sym.gctx" 2>>"$T/lib_symlink.err" | /usr/bin/python3 -c '
+import json, sys
+pr = json.load(sys.stdin)["probes"]
+bad = {(p["lib"], p["symbol"]) for p in pr if p["lib"].endswith("/evil")}
+ok = {p["symbol"] for p in pr if p["lib"].endswith("/evil dir/libcuda.so.1")}
+print("followed:", bad, "mapped:", ok, file=sys.stderr)
+sys.exit(1 if bad or "cuInit" not in ok else 0)' 2>>"$T/lib_symlink.err"
+	result lib_symlink $? "probed what the path names, not the file mapped"
+}
+
+# 20. (issue 27.10) Terminal escapes in a library path: record's warnings and -v lines show
+# them escaped, as every other output does.
+t_escape_lib() {
+	local d rc
+	d=$T/$(printf 'esc\033]0;pwned\007\033[31m')
+	mkdir -p "$d"
+	cp "$top/build/doubles/libcuda.so.1" "$d/libcuda.so.1" 2>/dev/null ||
+		build_evil_lib "$d/libcuda.so.1" "$T"
+	entsize0 "$d/libcuda.so.1"
+	LIB=$d/libcuda.so.1 timeout 60 "$G" record -v -o "$T/esc.gctx" -- /usr/bin/python3 -c "
+import ctypes, os, time; ctypes.CDLL(os.environ['LIB']); time.sleep(0.3)" >/dev/null \
+		2>"$T/escape_lib.err"
+	rc=$?
+	[ $rc = 0 ] || { result escape_lib 1 "record exited $rc"; return; }
+	grep -q "bad .dynsym section: skipped" "$T/escape_lib.err" ||
+		{ result escape_lib 1 "no warning about the library"; return; }
+	if grep -q $'\033' "$T/escape_lib.err"; then
+		grep -a $'\033' "$T/escape_lib.err" | cat -v | head -3 >>"$T/escape_lib.err"
+		result escape_lib 1 "a raw escape reached the terminal"
+	else
+		result escape_lib 0
+	fi
+}
+
 all_tests=(root_exec elf_entsize fifo_lib record_output fd_leak export_output modes disk_full signal
-	own_child duration corrupt stdout demo_kill gone procaddr_foreign probe_cap)
+	own_child duration corrupt stdout demo_kill gone procaddr_foreign probe_cap
+	llp_root_only lib_symlink escape_lib)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

@@ -18,16 +18,18 @@
 #include "lib/elfsyms.h"
 #include "lib/hmap.h"
 #include "lib/ldso.h"
+#include "lib/esc.h"
+#include "collect/libfile.h"
 #include "collect/ldpath.h"
 
-#define MAX_ROOTS	 64
-#define MAX_DIR_ENTRIES	 65536		/* names read from one directory */
-#define MAX_CACHE_BYTES	 (16u << 20)	/* ld.so.cache larger than this is not read */
-#define MAX_ENV_BYTES	 (1u << 20)
-#define ROOT_LEN	 64
-#define MAX_DONE	 65536		/* objects and search paths remembered as predicted */
-#define KIND_OBJECT	 1
-#define KIND_LLP	 2
+#define MAX_ROOTS	64
+#define MAX_DIR_ENTRIES 65536	    /* names read from one directory */
+#define MAX_CACHE_BYTES (16u << 20) /* ld.so.cache larger than this is not read */
+#define MAX_ENV_BYTES	(1u << 20)
+#define ROOT_LEN	64
+#define MAX_DONE	65536 /* objects and search paths remembered as predicted */
+#define KIND_OBJECT	1
+#define KIND_LLP	2
 
 struct root_id {
 	dev_t dev;
@@ -45,8 +47,12 @@ struct gctx_ldpath {
 
 /* Where the loader looks when nothing else names the library (x86-64 Debian/Fedora/Ubuntu). */
 static const char *const default_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib",
-	"/usr/lib",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
 };
 
 struct gctx_ldpath *gctx_ldpath__new(struct gctx_uprobes *u, bool verbose)
@@ -106,22 +112,44 @@ void gctx_ldpath__root(__u32 pid, char *out, size_t len)
 		snprintf(out, len, "%s", r);
 }
 
-static void probe_file(struct gctx_ldpath *p, const char *path)
-{
-	struct stat st;
-	char err[256];
-
-	/* a name in someone else's directory: only a regular file is opened (a FIFO blocks) */
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
-		return;
-	if (gctx_uprobes__add_lib(p->u, path, err, sizeof(err)) && p->verbose)
-		fprintf(stderr, "gpuctx: predicted %s: %s\n", path, err);
-}
-
 struct scan_ctx {
 	struct gctx_ldpath *p;
 	const char *root;
+	struct gctx_cred *cred; /* the process's file access; NULL: gpuctx's own (its command) */
 };
+
+/* Look at files with the process's own access while the scope lasts (nothing if none). */
+static bool as_process(struct scan_ctx *s)
+{
+	return !s->cred || !gctx_cred__enter(s->cred);
+}
+
+static void as_gpuctx(struct scan_ctx *s)
+{
+	if (s->cred)
+		gctx_cred__leave(s->cred);
+}
+
+static void probe_file(struct scan_ctx *s, const char *path)
+{
+	char err[PATH_MAX + 64], real[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	/* a name in someone else's directory: opened as that process could, a regular file only
+	 * (a FIFO blocks, a device acts), then probed by gpuctx through the fd */
+	if (!as_process(s))
+		return;
+	fd = gctx_file_open_checked(path, true, NULL, &st, err, sizeof(err));
+	if (fd >= 0 && !realpath(path, real))
+		real[0] = '\0';
+	as_gpuctx(s);
+	if (fd >= 0 &&
+	    !gctx_uprobes__add_lib_fd(s->p->u, fd, &st, path, "/", real, err, sizeof(err)))
+		return;
+	if (s->p->verbose && fd != -ENOENT && fd != -EACCES)
+		gctx_warn_escaped("gpuctx: predicted: ", err);
+}
 
 /* A directory the loader will search: probe the CUDA/HIP libraries in it. */
 static void scan_dir(void *ctx, const char *dir)
@@ -132,9 +160,11 @@ static void scan_dir(void *ctx, const char *dir)
 	DIR *dp;
 	int n = 0;
 
-	if (snprintf(path, sizeof(path), "%s%s", s->root, dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s%s", s->root, dir) >= (int)sizeof(path) ||
+	    !as_process(s))
 		return;
-	dp = opendir(path);
+	dp = opendir(path); /* listed only if the process may list it */
+	as_gpuctx(s);
 	if (!dp)
 		return;
 	while ((d = readdir(dp)) && n++ < MAX_DIR_ENTRIES) {
@@ -142,7 +172,7 @@ static void scan_dir(void *ctx, const char *dir)
 			continue;
 		if (snprintf(path, sizeof(path), "%s%s/%s", s->root, dir, d->d_name) <
 		    (int)sizeof(path))
-			probe_file(s->p, path);
+			probe_file(s, path);
 	}
 	closedir(dp);
 }
@@ -154,13 +184,17 @@ static void cache_entry(void *ctx, const char *name, const char *lib)
 
 	if (gctx_ldso_is_api_name(name) && lib[0] == '/' &&
 	    snprintf(path, sizeof(path), "%s%s", s->root, lib) < (int)sizeof(path))
-		probe_file(s->p, path);
+		probe_file(s, path);
 }
 
-/* Read a whole small file (NUL added); NULL if absent or larger than max. */
-static char *read_small(const char *path, size_t max, size_t *len)
+/* Read a whole small file (NUL added); NULL if absent, not regular (unless procfs) or larger
+ * than max. */
+static char *read_small(const char *path, bool procfs, size_t max, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	char err[PATH_MAX + 64];
+	struct stat st;
+	int fd = procfs ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+			: gctx_file_open_checked(path, true, NULL, &st, err, sizeof(err));
 	size_t cap = 4096, n = 0;
 	char *buf = NULL, *nb;
 	ssize_t got;
@@ -195,9 +229,9 @@ fail:
 }
 
 /* ld.so.cache and the default directories, once per mount namespace root. */
-static void predict_system(struct gctx_ldpath *p, const char *root)
+static void predict_system(struct gctx_ldpath *p, const char *root, struct gctx_cred *cred)
 {
-	struct scan_ctx s = { p, root };
+	struct scan_ctx s = {p, root, cred};
 	char path[PATH_MAX];
 	struct stat st;
 	size_t len;
@@ -209,9 +243,13 @@ static void predict_system(struct gctx_ldpath *p, const char *root)
 		if (p->roots[i].dev == st.st_dev && p->roots[i].ino == st.st_ino)
 			return;
 	if (p->nroots < MAX_ROOTS)
-		p->roots[p->nroots++] = (struct root_id){ st.st_dev, st.st_ino };
+		p->roots[p->nroots++] = (struct root_id){st.st_dev, st.st_ino};
 	snprintf(path, sizeof(path), "%s/etc/ld.so.cache", root);
-	buf = read_small(path, MAX_CACHE_BYTES, &len);
+	buf = NULL;
+	if (as_process(&s)) {
+		buf = read_small(path, false, MAX_CACHE_BYTES, &len);
+		as_gpuctx(&s);
+	}
 	if (buf) {
 		gctx_ldso_cache_each(buf, len, cache_entry, &s);
 		free(buf);
@@ -227,11 +265,13 @@ static void api_sym(void *ctx, const char *name, __u64 file_off)
 		*(bool *)ctx = true;
 }
 
-/* DT_RUNPATH and DT_RPATH of an ELF object (both: either may apply to what it loads). True
- * when the object itself defines cuInit or hipInit (only the first time it is seen). */
-static bool predict_elf(struct gctx_ldpath *p, const char *root, const char *obj)
+/* DT_RUNPATH and DT_RPATH of an ELF object open at ofd (obj its path in root, for $ORIGIN;
+ * both tags: either may apply to what it loads). True when the object itself defines cuInit
+ * or hipInit (only the first time it is seen). */
+static bool predict_elf(struct gctx_ldpath *p, const char *root, const char *obj, int ofd,
+			struct gctx_cred *cred)
 {
-	struct scan_ctx s = { p, root };
+	struct scan_ctx s = {p, root, cred};
 	char path[PATH_MAX], origin[PATH_MAX], *slash;
 	Elf_Scn *scn = NULL;
 	bool api = false;
@@ -243,15 +283,16 @@ static bool predict_elf(struct gctx_ldpath *p, const char *root, const char *obj
 		return false;
 	/* $ORIGIN is the object's own directory: the same file under another path is another
 	 * prediction, so remember the path's hash with the file */
-	if (stat(path, &st) || !S_ISREG(st.st_mode) ||
-	    !first_time(p, KIND_OBJECT, ((__u64)st.st_dev << 32) ^ st.st_ino, hash_str(path)))
+	if (fstat(ofd, &st) || !S_ISREG(st.st_mode) ||
+	    !first_time(p, KIND_OBJECT, ((__u64)st.st_dev << 32) ^ st.st_ino,
+			hash_str(path) ^ (cred ? cred->uid : 0)))
 		return false;
 	snprintf(origin, sizeof(origin), "%s", obj);
 	slash = strrchr(origin, '/');
 	if (!slash)
 		return false;
 	*(slash == origin ? slash + 1 : slash) = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = fcntl(ofd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return false;
 	/* exports through the validated reader (the file is the traced process's) */
@@ -286,46 +327,55 @@ static bool predict_elf(struct gctx_ldpath *p, const char *root, const char *obj
 	return api;
 }
 
-bool gctx_ldpath__predict_object(struct gctx_ldpath *p, __u32 pid, const char *path)
+bool gctx_ldpath__predict_object(struct gctx_ldpath *p, __u32 pid, const char *path, int fd)
 {
+	struct gctx_cred cred;
 	char root[ROOT_LEN];
 
-	if (!p || !path || path[0] != '/')
+	if (!p || !path || path[0] != '/' || gctx_cred__of_pid(pid, &cred))
 		return false;
 	gctx_ldpath__root(pid, root, sizeof(root));
-	return predict_elf(p, root, path);
+	return predict_elf(p, root, path, fd, &cred);
 }
 
-static void predict_env(struct gctx_ldpath *p, const char *root, const char *llp)
+static void predict_env(struct gctx_ldpath *p, const char *root, const char *llp,
+			struct gctx_cred *cred)
 {
-	struct scan_ctx s = { p, root };
+	struct scan_ctx s = {p, root, cred};
 
-	if (llp && first_time(p, KIND_LLP, hash_str(llp), hash_str(root)))
+	/* per user too: a directory one user may list and another may not */
+	if (llp && first_time(p, KIND_LLP, hash_str(llp) ^ (cred ? cred->uid : 0), hash_str(root)))
 		gctx_ldso_split(llp, NULL, scan_dir, &s);
 }
 
 void gctx_ldpath__predict_pid(struct gctx_ldpath *p, __u32 pid)
 {
-	char root[ROOT_LEN], path[64], exe[PATH_MAX], llp[PATH_MAX];
+	char root[ROOT_LEN], path[64], exe[PATH_MAX], llp[PATH_MAX], err[128];
+	struct gctx_cred cred;
+	struct stat st;
 	size_t len;
 	ssize_t n;
 	char *env;
+	int fd;
 
-	if (!p)
+	if (!p || gctx_cred__of_pid(pid, &cred))
 		return;
 	gctx_ldpath__root(pid, root, sizeof(root));
 	snprintf(path, sizeof(path), "/proc/%u/environ", pid);
-	env = read_small(path, MAX_ENV_BYTES, &len);
+	env = read_small(path, true, MAX_ENV_BYTES, &len);
 	if (env && gctx_ldso_env_get(env, len, "LD_LIBRARY_PATH", llp, sizeof(llp)))
-		predict_env(p, root, llp);
+		predict_env(p, root, llp, &cred);
 	free(env);
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
-	if (n > 0) {
+	/* the very file it runs (the magic link), whatever its path names now */
+	fd = n > 0 ? gctx_file_open_checked(path, true, NULL, &st, err, sizeof(err)) : -1;
+	if (fd >= 0) {
 		exe[n] = 0;
-		predict_elf(p, root, exe);
+		predict_elf(p, root, exe, fd, &cred);
+		close(fd);
 	}
-	predict_system(p, root);
+	predict_system(p, root, &cred);
 }
 
 /* cmd[0] as execvp will find it. */
@@ -354,10 +404,20 @@ void gctx_ldpath__predict_cmd(struct gctx_ldpath *p, char *const *cmd)
 {
 	char exe[PATH_MAX];
 
+	char err[PATH_MAX + 64];
+	struct stat st;
+	int fd;
+
 	if (!p)
 		return;
-	predict_env(p, "", getenv("LD_LIBRARY_PATH"));
-	if (cmd && cmd[0] && which(cmd[0], exe, sizeof(exe)))
-		predict_elf(p, "", exe);
-	predict_system(p, "");
+	/* gpuctx's own environment and command: the user running gpuctx chose them */
+	predict_env(p, "", getenv("LD_LIBRARY_PATH"), NULL);
+	if (cmd && cmd[0] && which(cmd[0], exe, sizeof(exe))) {
+		fd = gctx_file_open_checked(exe, true, NULL, &st, err, sizeof(err));
+		if (fd >= 0) {
+			predict_elf(p, "", exe, fd, NULL);
+			close(fd);
+		}
+	}
+	predict_system(p, "", NULL);
 }

@@ -2,11 +2,14 @@
 /* Safe opening of library files named by traced processes (interface in libfile.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/fsuid.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #include "lib/esc.h"
@@ -150,4 +153,85 @@ void gctx_warn_escaped(const char *prefix, const char *msg)
 
 	gctx_format_str(esc, sizeof(esc), msg, 512);
 	fprintf(stderr, "%s%s\n", prefix, esc);
+}
+
+int gctx_cred__of_pid(__u32 pid, struct gctx_cred *c)
+{
+	char path[64], line[1024];
+	unsigned long r, e, sv, fs;
+	int have = 0;
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Uid: %lu %lu %lu %lu", &r, &e, &sv, &fs) == 4) {
+			c->uid = (uid_t)fs;
+			have |= 1;
+		} else if (sscanf(line, "Gid: %lu %lu %lu %lu", &r, &e, &sv, &fs) == 4) {
+			c->gid = (gid_t)fs;
+			have |= 2;
+		} else if (!strncmp(line, "Groups:", 7)) {
+			char *p = line + 7, *end;
+
+			for (;;) {
+				unsigned long g = strtoul(p, &end, 10);
+
+				if (end == p)
+					break;
+				if (c->ngroups == GCTX_CRED_GROUPS) {
+					fclose(f);
+					return -E2BIG;
+				}
+				c->groups[c->ngroups++] = (gid_t)g;
+				p = end;
+			}
+			have |= 4;
+		}
+	}
+	fclose(f);
+	return have == 7 ? 0 : -ESRCH;
+}
+
+/* setgroups(2) itself: glibc's wrapper changes every thread of gpuctx */
+static int thread_setgroups(int n, const gid_t *g)
+{
+	return syscall(SYS_setgroups, (size_t)n, g) ? -errno : 0;
+}
+
+int gctx_cred__enter(struct gctx_cred *c)
+{
+	c->entered = false;
+	c->nsaved = getgroups(GCTX_CRED_GROUPS, c->saved_groups);
+	if (c->nsaved < 0)
+		return -errno;
+	if (thread_setgroups(c->ngroups, c->groups))
+		return -EPERM;
+	/* setfsuid says only what the old value was: ask again to see the new one took */
+	setfsgid(c->gid);
+	setfsuid(c->uid);
+	if ((uid_t)setfsuid(c->uid) != c->uid || (gid_t)setfsgid(c->gid) != c->gid) {
+		c->entered = true;
+		gctx_cred__leave(c);
+		return -EPERM;
+	}
+	c->entered = true;
+	return 0;
+}
+
+void gctx_cred__leave(struct gctx_cred *c)
+{
+	if (!c->entered)
+		return;
+	setfsuid(geteuid());
+	setfsgid(getegid());
+	if (thread_setgroups(c->nsaved, c->saved_groups)) {
+		/* gpuctx would go on with the traced user's groups: never */
+		fprintf(stderr, "gpuctx: cannot restore its own groups: %s\n", strerror(errno));
+		abort();
+	}
+	c->entered = false;
 }

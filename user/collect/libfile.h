@@ -34,6 +34,28 @@ int gctx_libfile_open_mapping(__u32 pid, __u64 start, __u64 end, __u32 kdev, __u
  * written. root is "/" or "/proc/PID/root"; path is absolute inside it. */
 bool gctx_libfile_trusted(int fd, const char *root, const char *path);
 
+/* The file-access identity of a traced process (fsuid, fsgid, supplementary groups), taken
+ * by this thread alone while it looks at files that process names: a directory or library
+ * that process could not read is not read by gpuctx either. */
+#define GCTX_CRED_GROUPS 64
+struct gctx_cred {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[GCTX_CRED_GROUPS];
+	int ngroups;
+	/* saved by gctx_cred__enter */
+	gid_t saved_groups[GCTX_CRED_GROUPS];
+	int nsaved;
+	bool entered;
+};
+
+/* From /proc/PID/status. 0, or -errno (the process is gone, or has too many groups). */
+int gctx_cred__of_pid(__u32 pid, struct gctx_cred *c);
+/* Take c's file access in this thread (root's capabilities over files go with it), and give
+ * it back. enter returns 0 or -errno (nothing changed then). */
+int gctx_cred__enter(struct gctx_cred *c);
+void gctx_cred__leave(struct gctx_cred *c);
+
 /* prefix, then msg (which names paths a traced process chose) escaped, on stderr. */
 void gctx_warn_escaped(const char *prefix, const char *msg);
 

@@ -2,6 +2,7 @@
 /* API coverage on the live side (see libwatch.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,12 +13,15 @@
 #include <bpf/bpf.h>
 #include "gpuctx_hold.h"
 #include "lib/hmap.h"
+#include "lib/esc.h"
 #include "lib/ldso.h"
+#include "lib/procmaps.h"
 #include "lib/str.h"
 #include "collect/discover.h"
+#include "collect/libfile.h"
 #include "collect/libwatch.h"
 
-#define FIND_TRIES  20    /* a held mapping may still be completing: retry the maps this often */
+#define FIND_TRIES  20	  /* a held mapping may still be completing: retry the maps this often */
 #define MAX_SEEN    65536 /* executable files looked at, remembered */
 #define MAX_PENDING 1024  /* execs whose libraries are predicted after the ring is drained */
 
@@ -27,7 +31,7 @@ struct gctx_libwatch {
 	struct gctx_ldpath *p;
 	struct gctx_hold *hold;
 	struct gctx_hmap seen; /* (dev, ino) of executable mappings already looked at */
-	bool last_new;	/* on_lib ran during the last add_lib: the file was new */
+	bool last_new;	       /* on_lib ran during the last add_lib: the file was new */
 	int last_ret;
 	/* Processes that exec'd since the last tick: predicted then, unless they exited in
 	 * between (most of a fork/exec storm: its five /proc reads per process would fail). */
@@ -87,77 +91,128 @@ static __u32 kdev(dev_t d)
 static void mark_known(struct gctx_libwatch *w, const struct gctx_lib_key *k, const char *path,
 		       __u8 how)
 {
+	char esc[GCTX_ESC_SIZE(256)];
+
 	if (w->o.known_fd >= 0 && bpf_map_update_elem(w->o.known_fd, k, &how, BPF_ANY) &&
-	    w->o.verbose)
-		fprintf(stderr, "gpuctx: cannot mark %s as known: %s\n", path, strerror(errno));
+	    w->o.verbose) {
+		gctx_format_str(esc, sizeof(esc), path, 256);
+		fprintf(stderr, "gpuctx: cannot mark %s as known: %s\n", esc, strerror(errno));
+	}
 }
 
 void gctx_libwatch__on_lib(void *ctx, const char *path, dev_t dev, ino_t ino, int ret)
 {
 	struct gctx_libwatch *w = ctx;
-	struct gctx_lib_key k = { .dev = kdev(dev), .ino = ino };
+	struct gctx_lib_key k = {.dev = kdev(dev), .ino = ino};
 
 	w->last_new = true;
 	w->last_ret = ret;
 	mark_known(w, &k, path, GCTX_LIB_PROBED);
 }
 
-/* The path of pid's mapping or open fd of (dev, ino): mpath as the process sees it, out as
- * reachable from here (through /proc/PID/root when its root is not ours). */
-static bool find_mapped(__u32 pid, __u32 dev, __u64 ino, char *out, size_t len,
-			char mpath[PATH_MAX])
+struct find_ctx {
+	__u32 dev;
+	__u64 ino, start, end;
+	char *mpath;
+	bool found;
+};
+
+static int find_line(void *ctx, const struct gctx_procmap *pm)
 {
-	char line[PATH_MAX + 128], root[64], fdp[64];
-	unsigned long long s, e, pgoff, fino;
-	unsigned int maj, min;
+	struct find_ctx *f = ctx;
+
+	if (pm->path[0] != '/' || gctx_procmap_kdev(pm) != f->dev || pm->ino != f->ino)
+		return 0;
+	f->start = pm->start;
+	f->end = pm->end;
+	snprintf(f->mpath, PATH_MAX, "%s", pm->path);
+	f->found = true;
+	return 1;
+}
+
+/* Open pid's mapping or open fd of (dev, ino): the file itself, through /proc/PID/map_files or
+ * /proc/PID/fd, never by its path (which the process may have pointed anywhere since). fd or
+ * -errno; mpath is the path as the process sees it, out as shown (through /proc/PID/root when
+ * its root is not ours). */
+static int open_mapped(__u32 pid, __u32 dev, __u64 ino, struct stat *st, char *out, size_t len,
+		       char mpath[PATH_MAX])
+{
+	struct stat want = {.st_dev = makedev(dev >> 20, dev & 0xfffff), .st_ino = ino};
+	struct find_ctx f = {.dev = dev, .ino = ino, .mpath = mpath};
+	char line[PATH_MAX + 128], root[64], fdp[64], err[PATH_MAX + 64];
 	struct dirent *d;
-	char perms[8];
-	bool found = false;
+	int fd = -ENOENT, mfd;
 	DIR *dp;
-	FILE *f;
 
 	gctx_ldpath__root(pid, root, sizeof(root));
 	snprintf(line, sizeof(line), "/proc/%u/maps", pid);
-	f = fopen(line, "re");
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff,
-			       &maj, &min, &fino, mpath) == 8 &&
-			mpath[0] == '/' && ((maj << 20) | min) == dev && fino == ino;
-	if (f)
-		fclose(f);
+	mfd = open(line, O_RDONLY | O_CLOEXEC);
+	if (mfd >= 0) {
+		gctx_procmaps_read_fd(mfd, find_line, &f, NULL);
+		close(mfd);
+	}
+	if (f.found) {
+		snprintf(line, sizeof(line), "/proc/%u/map_files/%llx-%llx", pid,
+			 (unsigned long long)f.start, (unsigned long long)f.end);
+		fd = gctx_file_open_checked(line, true, &want, st, err, sizeof(err));
+	}
 	/* not mapped yet: the loader still has the file open */
 	snprintf(fdp, sizeof(fdp), "/proc/%u/fd", pid);
-	dp = found ? NULL : opendir(fdp);
-	while (dp && !found && (d = readdir(dp))) {
-		struct stat st;
+	dp = f.found ? NULL : opendir(fdp);
+	while (dp && fd < 0 && (d = readdir(dp))) {
+		struct stat ls;
 		ssize_t n;
 
 		if (snprintf(line, sizeof(line), "%s/%s", fdp, d->d_name) >= (int)sizeof(line) ||
-		    stat(line, &st) || kdev(st.st_dev) != dev || st.st_ino != ino)
+		    stat(line, &ls) || kdev(ls.st_dev) != dev || ls.st_ino != ino)
 			continue;
 		n = readlink(line, mpath, PATH_MAX - 1);
-		if (n > 0 && mpath[0] == '/') {
-			mpath[n] = 0;
-			found = true;
-		}
+		if (n <= 0 || mpath[0] != '/')
+			continue;
+		mpath[n] = 0;
+		fd = gctx_file_open_checked(line, true, &want, st, err, sizeof(err));
 	}
 	if (dp)
 		closedir(dp);
-	return found && snprintf(out, len, "%s%s", root, mpath) < (int)len;
+	if (fd >= 0 && snprintf(out, len, "%s%s", root, mpath) >= (int)len) {
+		close(fd);
+		fd = -ENAMETOOLONG;
+	}
+	return fd;
 }
 
-static void emit_gap(struct gctx_libwatch *w, const struct gctx_ev_hdr *h, __u32 reason,
-		     __u32 dev, __u64 ino, __u64 to_ns, const char *lib)
+/* Probe the library open at fd, found mapped by pid at mpath. */
+static int add_mapped(struct gctx_libwatch *w, __u32 pid, int fd, const struct stat *st,
+		      const char *shown, const char *mpath, char *err, size_t errlen)
+{
+	char root[64];
+
+	gctx_ldpath__root(pid, root, sizeof(root));
+	return gctx_uprobes__add_lib_fd(w->u, fd, st, shown, root[0] ? root : "/", mpath, err,
+					errlen);
+}
+
+static void emit_gap(struct gctx_libwatch *w, const struct gctx_ev_hdr *h, __u32 reason, __u32 dev,
+		     __u64 ino, __u64 to_ns, const char *lib)
 {
 	struct gctx_rec_api_gap g = {
-		.pid = h ? h->tgid : 0, .tid = h ? h->tid : 0, .reason = reason, .dev = dev,
-		.ino = ino, .from_ns = h ? h->ts_ns : 0, .to_ns = to_ns,
+	    .pid = h ? h->tgid : 0,
+	    .tid = h ? h->tid : 0,
+	    .reason = reason,
+	    .dev = dev,
+	    .ino = ino,
+	    .from_ns = h ? h->ts_ns : 0,
+	    .to_ns = to_ns,
 	};
 
 	snprintf(g.lib, sizeof(g.lib), "%.*s", (int)sizeof(g.lib) - 1, lib);
-	if (w->o.verbose)
-		fprintf(stderr, "gpuctx: API calls of %u in %s unseen (reason %u)\n", g.pid, g.lib,
+	if (w->o.verbose) {
+		char esc[GCTX_ESC_SIZE(sizeof(g.lib))];
+
+		gctx_format_str(esc, sizeof(esc), g.lib, sizeof(g.lib));
+		fprintf(stderr, "gpuctx: API calls of %u in %s unseen (reason %u)\n", g.pid, esc,
 			reason);
+	}
 	if (w->o.cb)
 		w->o.cb(w->o.cb_ctx, GCTX_REC_API_GAP, &g, sizeof(g));
 }
@@ -166,8 +221,13 @@ static void emit_hold(struct gctx_libwatch *w, const struct gctx_ev_apimap *m, _
 		      __u64 to_ns, const char *lib)
 {
 	struct gctx_rec_hold r = {
-		.pid = m->hdr.tgid, .tid = m->hdr.tid, .released_by = by, .dev = m->dev,
-		.ino = m->ino, .from_ns = m->hdr.ts_ns, .to_ns = to_ns,
+	    .pid = m->hdr.tgid,
+	    .tid = m->hdr.tid,
+	    .released_by = by,
+	    .dev = m->dev,
+	    .ino = m->ino,
+	    .from_ns = m->hdr.ts_ns,
+	    .to_ns = to_ns,
 	};
 
 	snprintf(r.lib, sizeof(r.lib), "%.*s", (int)sizeof(r.lib) - 1, lib);
@@ -181,23 +241,31 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 {
 	char path[PATH_MAX], ns[PATH_MAX], err[256], name[GCTX_APIMAP_NAME_LEN + 1];
 	bool held = m->flags & GCTX_APIMAP_HELD, found = false, probed;
-	int ret = -ENOENT, rel = 0;
+	int ret = -ENOENT, rel = 0, fd = -ENOENT;
+	struct stat st;
 	__u32 reason;
 	__u64 now, t0;
 
 	gctx_copy_str(name, sizeof(name), m->name, sizeof(m->name));
 	t0 = gctx_now_mono();
-	for (int i = 0; i < (held ? FIND_TRIES : 1) && !found; i++) {
-		found = find_mapped(m->hdr.tgid, m->dev, m->ino, path, sizeof(path), ns);
-		if (!found && held)
+	for (int i = 0; i < (held ? FIND_TRIES : 1) && fd < 0; i++) {
+		fd = open_mapped(m->hdr.tgid, m->dev, m->ino, &st, path, sizeof(path), ns);
+		if (fd < 0 && held)
 			usleep(1000);
 	}
+	found = fd >= 0;
 	if (found && w->u)
-		ret = gctx_uprobes__add_lib(w->u, path, err, sizeof(err));
+		ret = add_mapped(w, m->hdr.tgid, fd, &st, path, ns, err, sizeof(err));
+	else if (found)
+		close(fd);
 	now = gctx_now_mono();
-	if (w->o.verbose)
+	if (w->o.verbose) {
+		char esc[GCTX_ESC_SIZE(GCTX_APIMAP_NAME_LEN)];
+
+		gctx_format_str(esc, sizeof(esc), name, sizeof(name));
 		fprintf(stderr, "gpuctx: %s of pid %u: seen after %.2f ms, probed after %.2f ms\n",
-			name, m->hdr.tgid, (t0 - m->hdr.ts_ns) / 1e6, (now - m->hdr.ts_ns) / 1e6);
+			esc, m->hdr.tgid, (t0 - m->hdr.ts_ns) / 1e6, (now - m->hdr.ts_ns) / 1e6);
+	}
 	if (held) {
 		rel = gctx_hold__release(w->hold, m->hdr.tgid, m->hdr.ts_ns);
 		emit_hold(w, m, rel == 1 ? 0 : rel == 2 ? 2 : 1, now, found ? path : name);
@@ -217,18 +285,19 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 		reason = GCTX_GAP_HOLD_FAILED;
 	/* not found: the process is gone or unmapped it, and its calls went unseen throughout */
 	if (reason)
-		emit_gap(w, &m->hdr, reason, m->dev, m->ino, probed ? now : 0,
-			 found ? path : name);
+		emit_gap(w, &m->hdr, reason, m->dev, m->ino, probed ? now : 0, found ? path : name);
 }
 
 /* Any other executable mapping: its RUNPATH names where its own dependencies come from, and
  * a library not named like an API library may still be one (found by its exports). */
 static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 {
-	struct gctx_lib_key k = { .dev = m->dev, .ino = m->ino };
+	struct gctx_lib_key k = {.dev = m->dev, .ino = m->ino};
 	char path[PATH_MAX], ns[PATH_MAX], err[256];
 	const char *base;
+	struct stat st;
 	__u32 v;
+	int fd;
 
 	if (!w->u || gctx_hmap__get(&w->seen, m->dev, m->ino, &v))
 		return;
@@ -236,22 +305,28 @@ static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 		gctx_hmap__put(&w->seen, m->dev, m->ino, 1);
 	if (w->o.known_fd >= 0 && !bpf_map_lookup_elem(w->o.known_fd, &k, &v))
 		return;
-	if (!find_mapped(m->hdr.tgid, m->dev, m->ino, path, sizeof(path), ns))
+	fd = open_mapped(m->hdr.tgid, m->dev, m->ino, &st, path, sizeof(path), ns);
+	if (fd < 0)
 		return;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	if (gctx_ldso_is_api_name(base))
+	if (gctx_ldso_is_api_name(base)) {
+		close(fd);
 		return; /* GCTX_EV_APIMAP covers it */
+	}
 	/* Looked at once is enough: from now on the kernel reports this file's mappings only to
 	 * processes whose mappings are kept (bpf/gpuctx.bpf.c, lib_mapped). Should the file's
 	 * own name be an API library's after all (the path cut at a space, a hard link), the
 	 * kernel checks that name itself and treats the file as new. */
 	mark_known(w, &k, path, GCTX_LIB_SEEN);
-	if (!gctx_ldpath__predict_object(w->p, m->hdr.tgid, ns))
+	if (!gctx_ldpath__predict_object(w->p, m->hdr.tgid, ns, fd)) {
+		close(fd);
 		return;
+	}
 	/* a CUDA/HIP library under another name (a renamed or statically wrapped driver) */
 	w->last_new = false;
-	if (!gctx_uprobes__add_lib(w->u, path, err, sizeof(err)) && w->last_new && !w->last_ret)
+	if (!add_mapped(w, m->hdr.tgid, fd, &st, path, ns, err, sizeof(err)) && w->last_new &&
+	    !w->last_ret)
 		emit_gap(w, &m->hdr, GCTX_GAP_NOT_CANDIDATE, m->dev, m->ino, gctx_now_mono(), path);
 }
 

@@ -392,11 +392,12 @@ static int flush_probes(struct gctx_uprobes *u, struct lib *l)
 		if (!r->err)
 			nok++;
 		if (u->o.verbose) {
-			char esc[GCTX_ESC_SIZE(256)];
+			char esc[GCTX_ESC_SIZE(256)], sym[GCTX_ESC_SIZE(sizeof(r->symbol))];
 
 			gctx_format_str(esc, sizeof(esc), l->path, 256);
+			gctx_format_str(sym, sizeof(sym), r->symbol, sizeof(r->symbol));
 			fprintf(stderr, "gpuctx: probe %s+0x%llx %s%s\n", esc,
-				(unsigned long long)r->offset, r->symbol, r->err ? " FAILED" : "");
+				(unsigned long long)r->offset, sym, r->err ? " FAILED" : "");
 		}
 		if (u->o.cb)
 			u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, r, sizeof(*r));
@@ -563,11 +564,15 @@ static void preresolve(struct gctx_uprobes *u, struct lib *l, const char *root, 
 	__u32 n;
 
 	if (!gctx_libfile_trusted(l->fd, root, inpath)) {
-		if (u->o.verbose)
+		if (u->o.verbose) {
+			char esc[GCTX_ESC_SIZE(256)];
+
+			gctx_format_str(esc, sizeof(esc), l->path, 256);
 			fprintf(stderr,
 				"gpuctx: %s is not root's alone: its cuGetProcAddress is "
 				"followed at run time only\n",
-				l->path);
+				esc);
+		}
 		return;
 	}
 	if (gctx_resolve_procaddrs(l->fd, l->dev, l->ino, &recs, &n))
@@ -623,6 +628,13 @@ static int add_lib_fd(struct gctx_uprobes *u, int fd, const struct stat *st, con
 	if (u->o.on_lib)
 		u->o.on_lib(u->o.on_lib_ctx, shown, st->st_dev, st->st_ino, ret);
 	return ret;
+}
+
+int gctx_uprobes__add_lib_fd(struct gctx_uprobes *u, int fd, const struct stat *st,
+			     const char *shown, const char *root, const char *inpath, char *err,
+			     size_t errlen)
+{
+	return add_lib_fd(u, fd, st, shown, root, inpath, err, errlen);
 }
 
 int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, size_t errlen)

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "collect/collector.h"
@@ -37,6 +38,12 @@ struct gctx_uprobes;
 struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *err, size_t errlen);
 /* Probe a library file. 0 (also when already probed), or -errno; err says why. */
 int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, size_t errlen);
+/* Probe the library open at fd (a regular file, st its fstat; fd is the callee's from now on),
+ * shown as shown. root ("/" or "/proc/PID/root") and inpath (absolute inside root) say where
+ * it lives, for the trust check of pre-resolution (libfile.h). 0 or -errno as add_lib. */
+int gctx_uprobes__add_lib_fd(struct gctx_uprobes *u, int fd, const struct stat *st,
+			     const char *shown, const char *root, const char *inpath, char *err,
+			     size_t errlen);
 /* Probe the CUDA/HIP libraries installed in the usual places (ld.so search dirs). */
 void gctx_uprobes__add_system_libs(struct gctx_uprobes *u);
 /* Probe the CUDA/HIP libraries this process maps (through /proc/PID/root for containers). */
