@@ -5,8 +5,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/userfaultfd.h>
 #include <cmocka.h>
 
 #include "collect/pymem.c" /* the module is live-only: built into its test directly */
@@ -155,6 +162,74 @@ static void test_nothing_to_read(void **state)
 	assert_int_equal(gctx_pymem__fill_lines(NULL, &ev, 1, &pid, 1, out), 1);
 }
 
+/* A process in another process's memory region whose faults are never served (a userfaultfd
+ * region, as the user's own FUSE file whose reads never answer: issue 27). */
+static pid_t stuck_memory(__u64 *addr)
+{
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		long uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+		struct uffdio_api api = {.api = UFFD_API};
+		void *a = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		struct uffdio_register reg = {.range = {(unsigned long)a, 1 << 16},
+					      .mode = UFFDIO_REGISTER_MODE_MISSING};
+		__u64 v = 0;
+
+		if (uffd >= 0 && a != MAP_FAILED && !ioctl(uffd, UFFDIO_API, &api) &&
+		    !ioctl(uffd, UFFDIO_REGISTER, &reg))
+			v = (unsigned long)a;
+		if (write(p[1], &v, sizeof(v)) != sizeof(v))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], addr, sizeof(*addr)), sizeof(*addr));
+	close(p[0]);
+	return pid;
+}
+
+/* The frame's code object lies in memory that never reads: the line is unknown, at once;
+ * the collector never waits on the process (on fc0e731 it stayed blocked for good). */
+static void test_never_blocks(void **state)
+{
+	__u64 addr = 0;
+	pid_t victim = stuck_memory(&addr), reader;
+	int st = 0, i;
+
+	(void)state;
+	if (!addr) {
+		kill(victim, SIGKILL);
+		waitpid(victim, NULL, 0);
+		skip(); /* userfaultfd for kernel faults needs CAP_SYS_PTRACE */
+	}
+	ev.py[0].code = addr;
+	reader = fork();
+	assert_true(reader >= 0);
+	if (!reader) {
+		__u32 pid = victim;
+
+		_exit(fill(&pid, 1) == 1 && out[0].line == 0 ? 0 : 1);
+	}
+	for (i = 0; i < 300 && waitpid(reader, &st, WNOHANG) != reader; i++)
+		usleep(10000);
+	/* the victim's end closes its userfaultfd: a blocked read fails then */
+	kill(victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+	if (i == 300) {
+		kill(reader, SIGKILL);
+		waitpid(reader, NULL, 0);
+	}
+	assert_true(i < 300);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	/* clang-format off */
@@ -164,6 +239,7 @@ int main(void)
 		cmocka_unit_test_setup(test_changed, setup),
 		cmocka_unit_test_setup(test_cache, setup),
 		cmocka_unit_test_setup(test_nothing_to_read, setup),
+		cmocka_unit_test_setup(test_never_blocks, setup),
 	};
 	/* clang-format on */
 
