@@ -189,6 +189,12 @@ static __u32 rm_alloc_client(struct gfile *f, __u32 *handle)
 }
 
 /* RM_ALLOC, NVOS21 or NVOS64: both start with hRoot, hObjectParent, hObjectNew, hClass. */
+/* NV01_EVENT, NV01_EVENT_KERNEL_CALLBACK, NV01_EVENT_OS_EVENT, NV01_EVENT_KERNEL_CALLBACK_EX */
+static bool event_class(__u32 cls)
+{
+	return cls == 0x05 || cls == 0x78 || cls == 0x79 || cls == 0x7e;
+}
+
 static __u32 rm_alloc(struct gfile *f, struct nvos21_params *p)
 {
 	struct rm_client *c;
@@ -199,7 +205,14 @@ static __u32 rm_alloc(struct gfile *f, struct nvos21_params *p)
 		p->hClass = NV01_ROOT_CLIENT;
 		return rm_alloc_client(f, &p->hObjectNew);
 	}
-	c = client_of(f, p->hRoot);
+	/* an event may be allocated on nvidiaN, for a client of the linked nvidiactl (as in
+	 * rm_alloc_memory, any client once linked) */
+	if (f->kind == DEV_NVIDIACTL)
+		c = client_of(f, p->hRoot);
+	else if (event_class(p->hClass) && f->ctl_linked)
+		c = client_find(p->hRoot);
+	else
+		return NV_ERR_INVALID_CLASS;
 	if (!c)
 		return NV_ERR_INVALID_CLIENT;
 	if (p->hObjectParent != c->handle && !obj_find(c, p->hObjectParent))
@@ -280,26 +293,30 @@ static __u32 rm_control(struct gfile *f, struct call *cl, struct nvos54_params *
 	return st;
 }
 
-static __u32 rm_map_memory(struct gfile *f, struct nvos33_with_fd *p)
+/* The verdict on a call naming object @handle of client @client through the open file @f. */
+static __u32 check_object(struct gfile *f, __u32 client, __u32 handle)
 {
-	struct rm_client *c = client_of(f, p->hClient);
+	struct rm_client *c = client_of(f, client);
 
 	if (!c)
 		return NV_ERR_INVALID_CLIENT;
-	if (!obj_find(c, p->hMemory))
-		return NV_ERR_INVALID_OBJECT_HANDLE;
-	return NV_OK;
+	return obj_find(c, handle) ? NV_OK : NV_ERR_INVALID_OBJECT_HANDLE;
+}
+
+static __u32 rm_map_memory(struct gfile *f, struct nvos33_with_fd *p)
+{
+	return check_object(f, p->hClient, p->hMemory);
+}
+
+/* UPDATE_DEVICE_MAPPING_INFO: a CPU mapping of @hMemory moved (mremap); nothing to track. */
+static __u32 rm_update_mapping(struct gfile *f, struct nvos56_params *p)
+{
+	return check_object(f, p->hClient, p->hMemory);
 }
 
 static __u32 rm_unmap_memory(struct gfile *f, struct nvos34_params *p)
 {
-	struct rm_client *c = client_of(f, p->hClient);
-
-	if (!c)
-		return NV_ERR_INVALID_CLIENT;
-	if (!obj_find(c, p->hMemory))
-		return NV_ERR_INVALID_OBJECT_HANDLE;
-	return NV_OK;
+	return check_object(f, p->hClient, p->hMemory);
 }
 
 #define VIDMEM_SIZE    (80ULL << 30)
@@ -336,6 +353,33 @@ static __u32 heap_alloc(struct rm_client *c, struct nvos32_params *p)
 	p->size = size;
 	p->limit = p->offset + size - 1;
 	return NV_OK;
+}
+
+/*
+ * RM_MAP_MEMORY_DMA: map memory into a GPU virtual address space (hDma: a virtual range or a
+ * VA space). At the caller's offset (DMA_OFFSET_FIXED), else at a fresh one; nothing is
+ * mapped for real.
+ */
+static __u32 rm_map_dma(struct gfile *f, struct nvos46_params *p)
+{
+	__u32 st = check_object(f, p->hClient, p->hDma);
+
+	if (st == NV_OK)
+		st = check_object(f, p->hClient, p->hMemory);
+	if (st != NV_OK)
+		return st;
+	if (!(p->flags & NVOS46_FLAGS_DMA_OFFSET_FIXED)) {
+		p->dmaOffset = ALIGN_UP(RM.va_next, 1ULL << 21);
+		RM.va_next = p->dmaOffset + ALIGN_UP(p->length ? p->length : 1, 0x1000);
+	}
+	return NV_OK;
+}
+
+static __u32 rm_unmap_dma(struct gfile *f, struct nvos47_params *p)
+{
+	__u32 st = check_object(f, p->hClient, p->hDma);
+
+	return st == NV_OK ? check_object(f, p->hClient, p->hMemory) : st;
 }
 
 /* RM_VID_HEAP_CONTROL (NVOS32): the heap functions libcuda uses. */
@@ -437,6 +481,15 @@ bool nv_size_ok(unsigned int nr, size_t size)
 		return size == sizeof(struct nvos34_params);
 	case NV_ESC_RM_VID_HEAP_CONTROL:
 		return size == sizeof(struct nvos32_params);
+	case NV_ESC_RM_MAP_MEMORY_DMA:
+		return size == sizeof(struct nvos46_params);
+	case NV_ESC_ALLOC_OS_EVENT:
+	case NV_ESC_FREE_OS_EVENT:
+		return size == sizeof(struct nv_os_event);
+	case NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO:
+		return size == sizeof(struct nvos56_params);
+	case NV_ESC_RM_UNMAP_MEMORY_DMA:
+		return size == sizeof(struct nvos47_params);
 	case NV_ESC_CARD_INFO:
 		return size && size % sizeof(struct nv_card_info) == 0;
 	case NV_ESC_REGISTER_FD:
@@ -500,11 +553,24 @@ static int nv_register(struct gfile *f, struct call *cl, struct nv_register_fd *
 	return 0;
 }
 
-/* Escapes for nvidiaN (NV_ACTUAL_DEVICE_ONLY); every other one but REGISTER_FD is for nvidiactl
- * only (NV_CTL_DEVICE_ONLY). */
+/* ALLOC_OS_EVENT / FREE_OS_EVENT: an event fd for a client (rm_alloc_os_event), on either
+ * device; events never fire here. */
+static __u32 os_event(struct nv_os_event *p)
+{
+	return client_find(p->hClient) ? NV_OK : NV_ERR_INVALID_CLIENT;
+}
+
+/* Escapes for nvidiaN (NV_ACTUAL_DEVICE_ONLY); every other one but REGISTER_FD and the OS events
+ * is for nvidiactl only (NV_CTL_DEVICE_ONLY). */
 static bool device_only(unsigned int nr)
 {
 	return nr == NV_ESC_RM_ALLOC_MEMORY || nr == NV_ESC_NUMA_INFO;
+}
+
+/* RM_ALLOC of an event class may go to either device (escape.c). */
+static bool either_device(unsigned int nr, const void *buf)
+{
+	return nr == NV_ESC_RM_ALLOC && event_class(((const struct nvos21_params *)buf)->hClass);
 }
 
 /* Where the RM status lies in the parameters of escape @nr. */
@@ -525,6 +591,12 @@ static size_t status_offset(unsigned int nr, size_t size)
 		return offsetof(struct nvos34_params, status);
 	case NV_ESC_RM_VID_HEAP_CONTROL:
 		return offsetof(struct nvos32_params, status);
+	case NV_ESC_RM_MAP_MEMORY_DMA:
+		return offsetof(struct nvos46_params, status);
+	case NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO:
+		return offsetof(struct nvos56_params, status);
+	case NV_ESC_RM_UNMAP_MEMORY_DMA:
+		return offsetof(struct nvos47_params, status);
 	default: /* NV_ESC_RM_ALLOC_MEMORY */
 		return offsetof(struct nvos02_with_fd, status);
 	}
@@ -537,7 +609,13 @@ static int nv_escape(struct gfile *f, struct call *cl, unsigned int nr, void *bu
 
 	if (nr == NV_ESC_REGISTER_FD)
 		return nv_register(f, cl, buf);
-	if (device_only(nr) == (f->kind == DEV_NVIDIACTL))
+	if (nr == NV_ESC_ALLOC_OS_EVENT || nr == NV_ESC_FREE_OS_EVENT) {
+		st = os_event(buf);
+		((struct nv_os_event *)buf)->Status = st;
+		cl->status = st;
+		return 0;
+	}
+	if (device_only(nr) == (f->kind == DEV_NVIDIACTL) && !either_device(nr, buf))
 		return -EINVAL;
 	switch (nr) {
 	case NV_ESC_CHECK_VERSION_STR:
@@ -567,6 +645,15 @@ static int nv_escape(struct gfile *f, struct call *cl, unsigned int nr, void *bu
 		break;
 	case NV_ESC_RM_VID_HEAP_CONTROL:
 		st = rm_vid_heap(f, buf);
+		break;
+	case NV_ESC_RM_MAP_MEMORY_DMA:
+		st = rm_map_dma(f, buf);
+		break;
+	case NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO:
+		st = rm_update_mapping(f, buf);
+		break;
+	case NV_ESC_RM_UNMAP_MEMORY_DMA:
+		st = rm_unmap_dma(f, buf);
 		break;
 	case NV_ESC_RM_UNMAP_MEMORY:
 		st = rm_unmap_memory(f, buf);

@@ -214,6 +214,29 @@ static __u32 gpu_id_info(struct rm_ctrl *x)
 
 /* ---- NV0080 (device) ---- */
 
+/*
+ * NV0080_CTRL_FIFO_GET_CHANNELLIST_PARAMS {numChannels; NvP64 pChannelHandleList @8; NvP64
+ * pChannelList @16}: the hardware channel id of each handle, written to the caller's list
+ * (ids from 1: the emulated GPU runs nothing).
+ */
+static __u32 fifo_channel_list(struct rm_ctrl *x)
+{
+	__u32 *p = x->p, i, id;
+	__u64 list;
+
+	if (x->size != 24)
+		return NV_ERR_INVALID_PARAM_STRUCT;
+	memcpy(&list, p + 4, sizeof(list));
+	if (p[0] > 4096 || (p[0] && !list))
+		return NV_ERR_INVALID_ARGUMENT;
+	for (i = 0; i < p[0]; i++) {
+		id = i + 1;
+		if (remote_write(x->tid, list + 4 * i, &id, sizeof(id)))
+			return NV_ERR_INVALID_ADDRESS;
+	}
+	return NV_OK;
+}
+
 /* NV0080_CTRL_GPU_GET_NUM_SUBDEVICES_PARAMS {numSubDevices}: no SLI */
 static __u32 num_subdevices(struct rm_ctrl *x)
 {
@@ -774,6 +797,44 @@ static __u32 arch_info(struct rm_ctrl *x)
 	return NV_OK;
 }
 
+/*
+ * NV906F_CTRL_GET_CLASS_ENGINEID_PARAMS {hObject; classEngineID; classID; engineID}: the class
+ * of a channel's object and the engine (NV2080_ENGINE_TYPE_*) that runs it; classEngineID is
+ * opaque to clients (here engine << 16 | class).
+ */
+static __u32 class_engineid(struct rm_ctrl *x)
+{
+	__u32 *p = x->p, cls, i, k;
+
+	if (x->size != 16)
+		return NV_ERR_INVALID_PARAM_STRUCT;
+	cls = rm_object_class(x->client, p[0]);
+	if (!cls)
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	p[2] = cls;
+	p[3] = 0;
+	for (i = 0; i < NENGINES && !p[3]; i++)
+		for (k = 0; k < 4; k++)
+			if (engines[i].classes[k] == cls)
+				p[3] = engines[i].type;
+	p[1] = p[3] << 16 | cls;
+	return NV_OK;
+}
+
+/*
+ * NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS {workSubmitToken}: what the client writes
+ * to the usermode doorbell to start the channel (its id; nothing rings here).
+ */
+static __u32 work_submit_token(struct rm_ctrl *x)
+{
+	static __u32 token;
+
+	if (x->size != 4)
+		return NV_ERR_INVALID_PARAM_STRUCT;
+	*(__u32 *)x->p = ++token;
+	return NV_OK;
+}
+
 /* What the real RM answers on this GPU's configuration (MIG off, ...). */
 static __u32 not_supported(struct rm_ctrl *x)
 {
@@ -818,55 +879,70 @@ struct ctrl_handler {
 
 static const struct ctrl_handler handlers[] = {
     {0x00000101, build_version},     /* NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION */
+    {0x0000013e, build_version_v2},  /* NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2 */
     {0x00000201, attached_ids},	     /* NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS */
+    {0x00000202, gpu_id_info},	     /* NV0000_CTRL_CMD_GPU_GET_ID_INFO */
     {0x00000205, gpu_id_info_v2},    /* NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2 */
     {0x00000214, probed_ids},	     /* NV0000_CTRL_CMD_GPU_GET_PROBED_IDS */
     {0x00000215, attach_ids},	     /* NV0000_CTRL_CMD_GPU_ATTACH_IDS */
-    {0x0000021b, gpu_pci_info},	     /* NV0000_CTRL_CMD_GPU_GET_PCI_INFO */
-    {0x00000a04, zeros},	     /* NV0000_CTRL_CMD_SYNC_GPU_BOOST_GROUP_INFO */
-    {0x00000d04, ok},		     /* NV0000_CTRL_CMD_CLIENT_SET_INHERITED_SHARE_POLICY */
-    {0xcb330101, zeros},	     /* NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES */
-    {0x00000202, gpu_id_info},	     /* NV0000_CTRL_CMD_GPU_GET_ID_INFO */
     {0x00000216, ok},		     /* NV0000_CTRL_CMD_GPU_DETACH_IDS */
-    {0x00801402, zeros},	     /* NV0080_CTRL_CMD_HOST_GET_CAPS_V2 */
-    {0x00800292, classlist_v2},	     /* NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2 */
+    {0x0000021b, gpu_pci_info},	     /* NV0000_CTRL_CMD_GPU_GET_PCI_INFO */
+    {0x0000027b, zeros},	     /* NV0000_CTRL_CMD_GPU_GET_MEMOP_ENABLE */
+    {0x00000a04, zeros},	     /* NV0000_CTRL_CMD_SYNC_GPU_BOOST_GROUP_INFO */
+    {0x00000d01, addr_space_type},   /* NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE */
+    {0x00000d04, ok},		     /* NV0000_CTRL_CMD_CLIENT_SET_INHERITED_SHARE_POLICY */
     {0x00800280, num_subdevices},    /* NV0080_CTRL_CMD_GPU_GET_NUM_SUBDEVICES */
-    {0x20801303, fb_info_v2},	     /* NV2080_CTRL_CMD_FB_GET_INFO_V2 */
-    {0x2080018b, not_supported},     /* NV2080_CTRL_CMD_GPU_GET_ACTIVE_PARTITION_IDS */
-    {0x2080014a, gid_info},	     /* NV2080_CTRL_CMD_GPU_GET_GID_INFO */
     {0x00800289, zeros},	     /* NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE */
+    {0x0080028b, not_supported},     /* not in the open 535 headers */
+    {0x00800292, classlist_v2},	     /* NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2 */
+    {0x00801307, fb_caps_v2},	     /* NV0080_CTRL_CMD_FB_GET_CAPS_V2 */
+    {0x00801402, zeros},	     /* NV0080_CTRL_CMD_HOST_GET_CAPS_V2 */
+    {0x0080170d, fifo_channel_list}, /* NV0080_CTRL_CMD_FIFO_GET_CHANNELLIST */
+    {0x00809909, not_supported},     /* not in the open 535 headers */
     {0x20800102, gpu_info_v2},	     /* NV2080_CTRL_CMD_GPU_GET_INFO_V2 */
-    {0x20801701, arch_info},	     /* NV2080_CTRL_CMD_MC_GET_ARCH_INFO */
-    {0x20801823, bus_info_v2},	     /* NV2080_CTRL_CMD_BUS_GET_INFO_V2 */
-    {0x20801801, bus_pci_info},	     /* NV2080_CTRL_CMD_BUS_GET_PCI_INFO */
-    {0x20801803, bus_bar_info},	     /* NV2080_CTRL_CMD_BUS_GET_PCI_BAR_INFO */
-    {0x20800170, engines_v2},	     /* NV2080_CTRL_CMD_GPU_GET_ENGINES_V2 */
-    {0x20800124, engine_classlist},  /* NV2080_CTRL_CMD_GPU_GET_ENGINE_CLASSLIST */
     {0x20800110, name_string},	     /* NV2080_CTRL_CMD_GPU_GET_NAME_STRING */
     {0x20800111, short_name_string}, /* NV2080_CTRL_CMD_GPU_GET_SHORT_NAME_STRING */
     {0x20800119, zeros},	     /* NV2080_CTRL_CMD_GPU_GET_SIMULATION_INFO */
-    {0x2080182a, zeros},	     /* NV2080_CTRL_CMD_BUS_GET_PCIE_SUPPORTED_GPU_ATOMICS */
+    {0x20800124, engine_classlist},  /* NV2080_CTRL_CMD_GPU_GET_ENGINE_CLASSLIST */
     {0x2080012f, zeros},	     /* NV2080_CTRL_CMD_GPU_QUERY_ECC_STATUS */
-    {0x20808161, not_supported},     /*  */
-    {0x0000027b, zeros},	     /* NV0000_CTRL_CMD_GPU_GET_MEMOP_ENABLE */
+    {0x20800131, zeros},	     /* NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES */
+    {0x20800145, ok},		     /* not in the open 535 headers */
+    {0x20800146, ok},		     /* not in the open 535 headers */
+    {0x2080014a, gid_info},	     /* NV2080_CTRL_CMD_GPU_GET_GID_INFO */
+    {0x20800170, engines_v2},	     /* NV2080_CTRL_CMD_GPU_GET_ENGINES_V2 */
+    {0x2080018b, not_supported},     /* NV2080_CTRL_CMD_GPU_GET_ACTIVE_PARTITION_IDS */
     {0x208001a3, zeros},	     /* NV2080_CTRL_CMD_GET_GPU_FABRIC_PROBE_INFO */
-    {0x0080028b, not_supported},     /*  */
     {0x20801201, gr_info},	     /* NV2080_CTRL_CMD_GR_GET_INFO */
+    {0x20801210, ok},		     /* NV2080_CTRL_CMD_GR_SET_CTXSW_PREEMPTION_MODE */
+    {0x2080121b, global_sm_order},   /* NV2080_CTRL_CMD_GR_GET_GLOBAL_SM_ORDER */
+    {0x20801227, gr_caps_v2},	     /* NV2080_CTRL_CMD_GR_GET_CAPS_V2 */
     {0x2080122a, gpc_mask},	     /* NV2080_CTRL_CMD_GR_GET_GPC_MASK */
     {0x2080122b, gr_tpc_mask},	     /* NV2080_CTRL_CMD_GR_GET_TPC_MASK */
-    {0x20801227, gr_caps_v2},	     /* NV2080_CTRL_CMD_GR_GET_CAPS_V2 */
-    {0x20802a0a, ce_all_caps},	     /* NV2080_CTRL_CMD_CE_GET_ALL_CAPS */
     {0x20801230, zeros},	     /* NV2080_CTRL_CMD_GR_GET_SM_ISSUE_RATE_MODIFIER */
-    {0x2080121b, global_sm_order},   /* NV2080_CTRL_CMD_GR_GET_GLOBAL_SM_ORDER */
-    {0x00801307, fb_caps_v2},	     /* NV0080_CTRL_CMD_FB_GET_CAPS_V2 */
-    {0x00000d01, addr_space_type},   /* NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE */
-    {0x20803601, gsp_features},	     /* NV2080_CTRL_CMD_GSP_GET_FEATURES */
-    {0x20800131, zeros},	     /* NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES */
-    {0x20808159, legacy_gr_info},    /*  */
+    {0x20801303, fb_info_v2},	     /* NV2080_CTRL_CMD_FB_GET_INFO_V2 */
+    {0x20801701, arch_info},	     /* NV2080_CTRL_CMD_MC_GET_ARCH_INFO */
+    {0x20801702, not_supported},     /* NV2080_CTRL_CMD_MC_SERVICE_INTERRUPTS */
+    {0x20801801, bus_pci_info},	     /* NV2080_CTRL_CMD_BUS_GET_PCI_INFO */
+    {0x20801803, bus_bar_info},	     /* NV2080_CTRL_CMD_BUS_GET_PCI_BAR_INFO */
+    {0x20801823, bus_info_v2},	     /* NV2080_CTRL_CMD_BUS_GET_INFO_V2 */
+    {0x2080182a, zeros},	     /* NV2080_CTRL_CMD_BUS_GET_PCIE_SUPPORTED_GPU_ATOMICS */
     {0x2080182b, zeros},	     /* NV2080_CTRL_CMD_BUS_GET_C2C_INFO */
+    {0x2080200a, ok},		     /* NV2080_CTRL_CMD_PERF_BOOST */
     {0x2080220c, ok},		     /* NV2080_CTRL_CMD_RC_RELEASE_WATCHDOG_REQUESTS */
-    {0x0000013e, build_version_v2},  /* NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2 */
+    {0x20802210, ok},		     /* NV2080_CTRL_CMD_RC_SOFT_DISABLE_WATCHDOG */
+    {0x20802a0a, ce_all_caps},	     /* NV2080_CTRL_CMD_CE_GET_ALL_CAPS */
+    {0x20803002, zeros},	     /* NV2080_CTRL_CMD_NVLINK_GET_NVLINK_STATUS */
+    {0x20803601, gsp_features},	     /* NV2080_CTRL_CMD_GSP_GET_FEATURES */
+    {0x20808159, legacy_gr_info},    /* not in the open 535 headers */
+    {0x20808161, not_supported},     /* not in the open 535 headers */
+    {0x83de0309, ok},		     /* NV83DE_CTRL_CMD_DEBUG_SET_EXCEPTION_MASK */
+    {0x906f0102, ok},		     /* NV906F_CTRL_CMD_RESET_CHANNEL */
     {0xa06c0101, ok},		     /* NVA06C_CTRL_CMD_GPFIFO_SCHEDULE */
+    {0xa06c0103, ok},		     /* NVA06C_CTRL_CMD_SET_TIMESLICE */
+    {0xa06c0105, ok},		     /* NVA06C_CTRL_CMD_PREEMPT */
+    {0xc36f0101, class_engineid},    /* NVC36F_CTRL_GET_CLASS_ENGINEID */
+    {0xc36f0108, work_submit_token}, /* NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN */
+    {0xcb330101, zeros},	     /* NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES */
 };
 
 __u32 rm_ctrl(struct rm_ctrl *x)

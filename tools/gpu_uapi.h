@@ -25,10 +25,15 @@
 #define NV_ESC_RM_VID_HEAP_CONTROL 0x4A
 #define NV_ESC_RM_MAP_MEMORY	  0x4E
 #define NV_ESC_RM_UNMAP_MEMORY	  0x4F
+#define NV_ESC_RM_MAP_MEMORY_DMA  0x57
+#define NV_ESC_RM_UNMAP_MEMORY_DMA 0x58
+#define NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO 0x5E
 #define NV_ESC_CARD_INFO	  0xC8
 #define NV_ESC_REGISTER_FD	  0xC9
 #define NV_ESC_CHECK_VERSION_STR  0xD2
 #define NV_ESC_IOCTL_XFER_CMD	  0xD3
+#define NV_ESC_ALLOC_OS_EVENT	  0xCE
+#define NV_ESC_FREE_OS_EVENT	  0xCF
 #define NV_ESC_ATTACH_GPUS_TO_FD  0xD4
 #define NV_ESC_SYS_PARAMS	  0xD6
 #define NV_ESC_NUMA_INFO	  0xD7
@@ -166,6 +171,56 @@ struct nvos32_params {
 #define NVOS32_ALLOC_FLAGS_MEMORY_HANDLE_PROVIDED 0x00004000
 #define NVOS32_ALLOC_FLAGS_VIRTUAL		  0x00080000
 
+/* NV_ESC_RM_MAP_MEMORY_DMA (NVOS46, 535 layout) */
+struct nvos46_params {
+	__u32 hClient;
+	__u32 hDevice;
+	__u32 hDma;
+	__u32 hMemory;
+	__u64 offset;
+	__u64 length;
+	__u32 flags;
+	__u32 _pad0;
+	__u64 dmaOffset;
+	__u32 status;
+	__u32 _pad1;
+};
+
+#define NVOS46_FLAGS_DMA_OFFSET_FIXED (1u << 15)
+
+/* NV_ESC_RM_UNMAP_MEMORY_DMA (NVOS47, 535 layout) */
+struct nvos47_params {
+	__u32 hClient;
+	__u32 hDevice;
+	__u32 hDma;
+	__u32 hMemory;
+	__u32 flags;
+	__u32 _pad0;
+	__u64 dmaOffset;
+	__u32 status;
+	__u32 _pad1;
+};
+
+/* NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO (NVOS56) */
+struct nvos56_params {
+	__u32 hClient;
+	__u32 hDevice;
+	__u32 hMemory;
+	__u32 _pad0;
+	__u64 pOldCpuAddress;
+	__u64 pNewCpuAddress;
+	__u32 status;
+	__u32 _pad1;
+};
+
+/* NV_ESC_ALLOC_OS_EVENT / NV_ESC_FREE_OS_EVENT (on nvidiactl or nvidiaN) */
+struct nv_os_event {
+	__u32 hClient;
+	__u32 hDevice;
+	__u32 fd;
+	__u32 Status;
+};
+
 /* NV_ESC_IOCTL_XFER_CMD: the real escape, its size and a pointer to its parameters. */
 struct nv_ioctl_xfer {
 	__u32 cmd;
@@ -264,6 +319,7 @@ struct nv_register_fd {
 #define NV_ERR_IN_USE			0x17
 #define NV_ERR_INVALID_ADDRESS		0x1E
 #define NV_ERR_INVALID_ARGUMENT		0x1F
+#define NV_ERR_INVALID_CLASS		0x22
 #define NV_ERR_INVALID_CLIENT		0x23
 #define NV_ERR_INVALID_OBJECT_HANDLE	0x33
 #define NV_ERR_INVALID_OBJECT_PARENT	0x36
@@ -430,6 +486,11 @@ _Static_assert(sizeof(struct nvos32_params) == 184, "NVOS32 is 184 bytes");
 _Static_assert(offsetof(struct nvos32_params, owner) == 0x28, "NVOS32 data @0x28");
 _Static_assert(offsetof(struct nvos32_params, size) == 0x58, "NVOS32 AllocSize.size @0x58");
 _Static_assert(offsetof(struct nvos32_params, attr2) == 0x90, "NVOS32 AllocSize.attr2 @0x90");
+_Static_assert(sizeof(struct nvos46_params) == 56, "NVOS46 (535) is 56 bytes");
+_Static_assert(offsetof(struct nvos46_params, status) == 0x30, "NVOS46 status @0x30");
+_Static_assert(sizeof(struct nvos47_params) == 40, "NVOS47 (535) is 40 bytes");
+_Static_assert(offsetof(struct nvos47_params, status) == 0x20, "NVOS47 status @0x20");
+_Static_assert(sizeof(struct nvos56_params) == 40, "NVOS56 is 40 bytes");
 _Static_assert(sizeof(struct nvos34_params) == 32, "NVOS34 is 32 bytes");
 _Static_assert(sizeof(struct nv_ioctl_xfer) == 16, "nv_ioctl_xfer is 16 bytes");
 _Static_assert(sizeof(struct nv_rm_api_version) == 72, "rm_api_version is 72 bytes");

@@ -30,7 +30,14 @@ def main():
     for i, tgid in enumerate(seen):
         print("# parent: cuInit, device queries, primary context, cuMemAlloc" if i == 0
               else "# the forked child: cuInit, cuDeviceGetCount, cuCtxSetCurrent")
-        print("\n".join(rows[tgid]))
+        prev, n = None, 0
+        for row in rows[tgid] + [None]:  # runs of one call (a wait loop) written once
+            if row == prev:
+                n += 1
+                continue
+            if prev is not None:
+                print(prev if n == 1 else f"{prev}\n# (the line above {n} times in a row)")
+            prev, n = row, 1
 
 
 if __name__ == "__main__":

@@ -6,6 +6,13 @@
  * makes real device nodes in a private /dev (a tmpfs in a private mount namespace, so stat()
  * answers as the driver expects), and this library sends the opens of those nodes to the
  * emulated driver's files in $GPUCTX_FAKEGPU_DIR.
+ *
+ * mmap: the real driver maps a different memory object at each mmap of its fd at offset 0 (the
+ * object named by the RM_MAP_MEMORY before it); a FUSE file has one page cache, so such maps
+ * would alias each other, and past its end they fault. Each mmap of an emulated file is made
+ * (so that a tracer sees it, with its length) and then replaced in place by fresh shared
+ * anonymous memory of the same size: one distinct object per map, shared with a forked child as
+ * the driver's VM_SHARED maps are.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -17,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 /* The emulated file for @path, or @path itself. */
 static const char *redirect(const char *path, char *buf, size_t bufsz)
@@ -103,4 +112,35 @@ int __open64_2(const char *path, int flags)
 
 	return REAL("__open64_2", int (*)(const char *, int))(redirect(path, buf, sizeof(buf)),
 							      flags);
+}
+
+/* Is @fd one of the emulated driver's files (on the file system of $GPUCTX_FAKEGPU_DIR)? */
+static int emulated_fd(int fd)
+{
+	const char *dir = getenv("GPUCTX_FAKEGPU_DIR");
+	struct stat d, f;
+
+	return fd >= 0 && dir && !stat(dir, &d) && !fstat(fd, &f) && f.st_dev == d.st_dev &&
+	       S_ISREG(f.st_mode);
+}
+
+static void *map(const char *name, void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p = REAL(name, void *(*)(void *, size_t, int, int, int, off_t))(addr, len, prot,
+									      flags, fd, off);
+
+	if (p == MAP_FAILED || !emulated_fd(fd))
+		return p;
+	return REAL(name, void *(*)(void *, size_t, int, int, int, off_t))(
+	    p, len, prot, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return map("mmap", addr, len, prot, flags, fd, off);
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return map("mmap64", addr, len, prot, flags, fd, off);
 }
