@@ -7,8 +7,7 @@
 
 int gctx_py310_line(const __u8 *lt, size_t len, int firstlineno, int instr)
 {
-	long addr = 0, target = (long)instr * 2;
-	int line = firstlineno;
+	long addr = 0, target = (long)instr * 2, line = firstlineno;
 
 	if (instr < 0)
 		return firstlineno;
@@ -21,7 +20,7 @@ int gctx_py310_line(const __u8 *lt, size_t len, int firstlineno, int instr)
 		if (!none)
 			line += ld;
 		if (target >= addr && target < end)
-			return none ? -1 : line;
+			return none || line < 0 || line > 1 << 30 ? -1 : (int)line;
 		addr = end;
 	}
 	return -2;
@@ -78,6 +77,8 @@ int gctx_py311_line(const __u8 *lt, size_t len, int firstlineno, int instr)
 			if (!rd_svarint(lt, len, &i, &d))
 				return -2;
 			line += d;
+			if (line < -(1L << 40) || line > 1L << 40)
+				return -1; /* no table of real code: garbage (and no overflow) */
 			for (int k = 0; k < 3; k++)
 				if (!rd_varint(lt, len, &i, &skip))
 					return -2;
@@ -86,6 +87,8 @@ int gctx_py311_line(const __u8 *lt, size_t len, int firstlineno, int instr)
 			if (!rd_svarint(lt, len, &i, &d))
 				return -2;
 			line += d;
+			if (line < -(1L << 40) || line > 1L << 40)
+				return -1;
 			break;
 		case 10:
 		case 11:
