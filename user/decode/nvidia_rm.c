@@ -629,10 +629,21 @@ static void nv_params(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 nr, 
 		break;
 	case NV_ESC_RM_MAP_MEMORY_DMA:
 	case NV_ESC_RM_UNMAP_MEMORY_DMA:
-		/* NVOS46/47 grew across driver releases: only the leading handles are fixed. */
+		/* NVOS46/47 grew across driver releases (NVOS46 0x38 bytes in 535, 0x40 in 595;
+		 * NVOS47 0x28, 0x30): the leading handles are fixed, and in each known size the
+		 * u64 dmaOffset and then the status end the struct. */
 		nv_head(c, d, "device");
 		dec_add_handle(d, c, ARG, 0x8, "dma", NULL);
 		dec_add_handle(d, c, ARG, 0xc, "memory", &d->handle);
+		if (size != 0x38 && size != 0x40 && size != 0x28 && size != 0x30)
+			break;
+		if (nr == NV_ESC_RM_UNMAP_MEMORY_DMA && size == 0x30)
+			v = 0x18; /* 595 adds a size after dmaOffset */
+		else
+			v = size - 0x10;
+		if (dec_get_u64(c, nr == NV_ESC_RM_MAP_MEMORY_DMA ? RES : ARG, v, &q))
+			dec_add(d, "dma_offset=0x%llx", (unsigned long long)q);
+		dec_nv_status(c, d, size - 0x8);
 		break;
 	case NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO: /* NVOS56: hClient, hDevice, hMemory, ... */
 		nv_memory_head(c, d);

@@ -75,6 +75,28 @@ static void test_ctrl_unknown_raw(void **state)
 	assert_contains(d.detail, "cmd=0x20809999 ");
 }
 
+/* NVOS46 as libcuda 535 sends it (0x38 bytes): dmaOffset @0x28 out, status @0x30. */
+static void test_map_memory_dma_535(void **state)
+{
+	struct gctx_ev_ioctl *ev = ev_new(state, GCTX_DEV_NVIDIACTL, 0xC0384657u);
+	struct gctx_ioctl_desc d;
+
+	arg32(ev, 0x0, CLIENT);
+	arg32(ev, 0x4, DEVICE);
+	arg32(ev, 0x8, 0x5c0000ad);
+	arg32(ev, 0xc, 0x5c0000ac);
+	arg64(ev, 0x18, 2 << 20);
+	put64(ev->out, 0x28, 0x7f0000200000ull);
+	put32(ev->out, 0x30, 0x1f);
+	decode(ev, &d);
+	assert_string_equal(d.name, "RM_MAP_MEMORY_DMA");
+	assert_string_equal(d.detail, "client=0xc1d00001 device=0x5c000002 dma=0x5c0000ad "
+				      "memory=0x5c0000ac dma_offset=0x7f0000200000");
+	assert_true(d.has_status);
+	assert_string_equal(d.status_name, "NV_ERR_INVALID_ARGUMENT");
+	assert_true(d.failed);
+}
+
 /*
  * One fixture line: "DEVICE CMD [CONTROL]": the device kind (nvidiactl, nvidia, nvidia-uvm),
  * the ioctl command as issued, and for RM_CONTROL the control command. Decodes it; false with
@@ -147,10 +169,8 @@ static void test_fixtures_named(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ctrl_table),
-	    T(test_ctrl_named),
-	    T(test_ctrl_unknown_raw),
-	    T(test_fixtures_named),
+	    cmocka_unit_test(test_ctrl_table), T(test_ctrl_named),     T(test_ctrl_unknown_raw),
+	    T(test_map_memory_dma_535),	       T(test_fixtures_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
