@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""check_named.py LIVE TIMELINE: every GPU ioctl gpuctx showed has a name from its tables, and
-every RM control its NVIDIA name: in the live stream (gpuctx record's event lines) and in the
-chrome timeline (gpuctx export). Exit 1 listing what is unnamed."""
+"""check_named.py LIVE TIMELINE: every GPU ioctl gpuctx showed has a name from its tables, every
+RM control and every RM class its NVIDIA name: in the live stream (gpuctx record's event lines)
+and in the chrome timeline (gpuctx export). Exit 1 listing what is unnamed."""
 import json
 import re
 import sys
 
 RAW = re.compile(r"^(ioctl\(|uvm\()")  # the decoder's fallback names
 CTRL = re.compile(r"cmd=(NV[0-9A-Z_]+)\(0x[0-9a-f]{8}\)")
+RAW_CLASS = re.compile(r"class=0x[0-9a-f]+")
 
 
 def check(where, name, args, bad):
@@ -16,6 +17,8 @@ def check(where, name, args, bad):
         bad.append(f"{where}: raw name {name}")
     elif name == "RM_CONTROL" and not CTRL.search(args):
         bad.append(f"{where}: RM control without a name: {args}")
+    elif RAW_CLASS.search(args):
+        bad.append(f"{where}: RM class without a name: {name} {args}")
 
 
 def main():
