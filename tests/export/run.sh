@@ -29,6 +29,7 @@ done
 [ -x "$G" ] || { echo "export: FAIL: build/gpuctx missing (make all)" >&2; exit 1; }
 
 T=$(mktemp -d /tmp/gpuctx-export.XXXXXX)
+. "$top/tests/integration/libs.sh"
 FAKE=
 MNT=$T/gpu
 cleanup() {
@@ -37,7 +38,7 @@ cleanup() {
 		wait "$FAKE" 2>/dev/null
 		mountpoint -q "$MNT" && umount "$MNT"
 	fi
-	rm -rf "$T"
+	rm -rf "$T" "$DOUBLES"
 }
 trap cleanup EXIT
 
@@ -153,7 +154,7 @@ export_check() {
 t_api() {
 	local rc=0
 	start_fakegpu api || { result api 1; return; }
-	LD_LIBRARY_PATH=$top/build/doubles record api --libcuda "$top/build/doubles/libcuda.so.1" \
+	LD_LIBRARY_PATH=$DOUBLES record api --libcuda "$DOUBLES/libcuda.so.1" \
 		-- "$top/build/workloads/api_cuda_fork" "$MNT" || rc=1
 	export_check api $rc
 }
@@ -163,8 +164,8 @@ t_api() {
 t_launches() {
 	local rc=0
 	start_fakegpu launches || { result launches 1; return; }
-	LD_LIBRARY_PATH=$top/build/doubles record launches --launches \
-		--libcuda "$top/build/doubles/libcuda.so.1" \
+	LD_LIBRARY_PATH=$DOUBLES record launches --launches \
+		--libcuda "$DOUBLES/libcuda.so.1" \
 		-- "$top/build/workloads/api_cuda_launch" "$MNT" || rc=1
 	export_check launches $rc
 }
@@ -181,8 +182,8 @@ t_stacks() {
 	[ $rc = 0 ] && { export_both stacks_c "$T/stacks_c.gctx" 2>>"$T/$name.err" || rc=1; }
 	[ $rc = 0 ] && { python3 "$HERE/check_stacks.py" c "$T/stacks_c.pftrace" \
 		"$T/stacks_c.json" >>"$T/$name.err" 2>&1 || rc=1; }
-	if [ -e "$top/build/doubles/libcuda.so.1" ]; then
-		GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles record stacks_py -- \
+	if [ -e "$DOUBLES/libcuda.so.1" ]; then
+		GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES record stacks_py -- \
 			/usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" cudause ||
 			{ cat "$T/stacks_py.err" >>"$T/$name.err"; rc=1; }
 		[ $rc = 0 ] && { export_both stacks_py "$T/stacks_py.gctx" 2>>"$T/$name.err" || rc=1; }

@@ -2,7 +2,7 @@
 # API coverage (issue 12): the first CUDA/HIP calls of a library found late are seen, and where
 # they could not be, the report says so. Sourced by run.sh (uses its record/result/$T/$W/$MNT);
 # each test records only its own command or pid, so system-wide runs beside it do not matter.
-D=$top/build/doubles
+D=$DOUBLES
 CCHECK="python3 $top/tests/integration/check_coverage.py"
 
 # cov_check NAME [check args...]: record exit status already in rc; run the coverage checks.

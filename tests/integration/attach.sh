@@ -10,12 +10,12 @@ ATTACH_JOB=$top/tests/workloads/attach_job.py
 # attach_diag NAME API START BEFORE AFTER WANT_RC
 attach_diag() {
 	local name=$1 api=$2 start=$3 before=$4 after=$5 want=$6 lib wl chk rc=0
-	lib=$top/build/doubles/$([ "$api" = cuda ] && echo libcuda.so.1 || echo libamdhip64.so.5)
+	lib=$DOUBLES/$([ "$api" = cuda ] && echo libcuda.so.1 || echo libamdhip64.so.5)
 	if [ ! -e "$lib" ]; then
 		echo "SKIP $name: $lib was not built (CUDA/HIP headers missing)"
 		return
 	fi
-	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles python3 "$ATTACH_JOB" \
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$ATTACH_JOB" \
 		--api "$api" --start "$start" --before "$before" --after "$after" \
 		>"$T/$name.wl" 2>&1 &
 	wl=$!

@@ -25,12 +25,12 @@ t_api_caller_gone_nostacks() {
 callers_case() {
 	local name=$1 opt=$2 rc
 	shift 2
-	if [ ! -e "$W/api_cuda_caller" ] || [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+	if [ ! -e "$W/api_cuda_caller" ] || [ ! -e "$DOUBLES/libcuda.so.1" ]; then
 		echo "SKIP $name: build/workloads/api_cuda_caller was not built (CUDA headers missing)"
 		return
 	fi
-	LD_LIBRARY_PATH=$top/build/doubles record "$name" \
-		--libcuda "$top/build/doubles/libcuda.so.1" ${opt:+"$opt"} -- "$@"
+	LD_LIBRARY_PATH=$DOUBLES record "$name" \
+		--libcuda "$DOUBLES/libcuda.so.1" ${opt:+"$opt"} -- "$@"
 	rc=$?
 	if [ $rc = 0 ]; then
 		"$G" report "$T/$name.gctx" >"$T/$name.txt" 2>>"$T/$name.err" || rc=1

@@ -17,14 +17,14 @@ diag() {
 		echo "SKIP $name: $PYTORCH has no torch (tools/install-deps.sh test installs python3-torch)"
 		return
 	fi
-	if [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
 		echo "SKIP $name: build/doubles/libcuda.so.1 was not built (CUDA headers missing)"
 		return
 	fi
 	mkdir -p "$T/tmp.$name"
-	TMPDIR=$T/tmp.$name GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles \
+	TMPDIR=$T/tmp.$name GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES \
 		"$G" check "${opts[@]}" --junit "$T/$name.xml" "${DEVS[@]}" \
-		--libcuda "$top/build/doubles/libcuda.so.1" -- "$PYTORCH" "$DLJOB" "$@" \
+		--libcuda "$DOUBLES/libcuda.so.1" -- "$PYTORCH" "$DLJOB" "$@" \
 		>"$T/$name.out" 2>"$T/$name.err"
 	rc=$?
 	if [ "$rc" != "$want" ]; then

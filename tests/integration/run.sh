@@ -20,6 +20,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 fi
 
 T=$(mktemp -d /tmp/gpuctx-it.XXXXXX)
+. "$top/tests/integration/libs.sh"
 MNT=$T/gpu
 mkdir -p "$MNT"
 "$top/build/fakegpu" "$MNT" 2>"$T/fakegpu.log" &
@@ -28,7 +29,7 @@ cleanup() {
 	kill "$FAKE" 2>/dev/null
 	wait "$FAKE" 2>/dev/null
 	mountpoint -q "$MNT" && umount "$MNT"
-	rm -rf "$T"
+	rm -rf "$T" "$DOUBLES"
 }
 trap cleanup EXIT
 for _ in $(seq 100); do
@@ -136,14 +137,14 @@ api_scenario() {
 }
 
 t_api_cuda() {
-	LD_LIBRARY_PATH=$top/build/doubles api_scenario api_cuda "$W/api_cuda_fork" \
-		--libcuda "$top/build/doubles/libcuda.so.1" -- "$W/api_cuda_fork" "$MNT"
+	LD_LIBRARY_PATH=$DOUBLES api_scenario api_cuda "$W/api_cuda_fork" \
+		--libcuda "$DOUBLES/libcuda.so.1" -- "$W/api_cuda_fork" "$MNT"
 }
 
 # The same with one perf-event uprobe per function, as on kernels without uprobe_multi.
 t_api_cuda_single() {
-	GPUCTX_NO_UPROBE_MULTI=1 LD_LIBRARY_PATH=$top/build/doubles api_scenario api_cuda_single \
-		"$W/api_cuda_fork" --libcuda "$top/build/doubles/libcuda.so.1" -- \
+	GPUCTX_NO_UPROBE_MULTI=1 LD_LIBRARY_PATH=$DOUBLES api_scenario api_cuda_single \
+		"$W/api_cuda_fork" --libcuda "$DOUBLES/libcuda.so.1" -- \
 		"$W/api_cuda_fork" "$MNT"
 }
 
@@ -155,22 +156,22 @@ t_api_cuda_stub() {
 }
 
 t_api_hip() {
-	LD_LIBRARY_PATH=$top/build/doubles api_scenario api_hip "$W/api_hip_fork" \
-		--libhip "$top/build/doubles/libamdhip64.so.5" -- "$W/api_hip_fork" "$MNT"
+	LD_LIBRARY_PATH=$DOUBLES api_scenario api_hip "$W/api_hip_fork" \
+		--libhip "$DOUBLES/libamdhip64.so.5" -- "$W/api_hip_fork" "$MNT"
 }
 
 # A library only visible in the process's own mount namespace (a container): found through
 # /proc/PID/maps and /proc/PID/root when the process maps it, before its first CUDA call.
 t_api_container() {
 	local name=api_container
-	if [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
 		echo "SKIP $name: build/doubles/libcuda.so.1 was not built (CUDA headers missing)"
 		return
 	fi
 	mkdir -p "$T/nslib"
 	cat >"$T/ns.sh" <<EOS
 #!/bin/sh
-mount -t tmpfs none "$T/nslib" && cp "$top/build/doubles/libcuda.so.1" "$T/nslib/" || exit 1
+mount -t tmpfs none "$T/nslib" && cp "$DOUBLES/libcuda.so.1" "$T/nslib/" || exit 1
 exec python3 -c '
 import ctypes, os, time
 os.environ["GPUCTX_FAKEGPU_DIR"] = "$MNT"
@@ -620,8 +621,10 @@ t_errors() {
 	expect_error err_garbage_trace "not a gpuctx trace" "$G" report "$T/garbage.gctx"
 	# (a corrupt record in the middle is skipped, not fatal: security.sh, test corrupt)
 	expect_error err_unknown_cmd "unknown command" "$G" frobnicate
+	# run from the 0755 directory of the doubles: nobody may not reach the checkout's
+	install -m 0755 "$G" "$DOUBLES/gpuctx"
 	expect_error err_not_root "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$G" record -o /tmp/gpuctx-nobody.$$.gctx -- true
+		"$DOUBLES/gpuctx" record -o /tmp/gpuctx-nobody.$$.gctx -- true
 	[ -e /tmp/gpuctx-nobody.$$.gctx ] && { echo "a failed record left its trace file" >>"$T/err_not_root.err"; result err_not_root_file 1; }
 }
 
@@ -699,6 +702,41 @@ EOS
 	result "$name" $rc
 }
 
+# Tests pass from any checkout (issue 26): a copy of this one (build/, tests/, tools/) under a
+# 0700 directory (a mktemp -d, root's home), in a group-writable one (a umask 002 clone), and
+# owned by another user (a home directory), each runs the tests whose libraries gpuctx must
+# trust (the CUDA/HIP doubles, the resolver's root-only library), the error paths run as
+# nobody, the attach and the diagnosis. GPUCTX_NO_NESTED: inside such a copy, not again.
+t_any_checkout() {
+	local name=any_checkout rc=0 where dst
+	if [ -n "${GPUCTX_NO_NESTED:-}" ]; then
+		echo "SKIP $name: already in a copy"
+		return
+	fi
+	for where in 0700 group-writable other-user; do
+		case $where in
+		0700) dst=$T/co700/gpuctx ;;
+		group-writable) dst=$T/cogw/gpuctx ;;
+		other-user) dst=$T/home/u/gpuctx ;;
+		esac
+		mkdir -p "$dst"
+		tar -C "$top" --exclude=./.output --exclude=./.git -cf - build tests tools |
+			tar -C "$dst" -xf -
+		case $where in
+		group-writable) chmod 775 "$T/cogw" && chmod -R g+w "$dst" ;;
+		other-user) chmod 755 "$T/home" && chown -R 65534:65534 "$T/home/u" ;;
+		esac
+		GPUCTX_NO_NESTED=1 "$dst/tests/integration/run.sh" errors api_cuda api_hip \
+			attach_cuda_both dl_fork_touch >"$T/$name.$where" 2>&1 ||
+			{ echo "from a $where checkout:" >>"$T/$name.err"; rc=1; }
+		"$dst/tests/integration/security.sh" root_exec >>"$T/$name.$where" 2>&1 ||
+			{ echo "security.sh from a $where checkout:" >>"$T/$name.err"; rc=1; }
+		grep -E '^ *(FAIL|SKIP)' "$T/$name.$where" | sed "s|^|$where: |" >>"$T/$name.err"
+		rm -rf "$dst"
+	done
+	result "$name" $rc
+}
+
 # the diagnosis on PyTorch DataLoader jobs: diagnosis.sh
 . "$top/tests/integration/diagnosis.sh"
 
@@ -708,7 +746,7 @@ EOS
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
 	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan lib_once lib_seen_renamed ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
-	api_hip_real api_container security dead_node "${diag_tests[@]}" "${attach_tests[@]}"
+	api_hip_real api_container security dead_node any_checkout "${diag_tests[@]}" "${attach_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone
 	stacks_dataloader stacks_timeline api_caller api_caller_gone

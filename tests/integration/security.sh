@@ -12,9 +12,10 @@ NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 
 T=$(mktemp -d /tmp/gpuctx-sec.XXXXXX)
 chmod 755 "$T"
+. "$top/tests/integration/libs.sh"
 cleanup() {
 	mountpoint -q "$T/full" && umount "$T/full"
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
+	[ -n "${KEEP:-}" ] || rm -rf "$T" "$DOUBLES"
 }
 trap cleanup EXIT
 
@@ -93,9 +94,11 @@ t_root_exec() {
 		result root_exec_writable_dir 0
 	fi
 	# a library only root could have written (root's file in root-only directories, or under a
-	# sticky one such as /tmp) does run, but unprivileged and without capabilities
-	local r=$top/build/sec-rootlib.$$ m=$T/rootmarks
-	mkdir -p "$r" "$m" && chmod 755 "$r" && chmod 1777 "$m"
+	# sticky one such as /tmp) does run, but unprivileged and without capabilities; in a
+	# directory of its own under /tmp, not the checkout, whose path may be anyone's
+	local r m=$T/rootmarks
+	r=$(mktemp -d /tmp/gpuctx-rootlib.XXXXXX)
+	mkdir -p "$m" && chmod 755 "$r" && chmod 1777 "$m"
 	build_evil_lib "$r/libcuda.so.1" "$m"
 	"$G" record -q -o "$T/root_exec2.gctx" -- "${NOBODY[@]}" /usr/bin/python3 -c \
 		"import ctypes, time; ctypes.CDLL('$r/libcuda.so.1'); time.sleep(0.5)" \
@@ -131,7 +134,7 @@ EOF
 t_elf_entsize() {
 	local lib=$T/elf/libcuda.so.1 rc
 	mkdir -p "$T/elf"
-	cp "$top/build/doubles/libcuda.so.1" "$lib" 2>/dev/null || build_evil_lib "$lib" "$T"
+	cp "$DOUBLES/libcuda.so.1" "$lib" 2>/dev/null || build_evil_lib "$lib" "$T"
 	entsize0 "$lib"
 	timeout 60 "$G" record -q -o "$T/elf.gctx" -- /usr/bin/python3 -c \
 		"import ctypes, time; ctypes.CDLL('$lib'); time.sleep(0.5)" >/dev/null \
@@ -149,7 +152,7 @@ t_elf_entsize() {
 t_fifo_lib() {
 	local d=$T/fifo rc
 	mkdir -p "$d"
-	cp "$top/build/doubles/libcuda.so.1" "$d/libcuda.so.1" 2>/dev/null ||
+	cp "$DOUBLES/libcuda.so.1" "$d/libcuda.so.1" 2>/dev/null ||
 		build_evil_lib "$d/libcuda.so.1" "$T"
 	cp /usr/lib/x86_64-linux-gnu/libz.so.1 "$d/other.so"
 	timeout 60 "$G" record -q -o "$T/fifo.gctx" -- /usr/bin/python3 -c "
@@ -257,8 +260,8 @@ sys.exit(0 if m["end_reason"] == "exited" and m["exit_status"] == 3 << 8 else 1)
 # 9. gpuctx's own resolver child is never traced (-a).
 t_own_child() {
 	local rc=0
-	[ -e "$top/build/doubles/libcuda.so.1" ] || { echo "SKIP sec_own_child: no CUDA double"; return; }
-	/usr/bin/python3 -c "import ctypes, time; ctypes.CDLL('$top/build/doubles/libcuda.so.1'); time.sleep(3)" &
+	[ -e "$DOUBLES/libcuda.so.1" ] || { echo "SKIP sec_own_child: no CUDA double"; return; }
+	/usr/bin/python3 -c "import ctypes, time; ctypes.CDLL('$DOUBLES/libcuda.so.1'); time.sleep(3)" &
 	local wl=$!
 	sleep 0.3
 	"$G" record -q -a -o "$T/own.gctx" --duration 1.5 >/dev/null 2>"$T/own_child.err" &
@@ -497,7 +500,7 @@ t_escape_lib() {
 	local d rc
 	d=$T/$(printf 'esc\033]0;pwned\007\033[31m')
 	mkdir -p "$d"
-	cp "$top/build/doubles/libcuda.so.1" "$d/libcuda.so.1" 2>/dev/null ||
+	cp "$DOUBLES/libcuda.so.1" "$d/libcuda.so.1" 2>/dev/null ||
 		build_evil_lib "$d/libcuda.so.1" "$T"
 	entsize0 "$d/libcuda.so.1"
 	LIB=$d/libcuda.so.1 timeout 60 "$G" record -v -o "$T/esc.gctx" -- /usr/bin/python3 -c "

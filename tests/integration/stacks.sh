@@ -46,11 +46,11 @@ t_stacks_gone_crash() { stopped_c stacks_gone_crash crash; }
 
 # C++ (g++ -O2) over the CUDA double: the sites name the methods demangled.
 t_stacks_cxx() {
-	if [ ! -e "$W/wl_blame_cxx" ] || [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+	if [ ! -e "$W/wl_blame_cxx" ] || [ ! -e "$DOUBLES/libcuda.so.1" ]; then
 		echo "SKIP stacks_cxx: build/workloads/wl_blame_cxx or the libcuda double was not built"
 		return
 	fi
-	LD_LIBRARY_PATH=$top/build/doubles stack_scenario stacks_cxx cxx \
+	LD_LIBRARY_PATH=$DOUBLES stack_scenario stacks_cxx cxx \
 		"$top/tests/workloads/wl_blame_cxx.cc" "" -- "$W/wl_blame_cxx" "$MNT"
 }
 
@@ -87,22 +87,22 @@ t_stacks_py_crash() {
 # cuInit (through ctypes and the CUDA double) opens the device: the init site is still
 # the Python line that called cuInit.
 t_stacks_py_cuda() {
-	if [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
 		echo "SKIP stacks_py_cuda: build/doubles/libcuda.so.1 was not built"
 		return
 	fi
-	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario stacks_py_cuda \
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES stack_scenario stacks_py_cuda \
 		py "$top/tests/workloads/blame.py" cuda -- \
 		/usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" cuda
 }
 
 # The child's use is a CUDA call that never reaches the driver (the API probe takes the stack).
 t_stacks_py_cudause() {
-	if [ ! -e "$top/build/doubles/libcuda.so.1" ]; then
+	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
 		echo "SKIP stacks_py_cudause: build/doubles/libcuda.so.1 was not built"
 		return
 	fi
-	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario \
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES stack_scenario \
 		stacks_py_cudause py "$top/tests/workloads/blame.py" cudause -- \
 		/usr/bin/python3 "$top/tests/workloads/blame.py" "$MNT" cudause
 }
@@ -125,10 +125,10 @@ t_stacks_py_unknown() {
 # child exits, as a job does: the child's use is read through the parent's memory.
 t_stacks_py_long() {
 	local py n mode=""
-	[ -e "$top/build/doubles/libcuda.so.1" ] && mode=cuda
+	[ -e "$DOUBLES/libcuda.so.1" ] && mode=cuda
 	for py in $(py_interpreters); do
 		n=stacks_py_long_$(basename "$py" | tr . _)_$(echo "$py" | cksum | cut -c1-4)
-		GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario "$n" py \
+		GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES stack_scenario "$n" py \
 			"$T/$n.py" "$mode" -- "$py" "$top/tests/workloads/blame_long.py" "$MNT" \
 			"$T/$n.py" $mode --linger 2
 	done
@@ -174,11 +174,11 @@ t_stacks_py_long_gone() { long_stopped stacks_py_long_gone exit 0 gone; }
 
 # The real thing: a torch DataLoader forks its workers after the "model" initialised CUDA.
 t_stacks_dataloader() {
-	if [ ! -e "$top/build/doubles/libcuda.so.1" ] || ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	if [ ! -e "$DOUBLES/libcuda.so.1" ] || ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 		echo "SKIP stacks_dataloader: needs build/doubles/libcuda.so.1 and torch for /usr/bin/python3"
 		return
 	fi
-	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$top/build/doubles stack_scenario stacks_dataloader \
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES stack_scenario stacks_dataloader \
 		py "$top/tests/workloads/blame_dataloader.py" dataloader -- \
 		/usr/bin/python3 "$top/tests/workloads/blame_dataloader.py" "$MNT"
 }
