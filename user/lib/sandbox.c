@@ -70,6 +70,8 @@ static int seccomp_allowlist(bool read_files)
 	    ALLOW(SYS_newfstatat),
 	    ALLOW(SYS_statx),
 	    ALLOW(SYS_close),
+	    ALLOW(SYS_dup),
+	    ALLOW(SYS_sysinfo),
 	    ALLOW(SYS_brk),
 	    ALLOW(SYS_mmap),
 	    ALLOW(SYS_munmap),
@@ -88,6 +90,16 @@ static int seccomp_allowlist(bool read_files)
 	    ALLOW(SYS_rt_sigprocmask),
 	    ALLOW(SYS_exit),
 	    ALLOW(SYS_exit_group),
+	    /* fcntl: descriptor flags and duplicates only (libelf checks each fd it is given) */
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, 7),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_GETFD, 4, 0),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETFD, 3, 0),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_GETFL, 2, 0),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_DUPFD_CLOEXEC, 1, 0),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 	};
 	/* openat(dirfd, path, flags): read-only opens only */
 	struct sock_filter files[] = {

@@ -20,7 +20,7 @@
 static const struct gctx_sandbox_opts opts = {.mem_bytes = 64ul << 20, .cpu_s = 5, .nofile = 16};
 
 struct probe {
-	int uid, wopen, ropen, sock, fork_, kill_init, fds;
+	int uid, wopen, ropen, sock, fork_, kill_init, fds, getfd, setown;
 };
 
 /* What a helper tries, reported back: -errno or the value. */
@@ -40,6 +40,8 @@ static void prober(int fd)
 	p.kill_init = kill(1, 0) ? -errno : 0;
 	/* only the socket (3) is open beyond 0-2 */
 	p.fds = fcntl(4, F_GETFD) < 0 ? 0 : 1;
+	p.getfd = fcntl(fd, F_GETFD) < 0 ? -errno : 0;
+	p.setown = fcntl(fd, F_SETOWN, 1) < 0 ? -errno : 0;
 	gctx_sandbox_send(fd, &p, sizeof(p), NULL, 0, -1, ~0ull);
 	for (;;)
 		pause();
@@ -65,6 +67,8 @@ static void test_confined(void **state)
 	assert_int_equal(p.fork_, -EPERM);
 	assert_int_equal(p.kill_init, -EPERM);
 	assert_int_equal(p.fds, 0);
+	assert_int_equal(p.getfd, 0);
+	assert_int_equal(p.setown, -EPERM);
 	assert_int_equal(access("/tmp/gpuctx-sandbox-probe", F_OK), -1);
 }
 
