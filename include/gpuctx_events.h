@@ -53,6 +53,9 @@ enum gctx_ev_type {
 	GCTX_REC_CALLER = 77,	    /* struct gctx_rec_caller: where an API call site is, written
 				     * before the first API record that names it */
 	GCTX_REC_CALLER_DROPS = 78, /* struct gctx_rec_caller_drops: written at end */
+	GCTX_REC_CGROUP = 95,	    /* struct gctx_rec_cgroup: a process's cgroup (its job) */
+	GCTX_REC_HOST = 96,	    /* struct gctx_rec_host: the records after it, up to the next
+				     * one, are this host's (gpuctx merge; trace/hosts.h) */
 	/* Reserved for work landing in parallel:
 	 * 73-74 API coverage (issue 12)
 	 * 79 stacks and symbols (issue 11)
@@ -397,6 +400,18 @@ struct gctx_rec_write_loss {
 	__u64 written;		  /* records written before the failure */
 	__s32 err;		  /* -errno of the failed write */
 	__u32 pad;
+};
+
+#define GCTX_CGROUP_LEN 256
+
+/* A process's cgroup (/proc/PID/cgroup; trace format 3), written when a followed process is
+ * found at attach or execs in a cgroup its parent was not in: the model gives it to the
+ * process and to its later children. The report attributes it to a job (model/jobattr.h). */
+struct gctx_rec_cgroup {
+	__u32 pid;
+	__u32 pad;
+	__u64 ts_ns;			 /* when it was read */
+	char path[GCTX_CGROUP_LEN];	 /* the path that names a job (gctx_job_cgroup_pick) */
 };
 
 #include "gpuctx_stack.h"

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/timex.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include "collect/collector.h"
@@ -31,6 +32,7 @@
 #include "collect/callers.h"
 #include "collect/pyprobe.h"
 #include "collect/libwatch.h"
+#include "collect/jobcg.h"
 
 #define POLL_MS 10
 #define MAX_DURATION_S (366.0 * 24 * 3600) /* --duration: a year at most */
@@ -364,6 +366,21 @@ static void watch_python(void *ctx, __u32 pid)
 	gctx_stacks__watch(ctx, pid);
 }
 
+static int on_record(void *ctx, __u32 type, const void *data, __u32 len);
+
+/* The cgroup of pid, recorded when it is not the one the model already gives the process
+ * (its parent's): one record per job root, not one per exec. */
+static void note_cgroup(struct record_state *st, __u32 pid)
+{
+	const struct gctx_proc *p = gctx_model__proc_by_pid(st->model, pid);
+	struct gctx_rec_cgroup r = { .pid = pid, .ts_ns = gctx_now_mono() };
+
+	if (!p || gctx_proc_cgroup(pid, r.path, sizeof(r.path)) ||
+	    !strncmp(p->cgroup, r.path, sizeof(r.path)))
+		return;
+	on_record(st, GCTX_REC_CGROUP, &r, sizeof(r));
+}
+
 static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 {
 	struct record_state *st = ctx;
@@ -390,6 +407,8 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	if (st->uprobes)
 		gctx_uprobes__on_record(st->uprobes, type, data, len);
 	gctx_libwatch__on_record(st->libwatch, type, data, len);
+	if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_hdr))
+		note_cgroup(st, ((const struct gctx_ev_hdr *)data)->tgid);
 	return 0;
 }
 
@@ -476,6 +495,20 @@ static __u64 boot_at(__u64 mono)
 	       ((__u64)m.tv_sec * 1000000000ull + m.tv_nsec - mono);
 }
 
+/* How far the wall clock may be off (the kernel's NTP state): merged hosts are aligned by it. */
+static void fill_clock(struct gctx_trace_meta *meta)
+{
+	struct timex tx = { 0 };
+	int state = adjtimex(&tx); /* modes 0: read only */
+
+	if (state < 0)
+		return;
+	meta->clock_state = state == TIME_ERROR || (tx.status & STA_UNSYNC) ? GCTX_CLOCK_UNSYNC
+									  : GCTX_CLOCK_SYNCED;
+	meta->clock_esterror_us = tx.esterror > 0 ? (__u64)tx.esterror : 0;
+	meta->clock_maxerror_us = tx.maxerror > 0 ? (__u64)tx.maxerror : 0;
+}
+
 static void fill_meta(struct gctx_trace_meta *meta, const struct record_env *env,
 		      __u64 start_mono)
 {
@@ -489,6 +522,7 @@ static void fill_meta(struct gctx_trace_meta *meta, const struct record_env *env
 	meta->start_mono_ns = start_mono;
 	meta->start_boot_ns = boot_at(start_mono);
 	gethostname(meta->hostname, sizeof(meta->hostname) - 1);
+	fill_clock(meta);
 	if (!uname(&u))
 		snprintf(meta->kernel, sizeof(meta->kernel), "%.63s", u.release);
 	snprintf(meta->version, sizeof(meta->version), "%s", GPUCTX_VERSION);
@@ -620,6 +654,7 @@ static int record_present(struct record_state *st, struct gctx_collector *c,
 	gctx_sort_parents_first(procs, n);
 	for (__u32 i = 0; i < n; i++) {
 		on_record(st, GCTX_REC_PROC_PRESENT, &procs[i], sizeof(procs[i]));
+		note_cgroup(st, procs[i].pid);
 		gctx_proc_threads(procs[i].pid, on_thread, st);
 	}
 	ret = record_gpu_state(st, c, procs, n);
@@ -835,6 +870,7 @@ int cmd_record(int argc, char **argv)
 
 		snprintf(f.hdr.comm, sizeof(f.hdr.comm), "gpuctx");
 		on_record(&st, GCTX_EV_FORK, &f, sizeof(f));
+		note_cgroup(&st, child);
 	} else {
 		ret = record_present(&st, c, &seeds, &npresent);
 		if (ret) {

@@ -109,11 +109,12 @@ static struct proc_priv *proc_new(struct gctx_model *m, __u32 pid, __u32 ppid, i
 	gctx_copy_str(p->pub.comm, sizeof(p->pub.comm), comm, GCTX_COMM_LEN);
 	p->pub.start_ns = start_ns;
 	p->pub.exit_code = -1;
-	p->pub.exe = p->pub.args = "";
+	p->pub.exe = p->pub.args = p->pub.cgroup = "";
 	if (gctx_hmap__put(&m->pid_map, pid, 0, idx))
 		return NULL;
 	if (parent_idx >= 0) {
 		parent = P(m, parent_idx);
+		p->pub.cgroup = parent->pub.cgroup; /* a child starts in its parent's cgroup */
 		if (gctx_grow(&parent->pub.children, &parent->cap_children,
 			      parent->pub.nchildren + 1, sizeof(*parent->pub.children)))
 			return NULL;
@@ -366,6 +367,21 @@ int mdl_ev_exit(struct gctx_model *m, const struct gctx_ev_exit *ev)
 	if (!err && p->fws_pending)
 		err = mdl_fws_raise(m, p, false);
 	return err;
+}
+
+/* A process's cgroup, for it and the children it forks from now on. */
+int mdl_ev_cgroup(struct gctx_model *m, const struct gctx_rec_cgroup *r)
+{
+	struct proc_priv *p = mdl_proc_lookup(m, r->pid);
+	const char *s;
+
+	if (!p)
+		return 0; /* never seen: nothing to attribute */
+	s = gctx_strpool__add(m->strs, r->path, strnlen(r->path, sizeof(r->path)));
+	if (!s)
+		return -ENOMEM;
+	p->pub.cgroup = s;
+	return 0;
 }
 
 int mdl_ev_proc_present(struct gctx_model *m, const struct gctx_rec_proc *r)

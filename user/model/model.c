@@ -195,6 +195,8 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 		return mdl_ev_thread_present(m, &r.thread);
 	case GCTX_REC_API_PRESENT:
 		return mdl_ev_api_present(m, &r.apip);
+	case GCTX_REC_CGROUP:
+		return mdl_ev_cgroup(m, &r.cgroup);
 	case GCTX_REC_API_GAP:
 	case GCTX_REC_HOLD:
 		return mdl_coverage_feed(m, type, &r);

@@ -80,6 +80,9 @@ struct gctx_proc {
 	char comm_prev[GCTX_COMM_HIST][GCTX_COMM_LEN];
 	__u32 ncomm_prev;
 	__u32 ncomm_at_exec;		/* ncomm_prev at the latest exec: names of this program follow */
+	/* its cgroup (GCTX_REC_CGROUP; inherited from the fork parent), "" unknown: the job it
+	 * belongs to is gctx_job_attr_parse(cgroup) (model/jobattr.h) */
+	const char *cgroup;
 };
 
 struct gctx_holder {

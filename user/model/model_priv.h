@@ -168,6 +168,7 @@ int mdl_ev_fork(struct gctx_model *m, const struct gctx_ev_fork *ev);
 int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev);
 int mdl_ev_exit(struct gctx_model *m, const struct gctx_ev_exit *ev);
 int mdl_ev_proc_present(struct gctx_model *m, const struct gctx_rec_proc *r);
+int mdl_ev_cgroup(struct gctx_model *m, const struct gctx_rec_cgroup *r);
 int mdl_ev_thread_present(struct gctx_model *m, const struct gctx_rec_thread *r);
 
 /* files.c: GPU file descriptions and their holders; open, use, close, kept fds */

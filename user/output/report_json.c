@@ -205,6 +205,7 @@ static void rep_json_proc(struct gctx_json *j, const struct gctx_model *m,
 	rep_proc_argv(p, &args, &len);
 	rep_json_argv(j, "argv", args, len);
 	rep_json_fixed(j, "exe", rep_proc_exe(p), GCTX_PATH_LEN, true);
+	rep_json_proc_job(j, p);
 
 	gctx_json__key(j, "exit_code");
 	if (p->exited && !p->signal && p->exit_code >= 0)
@@ -629,6 +630,7 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 	}
 	gctx_json__obj_begin(j);
 	rep_json_meta(j, m, meta);
+	rep_json_jobs(j, m);
 
 	gctx_json__key(j, "processes");
 	gctx_json__arr_begin(j);

@@ -116,4 +116,9 @@ struct gctx_json;
 void rep_text_coverage(struct rep_ctx *c);
 void rep_json_coverage(struct gctx_json *j, const struct gctx_model *m);
 
+/* report_jobs.c: each process's job (from its cgroup) and the distinct jobs */
+void rep_text_jobs(struct rep_ctx *c);
+void rep_json_proc_job(struct gctx_json *j, const struct gctx_proc *p);
+void rep_json_jobs(struct gctx_json *j, const struct gctx_model *m);
+
 #endif /* __GPUCTX_REPORT_PRIV_H */

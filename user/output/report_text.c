@@ -99,6 +99,7 @@ static void rep_text_header(struct rep_ctx *c)
 		fprintf(c->out, "  started:   %s\n", buf);
 		gctx_format_str(buf, sizeof(buf), meta->cmdline, sizeof(meta->cmdline));
 		fprintf(c->out, "  traced:    %s\n", buf[0] ? buf : "?");
+		rep_text_jobs(c);
 	} else {
 		fprintf(c->out, "  (no trace metadata)\n");
 	}

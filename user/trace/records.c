@@ -68,6 +68,8 @@ __u32 gctx_record_min_len(__u32 type)
 		return sizeof(struct gctx_rec_caller);
 	case GCTX_REC_CALLER_DROPS:
 		return sizeof(struct gctx_rec_caller_drops);
+	case GCTX_REC_CGROUP:
+		return sizeof(struct gctx_rec_cgroup);
 	default:
 		return 0;
 	}

@@ -37,6 +37,7 @@ union gctx_record {
 	struct gctx_rec_hold hold;
 	struct gctx_rec_caller caller;
 	struct gctx_rec_caller_drops caller_drops;
+	struct gctx_rec_cgroup cgroup;
 };
 
 /* Bytes a record of this type must have: a shorter record is malformed. The size of its

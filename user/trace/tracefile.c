@@ -43,7 +43,7 @@
 #define GCTX_RESYNC_MAX_TYPE  127	  /* and its type is 1..127 */
 #define GCTX_RESYNC_BUDGET    (256ull << 20) /* bytes checksummed per file at most, in all */
 
-_Static_assert(sizeof(struct gctx_trace_meta) == 696, "trace meta layout changed");
+_Static_assert(sizeof(struct gctx_trace_meta) == 720, "trace meta layout changed");
 _Static_assert(offsetof(struct gctx_trace_meta, start_boot_ns) == GCTX_TRACE_META_MIN_LEN,
 	       "fields are appended to the meta, never inserted");
 _Static_assert(GCTX_TRACE_HEADER_LEN <= 0xffff, "header_len is a u16");
@@ -127,6 +127,9 @@ static void meta_to_file(struct gctx_trace_meta *dst, const struct gctx_trace_me
 	dst->start_wall_ns = htole64(dst->start_wall_ns);
 	dst->start_mono_ns = htole64(dst->start_mono_ns);
 	dst->start_boot_ns = htole64(dst->start_boot_ns);
+	dst->clock_state = htole32(dst->clock_state);
+	dst->clock_esterror_us = htole64(dst->clock_esterror_us);
+	dst->clock_maxerror_us = htole64(dst->clock_maxerror_us);
 	dst->hostname[sizeof(dst->hostname) - 1] = '\0';
 	dst->kernel[sizeof(dst->kernel) - 1] = '\0';
 	dst->version[sizeof(dst->version) - 1] = '\0';
@@ -141,6 +144,9 @@ static void meta_from_file(struct gctx_trace_meta *dst, const unsigned char *src
 	dst->start_wall_ns = le64toh(dst->start_wall_ns);
 	dst->start_mono_ns = le64toh(dst->start_mono_ns);
 	dst->start_boot_ns = le64toh(dst->start_boot_ns);
+	dst->clock_state = le32toh(dst->clock_state);
+	dst->clock_esterror_us = le64toh(dst->clock_esterror_us);
+	dst->clock_maxerror_us = le64toh(dst->clock_maxerror_us);
 	dst->hostname[sizeof(dst->hostname) - 1] = '\0';
 	dst->kernel[sizeof(dst->kernel) - 1] = '\0';
 	dst->version[sizeof(dst->version) - 1] = '\0';

@@ -18,9 +18,10 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-/* Version 2 (this release): fields and record types added by the hardening, stacks, first-call
- * and timeline work; all of them land as one version. Version 1 files stay readable. */
-#define GCTX_TRACE_VERSION 2
+/* Version 2: fields and record types added by the hardening, stacks, first-call and timeline
+ * work. Version 3: the clock's error in the meta, cgroup and host records (issue 30). Versions
+ * 1 and 2 stay readable. */
+#define GCTX_TRACE_VERSION 3
 #define GCTX_TRACE_MIN_VERSION 1
 #define GCTX_TRACE_MAX_RECORD (1u << 20) /* a larger length is corruption */
 
@@ -34,7 +35,18 @@ struct gctx_trace_meta {
 	/* Appended (timeline work): CLOCK_BOOTTIME at the same instant, so exports line up with
 	 * other Perfetto traces; 0 in files written before it (the reader zero-fills). */
 	__u64 start_boot_ns;
+	/* Appended (version 3): how far this host's wall clock may be from true time when
+	 * recording started, as the kernel's NTP state says (adjtimex): merged traces of several
+	 * hosts are aligned by their wall clocks (trace/hosts.h). 0 in older files. */
+	__u32 clock_state;	   /* GCTX_CLOCK_*: 0 unknown */
+	__u32 pad;
+	__u64 clock_esterror_us;   /* estimated error */
+	__u64 clock_maxerror_us;   /* maximum error */
 };
+
+#define GCTX_CLOCK_UNKNOWN 0
+#define GCTX_CLOCK_SYNCED  1 /* NTP says synchronised */
+#define GCTX_CLOCK_UNSYNC  2 /* not synchronised: its wall clock may be off by any amount */
 
 /* The meta of files written before start_boot_ns was appended: still accepted. */
 #define GCTX_TRACE_META_MIN_LEN 688

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The cgroup of a followed process, read from /proc/PID/cgroup for job attribution
+ * (model/jobattr.h). Read when a process is found at attach and when one execs: a job
+ * scheduler moves a task into its job's cgroup between fork and exec.
+ */
+#ifndef __GPUCTX_JOBCG_H
+#define __GPUCTX_JOBCG_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+/* The path of /proc/PID/cgroup that names a job (gctx_job_cgroup_pick) into path. 0, or
+ * -errno (the process is gone, no /proc). Non-blocking: procfs only. */
+int gctx_proc_cgroup(__u32 pid, char *path, size_t size);
+
+#endif /* __GPUCTX_JOBCG_H */
