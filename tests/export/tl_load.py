@@ -78,10 +78,12 @@ def resolve_timestamps(packets):
     """Each packet's time as CLOCK_MONOTONIC ns in p["_ts"] (None without a timestamp): its
     clock is timestamp_clock_id, else the sequence default, else BOOTTIME; an incremental
     clock adds its delta to the clock's last value. Raises LoadError for a clock the
-    snapshot does not relate."""
-    snap = {}
+    snapshot does not relate. Each machine (TracePacket.machine_id) has its own clocks, as the
+    trace processor gives each its own context."""
+    snaps = {}
     seqs = {}
     for p in packets:
+        snap = snaps.setdefault(one(p, "machine_id", 0), {})
         seq = one(p, "trusted_packet_sequence_id", 0)
         st = seqs.setdefault(seq, dict(clock=None, inc={}))
         if one(p, "sequence_flags", 0) & 1:

@@ -3,9 +3,15 @@
 """Checks of the cluster tests (cluster.sh): job attribution, merged hosts.
 
   check_cluster.py job_attr PREFIX   PREFIX.json (report --json), PREFIX.txt (report)
+  check_cluster.py merge PREFIX      PREFIX.{txt,json,direct.json,check,pftrace,self.pftrace}
 """
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export"))
+import check_export  # noqa: E402
+import tl_load  # noqa: E402
 
 
 def fail(msg):
@@ -42,9 +48,79 @@ def job_attr(prefix):
           "text report's jobs line: %r" % line)
 
 
+def strip_sources(r):
+    for h in r["hosts"]:
+        h.pop("source")
+    return r
+
+
+def machines(path):
+    """machine id -> {"name": str, "pids": set of process descriptor pids}, and the import
+    errors the trace processor would count."""
+    packets = check_export.parse_text(check_export.protoc_decode(path, check_export.PROTO)) \
+        .get("packet", [])
+    out = {}
+    for p in packets:
+        m = out.setdefault(tl_load.one(p, "machine_id", 0), {"name": None, "pids": set()})
+        si = tl_load.one(p, "system_info")
+        if si is not None:
+            m["name"] = tl_load.one(si, "machine_name")
+        td = tl_load.one(p, "track_descriptor")
+        if td is not None and tl_load.one(td, "process") is not None:
+            m["pids"].add(tl_load.one(tl_load.one(td, "process"), "pid"))
+    return out, tl_load.perfetto_import_errors(packets)
+
+
+def merge(prefix):
+    txt = open(prefix + ".txt").read()
+    r = json.load(open(prefix + ".json"))
+    direct = json.load(open(prefix + ".direct.json"))
+    check(strip_sources(r) == strip_sources(direct),
+          "the merged trace and the two traces give different reports")
+    job = r["job"]
+    check(job["hosts"] == 2 and job["errors"] == 1 and job["verdict"].startswith("FAIL"),
+          "job: %r" % job)
+    check([i["host"] for i in job["incident_hosts"]] == ["nodea"],
+          "incidents' hosts: %r" % job["incident_hosts"])
+    check([h["host"] for h in r["hosts"]] == ["nodea", "nodeb"], "hosts %r" % r["hosts"])
+    for h in r["hosts"]:
+        check(h["report"]["meta"]["hostname"] == h["host"], "host %s: its own meta" % h["host"])
+        # two namespaces of one machine: one clock, so the alignment is exact to the
+        # microseconds between reading the wall and the monotonic clock
+        check(abs(h["clock"]["offset_ns"]) < 5000000, "host %s offset %d ns" %
+              (h["host"], h["clock"]["offset_ns"]))
+    job_procs = sum(len(h["report"]["processes"]) for h in r["hosts"])
+    check(job["processes"] == job_procs, "job processes %d != %d" % (job["processes"], job_procs))
+    # the text: a job line, each incident with its host, each host's own report
+    check("job:       2 hosts (nodea, nodeb), %d processes" % job_procs in txt, "text job line")
+    check("Verdict over the job: FAIL: 1 incident (1 error, 0 warnings) on 1 of 2 hosts "
+          "(nodea)" in txt, "text verdict line")
+    lines = [l for l in txt.splitlines() if l.startswith("  host ")]
+    check(len(lines) == 1 and lines[0].startswith("  host nodea: #1 error poison-fork"),
+          "text incident lines: %r" % lines)
+    check("==== host nodea" in txt and "==== host nodeb" in txt, "per-host sections")
+    chk = open(prefix + ".check").read()
+    check("gpuctx check: host nodea: POISON FORK" in chk and
+          "gpuctx check: host nodeb: NO PROBLEM FOUND" in chk, "check's verdicts: %r" % chk)
+    # Perfetto: a machine per host, named, each with its own processes, no import error
+    ms, errs = machines(prefix + ".pftrace")
+    check(not errs, "import errors: %r" % errs)
+    check(sorted(ms) == [0, 1] and [ms[0]["name"], ms[1]["name"]] == ["nodea", "nodeb"],
+          "machines %r" % {k: v["name"] for k, v in ms.items()})
+    for i, h in enumerate(r["hosts"]):
+        pids = {p["pid"] for p in h["report"]["processes"]}
+        check(pids <= ms[i]["pids"], "machine %d lacks processes %r" % (i, pids - ms[i]["pids"]))
+    # the same trace twice: the same pids on two machines, two processes each
+    ms, errs = machines(prefix + ".self.pftrace")
+    check(not errs, "self merge import errors: %r" % errs)
+    check(sorted(ms) == [0, 1] and ms[0]["pids"] == ms[1]["pids"] and ms[0]["pids"],
+          "self merge machines %r" % ms)
+    check([ms[0]["name"], ms[1]["name"]] == ["nodea", "nodea#2"], "self merge names")
+
+
 def main():
     what, prefix = sys.argv[1], sys.argv[2]
-    {"job_attr": job_attr}[what](prefix)
+    {"job_attr": job_attr, "merge": merge}[what](prefix)
 
 
 if __name__ == "__main__":

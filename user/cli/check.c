@@ -15,6 +15,7 @@
 #include "model/analysis.h"
 #include "model/model.h"
 #include "output/junit.h"
+#include "trace/hosts.h"
 #include "trace/tracefile.h"
 
 static void usage(FILE *out)
@@ -22,10 +23,12 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: gpuctx check [--fail-on SEV] [--junit FILE] [record options] -- CMD [ARG...]\n"
-	    "       gpuctx check [--fail-on SEV] [--junit FILE] TRACE\n"
+	    "       gpuctx check [--fail-on SEV] [--junit FILE] TRACE...\n"
 	    "\n"
 	    "Run CMD under gpuctx record (or read TRACE), print the verdict, and fail when GPU\n"
 	    "state was misused (a poison fork, GPU fds across exec, spawned workers failing).\n"
+	    "Several traces (or a merged one) of a job's hosts: each host's verdict, and\n"
+	    "failure when any host has an incident.\n"
 	    "\n"
 	    "      --fail-on SEV       error (default), warning or never\n"
 	    "      --junit FILE        write JUnit XML: one testcase per incident, failing at\n"
@@ -140,16 +143,23 @@ static const char *user_output(char **rargv, int rn)
 	return t;
 }
 
-static int check_trace(const char *path, int fail_on, const char *junit)
+static int check_traces(char **paths, int n, int fail_on, const char *junit)
 {
-	struct gctx_trace_meta meta;
-	struct gctx_model *m;
+	struct cli_job job;
 	int ret;
 
-	if (cli_load_trace(path, &m, &meta))
+	if (cli_job_load(paths, n, &job))
 		return 1;
-	ret = cli_verdict(m, &meta, fail_on, junit, stderr, "gpuctx check: ");
-	gctx_model__free(m);
+	if (job.n > 1 && junit) {
+		fprintf(stderr, "gpuctx: --junit takes the trace of one host\n");
+		ret = 2;
+	} else if (job.n > 1) {
+		ret = cli_job_verdict(&job, fail_on, stderr, "gpuctx check: ");
+	} else {
+		ret = cli_verdict(job.models[0], &job.files[0].meta, fail_on, junit, stderr,
+				  "gpuctx check: ");
+	}
+	cli_job_free(&job);
 	return ret;
 }
 
@@ -158,6 +168,8 @@ int cmd_check(int argc, char **argv)
 	char **rargv = calloc(argc + 8, sizeof(*rargv));
 	char dir[4096], path[4096 + 16];
 	const char *junit = NULL, *trace = NULL, *t;
+	char **traces = calloc(argc + 1, sizeof(*traces));
+	int ntraces = 0;
 	int fail_on = GCTX_SEV_ERROR, rn = 0, i, rc, ret;
 	bool has_cmd = false, has_output = false, has_opts = false;
 	struct stat st;
@@ -206,8 +218,9 @@ int cmd_check(int argc, char **argv)
 			}
 			continue;
 		}
-		if (a[0] != '-' && !has_opts && !trace) {
-			trace = a; /* check TRACE, unless record options follow */
+		if (a[0] != '-' && !has_opts && traces) {
+			/* check TRACE..., unless record options follow */
+			trace = traces[ntraces++] = (char *)a;
 			continue;
 		}
 		has_opts = true;
@@ -219,8 +232,11 @@ int cmd_check(int argc, char **argv)
 	}
 	if (trace && !has_cmd && !has_opts) {
 		free(rargv);
-		return check_trace(trace, fail_on, junit);
+		ret = check_traces(traces, ntraces, fail_on, junit);
+		free(traces);
+		return ret;
 	}
+	free(traces);
 	if (trace || (!has_cmd && !has_opts)) {
 		fprintf(stderr, "gpuctx: check needs -- CMD [ARG...] or one trace file (see gpuctx "
 				"check --help)\n");
@@ -253,7 +269,8 @@ int cmd_check(int argc, char **argv)
 	ret = rc;
 	t = path[0] ? path : user_output(rargv, rn);
 	if (t && !stat(t, &st)) {
-		int v = check_trace(t, fail_on, junit);
+		char *one[] = {(char *)t};
+		int v = check_traces(one, 1, fail_on, junit);
 
 		/* an incident decides; else gpuctx's own failure, else the command's status */
 		ret = v == GCTX_EXIT_INCIDENT || (v && !rc) ? v : rc;

@@ -6,7 +6,10 @@
 #ifndef __GPUCTX_CLI_H
 #define __GPUCTX_CLI_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <linux/types.h>
 
 struct gctx_model;
 struct gctx_trace_meta;
@@ -15,6 +18,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /* Exit status of `check` (and `report --fail-on`) when an incident at or above the fail-on
  * severity occurred. Chosen clear of 1-2 (usage, errors), 126-127 (shell) and 128+N (signals). */
@@ -31,5 +35,30 @@ int cli_parse_fail_on(const char *arg);
  * or above fail_on, 1 when the analysis or the JUnit file failed, else 0. */
 int cli_verdict(const struct gctx_model *m, const struct gctx_trace_meta *meta, int fail_on,
 		const char *junit, FILE *out, const char *prefix);
+
+/* hosts.c: the traces of a command line, one host each (a merged trace counts its hosts) */
+struct gctx_host_file;
+struct gctx_host_clock;
+struct gctx_export_stats;
+struct cli_job {
+	struct gctx_host_file *files; /* trace/hosts.h */
+	__u32 n;
+	struct gctx_model **models; /* cli_job_load only */
+	const struct gctx_trace_meta **metas;
+	struct gctx_host_clock *clocks;
+	__u32 ref; /* the host whose clock is the job's */
+};
+/* The hosts of paths, without (open) or with (load) their models. 0, or 1 with a one-line
+ * error printed. */
+int cli_job_open(char *const *paths, int npaths, struct cli_job *job);
+int cli_job_load(char *const *paths, int npaths, struct cli_job *job);
+void cli_job_free(struct cli_job *job);
+/* The report over the hosts (report_hosts.c); 0 or -errno. */
+int cli_job_report(const struct cli_job *job, bool json, FILE *out);
+/* cli_verdict of each host, its lines prefixed with the host; the worst exit status. */
+int cli_job_verdict(const struct cli_job *job, int fail_on, FILE *out, const char *prefix);
+/* One Perfetto timeline, a machine per host (gctx_export_hosts). */
+int cli_job_export(const struct cli_job *job, const char *out, int format, char *err, size_t errlen,
+		   struct gctx_export_stats *st);
 
 #endif /* __GPUCTX_CLI_H */

@@ -7,8 +7,9 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "output/export.h"
+#include "trace/hosts.h"
 
-static const char export_usage[] = "Usage: gpuctx export [-q] -f perfetto|chrome -o OUT FILE\n";
+static const char export_usage[] = "Usage: gpuctx export [-q] -f perfetto|chrome -o OUT FILE...\n";
 
 static void export_help(void)
 {
@@ -23,6 +24,9 @@ static void export_help(void)
 	       "                    OUT ends in .json, else perfetto\n"
 	       "  -o, --output OUT  file to write ('-' for stdout)\n"
 	       "  -q, --quiet       no summary line\n"
+	       "\n"
+	       "Several traces (or one from gpuctx merge) of a job's hosts give one Perfetto\n"
+	       "trace, each host a machine of its own, their clocks aligned.\n"
 	       "\n"
 	       "EXAMPLES:\n"
 	       "  gpuctx export -f perfetto -o job.pftrace job.gctx\n"
@@ -50,7 +54,8 @@ int cmd_export(int argc, char **argv)
 	struct gctx_export_stats st;
 	bool quiet = false;
 	char err[768];
-	int c, format;
+	struct cli_job job;
+	int c, format, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:o:qh", opts, NULL)) != -1) {
@@ -72,8 +77,8 @@ int cmd_export(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "gpuctx: export needs exactly one trace file\n");
+	if (optind >= argc) {
+		fprintf(stderr, "gpuctx: export needs a trace file\n");
 		return 2;
 	}
 	if (!out) {
@@ -89,7 +94,14 @@ int cmd_export(int argc, char **argv)
 	} else {
 		format = ends_with(out, ".json") ? GCTX_EXPORT_CHROME : GCTX_EXPORT_PERFETTO;
 	}
-	if (gctx_export_file_stats(argv[optind], out, format, err, sizeof(err), &st)) {
+	if (cli_job_open(argv + optind, argc - optind, &job))
+		return 1;
+	/* one plain trace is read where it is: its warnings name it */
+	rc = job.n == 1 && argc - optind == 1 && job.files[0].fd < 0
+		 ? gctx_export_file_stats(argv[optind], out, format, err, sizeof(err), &st)
+		 : cli_job_export(&job, out, format, err, sizeof(err), &st);
+	cli_job_free(&job);
+	if (rc) {
 		fprintf(stderr, "gpuctx: %s\n", err);
 		return 1;
 	}

@@ -17,6 +17,7 @@ static void usage(FILE *out)
 		"  report   print the verdict, incidents, process tree, GPU files and findings\n"
 		"  check    run a command (or read a trace) and fail when GPU state was misused\n"
 		"  export   write a trace as a timeline for ui.perfetto.dev or chrome://tracing\n"
+		"  merge    merge the traces of a job's hosts into one trace\n"
 		"  version  print the version\n"
 		"\n"
 		"EXAMPLES:\n"
@@ -39,11 +40,8 @@ static const struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } cmds[] = {
-	{ "record", cmd_record },
-	{ "report", cmd_report },
-	{ "export", cmd_export },
-	{ "check", cmd_check },
-	{ "version", cmd_version },
+    {"record", cmd_record}, {"report", cmd_report}, {"export", cmd_export},
+    {"check", cmd_check},   {"merge", cmd_merge},   {"version", cmd_version},
 };
 
 int main(int argc, char **argv)

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "model/model.h"
 #include "output/report.h"
+#include "trace/hosts.h"
 #include "trace/tracefile.h"
 
 int cli_load_trace(const char *path, struct gctx_model **out, struct gctx_trace_meta *meta)
@@ -64,7 +65,7 @@ int cli_load_trace(const char *path, struct gctx_model **out, struct gctx_trace_
 	return 0;
 }
 
-#define REPORT_USAGE "Usage: gpuctx report [--json] [--fail-on SEVERITY] [--junit FILE] TRACE\n"
+#define REPORT_USAGE "Usage: gpuctx report [--json] [--fail-on SEVERITY] [--junit FILE] TRACE...\n"
 
 int cmd_report(int argc, char **argv)
 {
@@ -77,6 +78,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct gctx_trace_meta meta;
 	struct gctx_model *m = NULL;
+	struct cli_job job;
 	bool json = false;
 	const char *junit = NULL;
 	int c, ret, fail_on = GCTX_FAIL_NEVER, vret;
@@ -109,7 +111,12 @@ int cmd_report(int argc, char **argv)
 			       "SEVERITY\n"
 			       "                          (error, warning, never; default never)\n"
 			       "      --junit FILE        also write JUnit XML, one testcase per "
-			       "incident\n",
+			       "incident\n"
+			       "\n"
+			       "Several traces (or one from gpuctx merge) of a job's hosts give "
+			       "one report:\n"
+			       "the verdict over the job, each incident with its host, then each "
+			       "host's.\n",
 			       GCTX_EXIT_INCIDENT);
 			return 0;
 		default:
@@ -117,18 +124,34 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "gpuctx: report needs exactly one trace file\n");
+	if (optind >= argc) {
+		fprintf(stderr, "gpuctx: report needs a trace file\n");
 		return 2;
 	}
-	if (cli_load_trace(argv[optind], &m, &meta))
+	if (cli_job_load(argv + optind, argc - optind, &job))
 		return 1;
-	ret = json ? gctx_report__json(stdout, m, &meta) : gctx_report__text(stdout, m, &meta);
+	if (job.n > 1 && junit) {
+		fprintf(stderr, "gpuctx: --junit takes the trace of one host\n");
+		cli_job_free(&job);
+		return 2;
+	}
+	m = job.models[0];
+	meta = job.files[0].meta;
+	if (job.n > 1)
+		ret = cli_job_report(&job, json, stdout);
+	else
+		ret = json ? gctx_report__json(stdout, m, &meta)
+			   : gctx_report__text(stdout, m, &meta);
 	if (fflush(stdout) || ret) {
 		fprintf(stderr, "gpuctx: writing the report: %s\n", strerror(ret ? -ret : errno));
 		ret = 1;
 	}
-	vret = gate ? cli_verdict(m, &meta, fail_on, junit, NULL, "") : 0;
-	gctx_model__free(m);
+	if (!gate)
+		vret = 0;
+	else if (job.n > 1)
+		vret = cli_job_verdict(&job, fail_on, NULL, "");
+	else
+		vret = cli_verdict(m, &meta, fail_on, junit, NULL, "");
+	cli_job_free(&job);
 	return ret ? 1 : vret;
 }

@@ -61,6 +61,20 @@ int gctx_export_file(const char *trace_path, const char *out_path, int format, c
 int gctx_export_file_stats(const char *trace_path, const char *out_path, int format, char *err,
 			   size_t errlen, struct gctx_export_stats *stats);
 
+/* One host of several in one timeline (gpuctx merge, or several traces): Perfetto only, each
+ * host a machine of its own. */
+struct gctx_export_host {
+	const char *path;    /* its trace (one host's) */
+	__u32 machine;	     /* 0 for the first (Perfetto's host machine), 1, 2, ... */
+	const char *name;    /* the machine's name */
+	__s64 boot_shift_ns; /* moves its clock onto the job's (trace/hosts.h) */
+};
+
+/* Export hosts h[0..n) into one timeline at out_path, as gctx_export_file_stats (which is
+ * this with one host) says; more than one host needs GCTX_EXPORT_PERFETTO. */
+int gctx_export_hosts(const struct gctx_export_host *h, __u32 n, const char *out_path, int format,
+		      char *err, size_t errlen, struct gctx_export_stats *stats);
+
 /* ---- the sink interface (format writers) ---- */
 
 enum gctx_tl_kind {

@@ -45,6 +45,9 @@ enum {
 	PKT_CLOCK_ID = 58,
 	PKT_DEFAULTS = 59,
 	PKT_TRACK_DESCRIPTOR = 60,
+	PKT_SYSTEM_INFO = 45,
+	PKT_MACHINE_ID = 98,
+	SI_MACHINE_NAME = 17,
 
 	DEF_CLOCK_ID = 58,
 	CLK_INCREMENTAL = 3,
@@ -165,6 +168,13 @@ struct gctx_perfetto {
 	__u64 last_inc;		   /* value of the incremental clock */
 	__s64 boot_minus_mono;	   /* BOOTTIME - MONOTONIC */
 	int err;		   /* first error (-errno) */
+	/* one host of several (gctx_perfetto__new_machine): its machine id on every packet, its
+	 * own sequence, its track uuids apart, its clock moved onto the job's */
+	__u32 machine;
+	__u32 seq;
+	__u64 uuid_base;
+	__s64 boot_shift;
+	const char *machine_name;
 };
 
 static struct gctx_perfetto *PF(struct gctx_tl_sink *s)
@@ -180,7 +190,7 @@ static __u64 track_id(struct gctx_perfetto *pf, __u64 uuid, bool add)
 	if (!uuid)
 		return 0;
 	if (gctx_hmap__get(&pf->uuids, uuid, 0, &v))
-		return v;
+		return pf->uuid_base + v;
 	if (!add)
 		return uuid | (1ULL << 63); /* never described: a bug; keep it apart */
 	if (gctx_hmap__put(&pf->uuids, uuid, 0, ++pf->ntracks)) {
@@ -188,7 +198,7 @@ static __u64 track_id(struct gctx_perfetto *pf, __u64 uuid, bool add)
 			pf->err = -ENOMEM;
 		return uuid | (1ULL << 63);
 	}
-	return pf->ntracks;
+	return pf->uuid_base + pf->ntracks;
 }
 
 /*
@@ -209,7 +219,9 @@ static void packet_begin(struct gctx_perfetto *pf, __u64 ts, bool timed)
 		gctx_pb__varint(pf->b, PKT_TIMESTAMP, ts);
 		gctx_pb__varint(pf->b, PKT_CLOCK_ID, CLOCK_MONOTONIC_ID);
 	}
-	gctx_pb__varint(pf->b, PKT_SEQ_ID, GCTX_PERFETTO_SEQ_ID);
+	gctx_pb__varint(pf->b, PKT_SEQ_ID, pf->seq);
+	if (pf->machine)
+		gctx_pb__varint(pf->b, PKT_MACHINE_ID, pf->machine);
 }
 
 static void packet_end(struct gctx_perfetto *pf)
@@ -278,14 +290,17 @@ static void clock(struct gctx_pb *b, __u32 id, __u64 ts, bool incremental)
 static void pf_begin(struct gctx_tl_sink *s, const struct gctx_trace_meta *meta)
 {
 	struct gctx_perfetto *pf = PF(s);
-	__u64 boot = meta->start_boot_ns ? meta->start_boot_ns : meta->start_mono_ns;
+	__u64 boot =
+	    (meta->start_boot_ns ? meta->start_boot_ns : meta->start_mono_ns) + pf->boot_shift;
 
 	pf->boot_minus_mono = (__s64)(boot - meta->start_mono_ns);
 	pf->last_inc = meta->start_mono_ns;
 	/* the first packet: clears the sequence's state, sets its defaults, pins the clocks */
 	gctx_pb__reset(pf->b);
 	gctx_pb__begin(pf->b, TRACE_PACKET);
-	gctx_pb__varint(pf->b, PKT_SEQ_ID, GCTX_PERFETTO_SEQ_ID);
+	gctx_pb__varint(pf->b, PKT_SEQ_ID, pf->seq);
+	if (pf->machine)
+		gctx_pb__varint(pf->b, PKT_MACHINE_ID, pf->machine);
 	gctx_pb__varint(pf->b, PKT_SEQ_FLAGS, SEQ_CLEARED);
 	gctx_pb__begin(pf->b, PKT_DEFAULTS);
 	gctx_pb__varint(pf->b, DEF_CLOCK_ID, CLOCK_INCREMENTAL_ID);
@@ -303,6 +318,13 @@ static void pf_begin(struct gctx_tl_sink *s, const struct gctx_trace_meta *meta)
 	else if (fwrite(gctx_pb__data(pf->b), 1, gctx_pb__len(pf->b), pf->out) !=
 		 gctx_pb__len(pf->b))
 		pf->err = -EIO;
+	if (pf->machine_name) { /* the machine's name in the trace processor and the UI */
+		packet_begin(pf, 0, false);
+		gctx_pb__begin(pf->b, PKT_SYSTEM_INFO);
+		gctx_pb__cstr(pf->b, SI_MACHINE_NAME, pf->machine_name);
+		gctx_pb__end(pf->b);
+		packet_end(pf);
+	}
 }
 
 /* ProcessTree entry {pid, ppid, cmdline [name], cmdline_is_comm}: names the process and links
@@ -347,7 +369,7 @@ static void untraced_parent(struct gctx_perfetto *pf, __u32 ppid, __u64 ts)
 		pf->err = -ENOMEM;
 	packet_begin(pf, ts, true);
 	gctx_pb__begin(pf->b, PKT_TRACK_DESCRIPTOR);
-	gctx_pb__varint(pf->b, TD_UUID, ++pf->ntracks); /* no event uses it */
+	gctx_pb__varint(pf->b, TD_UUID, pf->uuid_base + ++pf->ntracks); /* no event uses it */
 	gctx_pb__begin(pf->b, TD_PROCESS);
 	gctx_pb__int64(pf->b, PD_PID, ppid);
 	gctx_pb__cstr(pf->b, PD_NAME, GCTX_NAME_UNTRACED);
@@ -628,6 +650,12 @@ static const struct gctx_tl_ops perfetto_ops = {
 
 struct gctx_tl_sink *gctx_perfetto__new(FILE *out)
 {
+	return gctx_perfetto__new_machine(out, 0, NULL, 0);
+}
+
+struct gctx_tl_sink *gctx_perfetto__new_machine(FILE *out, __u32 machine, const char *name,
+						__s64 boot_shift)
+{
 	struct gctx_perfetto *pf = calloc(1, sizeof(*pf));
 	int i;
 
@@ -635,6 +663,11 @@ struct gctx_tl_sink *gctx_perfetto__new(FILE *out)
 		return NULL;
 	pf->sink.ops = &perfetto_ops;
 	pf->out = out;
+	pf->machine = machine;
+	pf->seq = GCTX_PERFETTO_SEQ_ID + machine;
+	pf->uuid_base = (__u64)machine << 40;
+	pf->boot_shift = boot_shift;
+	pf->machine_name = name;
 	pf->b = gctx_pb__new();
 	for (i = 0; i < T_MAX; i++)
 		pf->tab[i] = i == T_VALUES ? gctx_strtab__new(VALUES_MAX, VALUE_LEN_MAX)

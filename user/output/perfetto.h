@@ -19,5 +19,11 @@
 
 /* The timeline sink writing a Perfetto trace to out. NULL when out of memory. */
 struct gctx_tl_sink *gctx_perfetto__new(FILE *out);
+/* The same for one host of several in one trace (gpuctx merge): every packet carries machine
+ * (0: the host machine), on sequence GCTX_PERFETTO_SEQ_ID + machine; track uuids are the
+ * machine's own; BOOTTIME is moved by boot_shift ns (the hosts' clocks aligned); name (kept
+ * by the caller until the sink is freed) names the machine (SystemInfo.machine_name). */
+struct gctx_tl_sink *gctx_perfetto__new_machine(FILE *out, __u32 machine, const char *name,
+						__s64 boot_shift);
 
 #endif /* __GPUCTX_PERFETTO_H */

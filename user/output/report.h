@@ -20,5 +20,27 @@
 /* Both return 0, -ENOMEM, or -errno (-EIO when unknown) when writing to out failed. */
 int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_trace_meta *meta);
 int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_trace_meta *meta);
+/* The JSON report as one object value of a document being written (0 or -ENOMEM). */
+struct gctx_json;
+int gctx_report__json_to(struct gctx_json *j, const struct gctx_model *m,
+			 const struct gctx_trace_meta *meta);
+
+/* ---- several hosts (gpuctx merge, or several traces): report_hosts.c ---- */
+
+struct gctx_host_clock;
+
+struct gctx_report_host {
+	const struct gctx_model *m; /* finished */
+	const struct gctx_trace_meta *meta;
+	const struct gctx_host_clock *clock; /* trace/hosts.h: gctx_hosts__align */
+	const char *label;		     /* the host's name in the report */
+	const char *source;		     /* the trace file it came from */
+};
+
+/* One report over n hosts: the job (hosts, processes, jobs), how close their clocks are, the
+ * verdict over all of them, every incident with its host, then each host's own report. Both
+ * return as gctx_report__text. */
+int gctx_report__hosts_text(FILE *out, const struct gctx_report_host *h, __u32 n);
+int gctx_report__hosts_json(FILE *out, const struct gctx_report_host *h, __u32 n);
 
 #endif /* __GPUCTX_REPORT_H */

@@ -610,21 +610,35 @@ static void rep_json_counts(struct gctx_json *j, const struct gctx_model *m)
 
 int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_trace_meta *meta)
 {
-	struct rep_api_index ax;
-	struct gctx_analysis *an;
 	struct gctx_json *j;
-	__u32 i, n;
 	int err;
 
 	if (!out || !m)
 		return -EINVAL;
+	j = gctx_json__new(out, true);
+	if (!j)
+		return -ENOMEM;
+	err = gctx_report__json_to(j, m, meta);
+	gctx_json__free(j);
+	if (err)
+		return err;
+	fputc('\n', out);
+	return rep_finish(out);
+}
+
+int gctx_report__json_to(struct gctx_json *j, const struct gctx_model *m,
+			 const struct gctx_trace_meta *meta)
+{
+	struct rep_api_index ax;
+	struct gctx_analysis *an;
+	__u32 i, n;
+	int err;
+
 	err = rep_api_index__build(&ax, m);
 	if (err)
 		return err;
 	an = gctx_analysis__new(m, meta ? meta->start_mono_ns : 0);
-	j = an ? gctx_json__new(out, true) : NULL;
-	if (!j) {
-		gctx_analysis__free(an);
+	if (!an) {
 		rep_api_index__free(&ax);
 		return -ENOMEM;
 	}
@@ -690,9 +704,7 @@ int gctx_report__json(FILE *out, const struct gctx_model *m, const struct gctx_t
 	rep_json_counts(j, m);
 	rep_json_incidents(j, m, an);
 	gctx_json__obj_end(j);
-	gctx_json__free(j);
 	gctx_analysis__free(an);
 	rep_api_index__free(&ax);
-	fputc('\n', out);
-	return rep_finish(out);
+	return 0;
 }
