@@ -72,6 +72,7 @@ int cli_job_load(char *const *paths, int npaths, struct cli_job *job)
 			cli_job_free(job);
 			return 1;
 		}
+		job->files[i].meta = meta; /* a pipe's is known only now */
 		end = gctx_model__end(job->models[i]);
 		ends[i] = end ? end->end_ns : 0;
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <linux/types.h>
 
 #include "gpuctx_events.h"
@@ -46,6 +47,21 @@ static struct gctx_host_file *host_add(struct gctx_host_file **hosts, __u32 *n, 
 	h->meta = *meta;
 	h->source = source;
 	h->fd = -1;
+	return h;
+}
+
+/* A host read from the trace at path itself. */
+static struct gctx_host_file *host_at(struct gctx_host_file **hosts, __u32 *n, __u32 *cap,
+				      const char *path, const struct gctx_trace_meta *meta,
+				      char *err, size_t errlen)
+{
+	struct gctx_host_file *h = host_add(hosts, n, cap, path, meta);
+
+	if (!h || strlen(path) >= sizeof(h->path)) {
+		errf(err, errlen, "%s: %s", path, h ? "path too long" : "out of memory");
+		return NULL;
+	}
+	snprintf(h->path, sizeof(h->path), "%s", path);
 	return h;
 }
 
@@ -142,6 +158,15 @@ int gctx_hosts__open(char *const *paths, int npaths, struct gctx_host_file **hos
 		char rerr[512];
 		int ret;
 
+		struct stat st;
+
+		/* a pipe is read once, by whoever reads its records: taken as one host's */
+		if (stat(paths[i], &st) || !S_ISREG(st.st_mode)) {
+			if (!host_at(hosts, n, &cap, paths[i], &(struct gctx_trace_meta){}, err,
+				     errlen))
+				goto fail;
+			continue;
+		}
 		r = gctx_trace_reader__open(paths[i], rerr, sizeof(rerr));
 		if (!r) {
 			errf(err, errlen, "%s", rerr, "");
