@@ -331,6 +331,9 @@ struct gctx_rec_api_present {
 #define GCTX_PROBE_PROC_ADDRESS	  1 /* an address cuGetProcAddress returned */
 #define GCTX_PROBE_REFUSED	  2 /* such an address, not probed (err: -EPERM not a function
 				     * entry of a library defining the API, -EDQUOT over a cap) */
+#define GCTX_PROBE_NOT_PRERESOLVED 3 /* the library's cuGetProcAddress was not asked ahead
+				      * (symbol: why, err: -errno): its addresses are followed
+				      * only as the traced processes get them */
 
 struct gctx_rec_probe {
 	__u32 fn;		  /* enum gctx_api_fn */

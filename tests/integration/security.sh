@@ -518,9 +518,36 @@ import ctypes, os, time; ctypes.CDLL(os.environ['LIB']); time.sleep(0.3)" >/dev/
 	fi
 }
 
+# 21. (issue 33) A root library only root may reach (a 0600 file in a 0700 directory, as under
+# /root or a private checkout) is pre-resolved all the same: the unprivileged child loads the
+# file gpuctx checked without needing its path or its permission. And when pre-resolution
+# does not run, the report says so, and why.
+t_preresolve_private() {
+	local d=$T/priv m=$T/privmarks a=$T/privuser rec
+	mkdir -p "$d/lib" "$m" "$a" && chmod 700 "$d" && chmod 1777 "$m"
+	build_evil_lib "$d/lib/libcuda.so.1" "$m" || { result preresolve_private 1 "cannot build"; return; }
+	chmod 600 "$d/lib/libcuda.so.1"
+	build_evil_lib "$a/libcuda.so.1" "$m"
+	chown -R 65534:65534 "$a" # not root's alone: never run, and the report says so
+	"$G" record -q -o "$T/priv.gctx" -- /usr/bin/python3 -c "
+import ctypes, time
+ctypes.CDLL('$d/lib/libcuda.so.1'); time.sleep(0.3)" >/dev/null 2>"$T/preresolve_private.err" &
+	rec=$!
+	wait "$rec" || { result preresolve_private 1 "record failed"; return; }
+	ls "$m" | grep -q "^ran-gpuctx-uid65534-cap0000000000000000-ppid$rec\$" ||
+		{ result preresolve_private 1 "resolver did not run unprivileged: $(ls "$m")"; return; }
+	"$G" record -q -o "$T/priv2.gctx" -- "${NOBODY[@]}" /usr/bin/python3 -c "
+import ctypes, time
+ctypes.CDLL('$a/libcuda.so.1'); time.sleep(0.3)" >/dev/null 2>>"$T/preresolve_private.err" ||
+		{ result preresolve_private 1 "record failed"; return; }
+	"$G" report "$T/priv2.gctx" 2>>"$T/preresolve_private.err" | tee -a "$T/preresolve_private.err" |
+		grep -q "cuGetProcAddress not pre-resolved: not root's alone"
+	result preresolve_private $? "the report does not say pre-resolution did not run, and why"
+}
+
 all_tests=(root_exec elf_entsize fifo_lib record_output fd_leak export_output modes disk_full signal
 	own_child duration corrupt stdout demo_kill gone procaddr_foreign probe_cap
-	llp_root_only lib_symlink escape_lib)
+	llp_root_only lib_symlink escape_lib preresolve_private)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

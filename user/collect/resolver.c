@@ -12,8 +12,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
@@ -83,6 +86,7 @@ static void drop_privileges(uid_t uid, gid_t gid, int pipe_fd, int lib_fd)
 {
 	static const struct rlimit cpu = {5, 5}, none = {0, 0}, files = {64, 64},
 				   as = {8ull << 30, 8ull << 30};
+	/* RLIMIT_FSIZE 0 comes in lib_path, once the library has its copy if it needs one */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -96,9 +100,9 @@ static void drop_privileges(uid_t uid, gid_t gid, int pipe_fd, int lib_fd)
 		_exit(1);
 	if (chdir("/"))
 		_exit(1);
-	if (setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_FSIZE, &none) ||
-	    setrlimit(RLIMIT_CORE, &none) || setrlimit(RLIMIT_NOFILE, &files) ||
-	    setrlimit(RLIMIT_NPROC, &none) || setrlimit(RLIMIT_AS, &as))
+	if (setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_CORE, &none) ||
+	    setrlimit(RLIMIT_NOFILE, &files) || setrlimit(RLIMIT_NPROC, &none) ||
+	    setrlimit(RLIMIT_AS, &as))
 		_exit(1);
 	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
 		prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
@@ -112,6 +116,52 @@ static void drop_privileges(uid_t uid, gid_t gid, int pipe_fd, int lib_fd)
 
 typedef int (*getproc_v2_fn)(const char *, void **, int, unsigned long long, int *);
 
+/* Say why the child gives up (a record with no function), then exit. */
+static void child_fail(const char *what, const char *detail)
+{
+	struct gctx_procaddr r = {.fn = GCTX_API_NONE};
+
+	snprintf(r.name, sizeof(r.name), "%s%s%s", what, detail ? ": " : "", detail ? detail : "");
+	if (write(CHILD_PIPE_FD, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	_exit(1);
+}
+
+/*
+ * A path to load the library from, without its own path: the fd checked by gpuctx (through
+ * /proc/self/fd), or, when this unprivileged user may not open that file (root's 0600 or 0700
+ * library), a copy of its bytes read through that already open fd into a memfd. The path of
+ * the library may cross directories this user cannot enter (/root, a 0700 checkout): neither
+ * needs it. Then no file may grow any more (RLIMIT_FSIZE 0).
+ */
+static void lib_path(char *path, size_t len, dev_t *dev, ino_t *ino)
+{
+	static const struct rlimit none = {0, 0};
+	struct stat st;
+	off_t off = 0;
+	int fd, mfd;
+
+	snprintf(path, len, "/proc/self/fd/%d", CHILD_LIB_FD);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+	} else {
+		mfd = memfd_create("gpuctx-lib", MFD_CLOEXEC);
+		if (mfd < 0 || fstat(CHILD_LIB_FD, &st))
+			child_fail("cannot copy the library", strerror(errno));
+		while (off < st.st_size)
+			if (sendfile(mfd, CHILD_LIB_FD, &off, (size_t)(st.st_size - off)) <= 0)
+				child_fail("cannot copy the library", strerror(errno));
+		if (fstat(mfd, &st))
+			child_fail("cannot copy the library", strerror(errno));
+		*dev = st.st_dev;
+		*ino = st.st_ino;
+		snprintf(path, len, "/proc/self/fd/%d", mfd);
+	}
+	if (setrlimit(RLIMIT_FSIZE, &none))
+		_exit(1);
+}
+
 static void resolver_child(dev_t dev, ino_t ino)
 {
 	static const int versions[] = {3020, 4000, 11040, 12000, 12050, 13000};
@@ -124,11 +174,13 @@ static void resolver_child(dev_t dev, ino_t ino)
 	void *h;
 
 	/* the very file that was checked, whatever its path has become */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", CHILD_LIB_FD);
+	lib_path(path, sizeof(path), &dev, &ino);
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	gpa = h ? (getproc_v2_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
+	if (!h)
+		child_fail("dlopen", dlerror());
+	gpa = (getproc_v2_fn)dlsym(h, "cuGetProcAddress_v2");
 	if (!gpa)
-		_exit(1);
+		child_fail("no cuGetProcAddress_v2", NULL);
 	nmaps = self_maps(dev, ino, maps);
 	syms = gctx_api_syms(&nsyms);
 	for (__u32 i = 0; i < nsyms; i++) {
@@ -167,7 +219,8 @@ static __u64 now_ms(void)
 	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
 }
 
-int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr **recs, __u32 *n)
+int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr **recs, __u32 *n,
+			   char *why, size_t whylen)
 {
 	struct passwd *pw = getpwnam("nobody");
 	uid_t uid = pw ? pw->pw_uid : 65534;
@@ -175,20 +228,29 @@ int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr
 	__u64 deadline = now_ms() + GCTX_RESOLVE_TIMEOUT_MS;
 	struct gctx_procaddr r;
 	struct pollfd pfd;
-	int p[2], status;
+	int p[2], status, ret = 0;
+	bool timed_out = true;
 	pid_t pid;
 
 	*recs = NULL;
 	*n = 0;
-	if (uid == 0)
+	why[0] = '\0';
+	if (uid == 0) {
+		snprintf(why, whylen, "no unprivileged user to run it as");
 		return -EPERM;
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
+	}
+	if (pipe2(p, O_CLOEXEC)) {
+		ret = -errno;
+		snprintf(why, whylen, "pipe: %s", strerror(errno));
+		return ret;
+	}
 	pid = fork();
 	if (pid < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "fork: %s", strerror(errno));
 		close(p[0]);
 		close(p[1]);
-		return -errno;
+		return ret;
 	}
 	if (pid == 0) {
 		drop_privileges(uid, gid, p[1], libfd);
@@ -199,19 +261,43 @@ int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr
 	pfd = (struct pollfd){.fd = p[0], .events = POLLIN};
 	for (__u64 now = now_ms(); now < deadline; now = now_ms()) {
 		struct gctx_procaddr *nr;
+		ssize_t got;
 
-		if (poll(&pfd, 1, (int)(deadline - now)) <= 0 ||
-		    read(p[0], &r, sizeof(r)) != sizeof(r))
+		if (poll(&pfd, 1, (int)(deadline - now)) <= 0)
 			break;
+		got = read(p[0], &r, sizeof(r));
+		if (got != sizeof(r)) {
+			timed_out = false; /* the child ended (or wrote garbage) */
+			break;
+		}
+		r.name[sizeof(r.name) - 1] = '\0';
+		if (r.fn == GCTX_API_NONE) {
+			/* the child's own reason to give up; its text is the library's (dlerror) */
+			snprintf(why, whylen, "%s", r.name);
+			ret = -ENOEXEC;
+			timed_out = false;
+			break;
+		}
 		nr = realloc(*recs, (*n + 1) * sizeof(*nr));
 		if (!nr)
 			break;
-		r.name[sizeof(r.name) - 1] = '\0';
 		*recs = nr;
 		(*recs)[(*n)++] = r;
 	}
 	close(p[0]);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	return 0;
+	if (!ret && timed_out) {
+		snprintf(why, whylen, "no answer within %d s: stopped there",
+			 GCTX_RESOLVE_TIMEOUT_MS / 1000);
+		ret = *n ? 0 : -ETIMEDOUT;
+	} else if (!ret && WIFEXITED(status) && WEXITSTATUS(status)) {
+		snprintf(why, whylen, "the child exited with status %d", WEXITSTATUS(status));
+		ret = *n ? 0 : -ECHILD;
+	} else if (!ret && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) {
+		snprintf(why, whylen, "the library's code was killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		ret = *n ? 0 : -ECHILD;
+	}
+	return ret;
 }

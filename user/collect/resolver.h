@@ -23,8 +23,11 @@ struct gctx_procaddr {
 	char name[48]; /* the name asked for */
 };
 
-/* Ask the library open at libfd (dev/ino as fstat gives them). 0 with *recs (free()) and *n
- * set, or -errno. */
-int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr **recs, __u32 *n);
+/* Ask the library open at libfd (dev/ino as fstat gives them). The child needs no path to it
+ * (a root-only directory above it, a 0600 file are fine): it loads the fd gpuctx checked, or a
+ * copy of its bytes made through that fd. 0 with *recs (free()) and *n set (why says what
+ * cut the answers short, if anything), or -errno with a one-line reason in why. */
+int gctx_resolve_procaddrs(int libfd, dev_t dev, ino_t ino, struct gctx_procaddr **recs, __u32 *n,
+			   char *why, size_t whylen);
 
 #endif /* __GPUCTX_RESOLVER_H */

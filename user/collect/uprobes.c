@@ -556,27 +556,50 @@ static struct lib *find_lib(struct gctx_uprobes *u, dev_t dev, ino_t ino)
 	return NULL;
 }
 
+/* The library's cuGetProcAddress could not be asked ahead: said in the trace (the report
+ * lists it under the library's probes) and, with -v, here. */
+static void not_preresolved(struct gctx_uprobes *u, struct lib *l, int err, const char *why)
+{
+	struct gctx_rec_probe r = {
+	    .fn = GCTX_CU_GET_PROC_ADDRESS, .how = GCTX_PROBE_NOT_PRERESOLVED, .err = err};
+
+	snprintf(r.symbol, sizeof(r.symbol), "%.*s", (int)sizeof(r.symbol) - 1, why);
+	snprintf(r.lib, sizeof(r.lib), "%.*s", (int)sizeof(r.lib) - 1, l->path);
+	if (u->o.verbose) {
+		char esc[GCTX_ESC_SIZE(256)], w[GCTX_ESC_SIZE(128)];
+
+		gctx_format_str(esc, sizeof(esc), l->path, 256);
+		gctx_format_str(w, sizeof(w), why, 128);
+		fprintf(stderr,
+			"gpuctx: %s: cuGetProcAddress not pre-resolved (%s): its addresses are "
+			"followed at run time only\n",
+			esc, w);
+	}
+	if (u->o.cb)
+		u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &r, sizeof(r));
+}
+
 /* Ask a library that only root could have written what cuGetProcAddress hands out, in an
  * unprivileged child (resolver.h); any other library's code never runs. */
 static void preresolve(struct gctx_uprobes *u, struct lib *l, const char *root, const char *inpath)
 {
 	struct gctx_procaddr *recs;
+	char why[128];
 	__u32 n;
+	int ret;
 
 	if (!gctx_libfile_trusted(l->fd, root, inpath)) {
-		if (u->o.verbose) {
-			char esc[GCTX_ESC_SIZE(256)];
-
-			gctx_format_str(esc, sizeof(esc), l->path, 256);
-			fprintf(stderr,
-				"gpuctx: %s is not root's alone: its cuGetProcAddress is "
-				"followed at run time only\n",
-				esc);
-		}
+		not_preresolved(u, l, -EPERM,
+				"not root's alone (others may write it or a directory above)");
 		return;
 	}
-	if (gctx_resolve_procaddrs(l->fd, l->dev, l->ino, &recs, &n))
+	ret = gctx_resolve_procaddrs(l->fd, l->dev, l->ino, &recs, &n, why, sizeof(why));
+	if (ret) {
+		not_preresolved(u, l, ret, why);
 		return;
+	}
+	if (why[0])
+		not_preresolved(u, l, 0, why); /* answers cut short */
 	for (__u32 i = 0; i < n; i++)
 		probe_procaddr(u, l, 0, recs[i].fn, recs[i].name, recs[i].off);
 	flush_probes(u, l);

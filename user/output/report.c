@@ -217,6 +217,8 @@ const char *rep_probe_how_name(__u32 how)
 		return "cuGetProcAddress";
 	case GCTX_PROBE_REFUSED:
 		return "refused";
+	case GCTX_PROBE_NOT_PRERESOLVED:
+		return "not-pre-resolved";
 	default:
 		return "unknown";
 	}

@@ -259,6 +259,11 @@ static void rep_text_probes(struct rep_ctx *c)
 		}
 		prev = r;
 		gctx_format_str(sym, sizeof(sym), r->symbol, sizeof(r->symbol));
+		if (r->how == GCTX_PROBE_NOT_PRERESOLVED) {
+			fprintf(c->out, "    cuGetProcAddress %s: %s\n",
+				r->err ? "not pre-resolved" : "pre-resolved in part", sym);
+			continue;
+		}
 		fn = gctx_api_fn_name(r->fn);
 		fprintf(c->out, "    %s", sym[0] ? sym : "?");
 		if (strcmp(sym, fn))
