@@ -127,6 +127,8 @@ static void helper_main(int sock)
 				_exit(1);
 			got += k;
 		}
+		/* gpuctx kills a helper past its deadline; one whose gpuctx is gone ends here */
+		alarm(SYMSRV_TIMEOUT_MS / 1000 + 2);
 		for (__u32 i = 0; i < q.nmaps; i++)
 			maps.v[i].path[sizeof(maps.v[i].path) - 1] = 0;
 		maps.n = q.nmaps;
@@ -148,6 +150,7 @@ static void helper_main(int sock)
 		h_send_frames(out, names, n);
 		if (gctx_sandbox_send(sock, &done, sizeof(done), NULL, 0, -1, NEVER))
 			_exit(1);
+		alarm(0);
 	}
 }
 

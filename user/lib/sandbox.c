@@ -87,6 +87,7 @@ static int seccomp_allowlist(bool read_files)
 	    ALLOW(SYS_getegid),
 	    ALLOW(SYS_clock_gettime),
 	    ALLOW(SYS_rt_sigreturn),
+	    ALLOW(SYS_alarm),
 	    ALLOW(SYS_rt_sigprocmask),
 	    ALLOW(SYS_exit),
 	    ALLOW(SYS_exit_group),
@@ -136,7 +137,11 @@ static void enter(int sock, const struct gctx_sandbox_opts *o, pid_t parent)
 	struct rlimit none = {0, 0}, cpu = {o->cpu_s, o->cpu_s}, files = {o->nofile, o->nofile};
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+	/* No PR_SET_PDEATHSIG: it fires when the forking thread exits (the unwinding thread at
+	 * the end of recording), not the process. An idle helper ends at EOF on its socket
+	 * when gpuctx is gone; a busy one arms alarm() for each request (its default action
+	 * ends it), so a helper blocked on a user's FIFO cannot outlive gpuctx by more. */
+	if (getppid() != parent)
 		_exit(1);
 	setsid(); /* out of the terminal's process group: Ctrl-C is gpuctx's to handle */
 	/* only the socket stays open: not the trace, BPF maps, links, the user's files */

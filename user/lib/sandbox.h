@@ -6,7 +6,7 @@
  * memory). The helper is forked, then gives up everything before it reads any input: no file
  * but its socket, nobody's uid when started as root, no capabilities, no_new_privs, a
  * seccomp allowlist (everything else fails with EPERM: no exec, no network, no writes to
- * files, no signals to others), resource limits, SIGKILL when its parent thread dies. The
+ * files, no signals to others), resource limits, and it ends at EOF on its socket. The
  * caller talks to it over a socket with a deadline on every wait, and kills it when one
  * passes: nothing the helper does can block or crash gpuctx.
  */

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -105,11 +106,49 @@ static void test_crash_and_stall(void **state)
 	assert_int_equal(kill(sb.pid ? sb.pid : 0, 0) == 0 && sb.pid, 0);
 }
 
+static void echo(int fd)
+{
+	char b[16];
+	ssize_t n;
+
+	while ((n = gctx_sandbox_recv(fd, b, sizeof(b), NULL, ~0ull)) > 0)
+		gctx_sandbox_send(fd, b, n, NULL, 0, -1, ~0ull);
+	_exit(0);
+}
+
+static void *starter(void *arg)
+{
+	gctx_sandbox__start(arg, &opts, echo);
+	usleep(200000); /* the helper has settled in while this thread lived */
+	return NULL;
+}
+
+/* A helper started by a thread (the unwinding one) serves on after that thread exits (the
+ * end of recording, when the main thread still symbolises call sites). */
+static void test_thread_exit(void **state)
+{
+	struct gctx_sandbox sb = {0};
+	__u64 dl = gctx_sandbox_now_ms() + 5000;
+	pthread_t t;
+	char b[4];
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, starter, &sb), 0);
+	pthread_join(t, NULL);
+	assert_true(sb.pid > 0);
+	usleep(100000);
+	assert_int_equal(gctx_sandbox_send(sb.fd, "abc", 4, NULL, 0, -1, dl), 0);
+	assert_int_equal(gctx_sandbox_recv(sb.fd, b, sizeof(b), NULL, dl), 4);
+	assert_string_equal(b, "abc");
+	gctx_sandbox__stop(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_confined),
 	    cmocka_unit_test(test_crash_and_stall),
+	    cmocka_unit_test(test_thread_exit),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
