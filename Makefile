@@ -136,6 +136,18 @@ $(BUILD)/realdriver/nv_cuda: tests/realdriver/nv_cuda.c
 
 all: $(REALDRIVER_NV)
 
+# The Slurm SPANK plugin (slurm/), built when Slurm's headers are installed (libslurm-dev;
+# tools/install-deps.sh slurm); its job attribution is the model's own (model/jobattr.c).
+# tests/slurm/run.sh (in make integration) runs it on a real Slurm when slurm-wlm is installed.
+SPANK_SO := $(BUILD)/gpuctx_spank.so
+ifneq ($(wildcard /usr/include/slurm/spank.h),)
+all: $(SPANK_SO)
+endif
+$(SPANK_SO): slurm/gpuctx_spank.c user/model/jobattr.c user/model/jobattr.h | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(filter-out -Werror=undef,$(CFLAGS)) -fPIC -shared -fvisibility=default \
+		-DGPUCTX_BIN='"$(BINDIR)/gpuctx"' slurm/gpuctx_spank.c user/model/jobattr.c -o $@
+
 deps:
 	$(Q)tools/install-deps.sh build
 
@@ -150,6 +162,7 @@ integration: all
 	$(Q)tests/integration/run.sh
 	$(Q)tests/export/run.sh
 	$(Q)tests/realdriver/nvidia.sh
+	$(Q)tests/slurm/run.sh
 
 # The README's test command: installs what is missing, builds, runs every test.
 test: test-deps

@@ -14,6 +14,9 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALL ?= install
 MAN_PAGES := $(wildcard man/*.8)
+# the Slurm SPANK plugin, when it was built (Slurm's headers: make all builds it); Debian's
+# Slurm loads plugins from here (plugstack.conf names the file: docs/cluster.md)
+SLURM_PLUGINDIR ?= /usr/lib/$(shell $(CC) -print-multiarch 2>/dev/null)/slurm-wlm
 # the agent's systemd units, where a folder of the tree holds them
 SYSTEMD_UNITS := $(wildcard systemd/*.service tools/*.service)
 
@@ -29,12 +32,15 @@ install: $(BUILD)/gpuctx
 		$(INSTALL) -d $(DESTDIR)$(UNITDIR); \
 		sed 's|@BINDIR@|$(BINDIR)|g' $$u >$(DESTDIR)$(UNITDIR)/$$(basename $$u); \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$u); done
+	$(Q)if [ -e $(BUILD)/gpuctx_spank.so ]; then $(INSTALL) -d $(DESTDIR)$(SLURM_PLUGINDIR) && \
+		$(INSTALL) -m 0755 $(BUILD)/gpuctx_spank.so $(DESTDIR)$(SLURM_PLUGINDIR)/; fi
 
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(DESTDIR)$(BINDIR)/gpuctx $(DESTDIR)$(BASHCOMPDIR)/gpuctx \
 		$(patsubst man/%,$(DESTDIR)$(MANDIR)/man8/%,$(MAN_PAGES)) \
-		$(patsubst %,$(DESTDIR)$(UNITDIR)/%,$(notdir $(SYSTEMD_UNITS)))
+		$(patsubst %,$(DESTDIR)$(UNITDIR)/%,$(notdir $(SYSTEMD_UNITS))) \
+		$(DESTDIR)$(SLURM_PLUGINDIR)/gpuctx_spank.so
 
 # The package is built from its own tree: the binary with Debian's hardening flags (objects
 # under .output/deb/, so the test build is not disturbed), installed into build/deb/root with

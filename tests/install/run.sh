@@ -60,6 +60,9 @@ t_install() {
 		for f in systemd/*.service tools/*.service; do
 			[ -e "$f" ] && echo "./opt/gpuctx-test/lib/systemd/system/${f##*/}"
 		done
+		# the Slurm plugin, when built: into Slurm's own plugin directory (docs/cluster.md)
+		[ -e build/gpuctx_spank.so ] &&
+			echo "./usr/lib/$(${CC:-cc} -print-multiarch)/slurm-wlm/gpuctx_spank.so"
 	} | sort >"$T/want"
 	diff -u "$T/want" "$T/files" || return 1
 	expect "the binary is executable" test -x "$d$p/bin/gpuctx" || return 1

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * gpuctx for Slurm: a SPANK plugin. `srun --gpuctx=check|record[:DIR]` (or #SBATCH --gpuctx=...)
+ * runs ONE `gpuctx record` per node per step, following the step's cgroup from before its
+ * first task execs to after its last task exits; the trace lands in DIR (default: the submit
+ * directory) as gpuctx-JOBID.STEPID-HOST.gctx. With check, each node's verdict goes to the
+ * step's stderr and srun exits 86 when a node's trace holds an error incident.
+ *
+ * plugstack.conf:  optional /usr/lib/x86_64-linux-gnu/slurm-wlm/gpuctx_spank.so [gpuctx=PATH]
+ *                  [record-opt=ARG]...   (PATH: the gpuctx binary; each ARG one more argument
+ *                  of gpuctx record, such as --no-stacks or --device PATH:KIND as two)
+ *
+ * Where each part runs (spank.h's order):
+ *   slurmstepd (remote, root), init_post_opt: the step's cgroup (Slurm's own under cgroup v2,
+ *     else one of ours in the cgroup v2 hierarchy, named as Slurm would), then the tracer,
+ *     waited for until it says it is attached
+ *   slurmstepd, task_post_fork (root, before any task execs): a task joins our cgroup when it
+ *     is ours; the first task's stderr is kept for the verdict
+ *   slurmstepd, task_exit of the last local task: the tracer stopped (SIGINT: it writes the end
+ *     of the trace), `gpuctx check TRACE` writes the verdict to the kept stderr
+ *   srun (local), exit: with check, `gpuctx check` of the step's traces decides srun's exit
+ *     status (86 on an error incident)
+ * The plugin never runs the user's code and never fails a step because gpuctx could not
+ * start: it says why in the step's stderr and the slurmd log, and the job runs untraced.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "model/jobattr.h"
+
+SPANK_PLUGIN(gpuctx, 1);
+
+#ifndef GPUCTX_BIN
+#define GPUCTX_BIN "/usr/local/bin/gpuctx"
+#endif
+#define EXIT_INCIDENT 86	     /* gpuctx check's exit status on an incident */
+#define ATTACH_WAIT_S 60	     /* a tracer not attached by then is given up */
+#define STOP_WAIT_S   60	     /* a tracer not done by then is killed */
+#define CG_OURS	      "slurm_gpuctx" /* our cgroup v2 directory: job_N/step_M below it */
+
+enum mode { MODE_OFF, MODE_RECORD, MODE_CHECK };
+
+static struct {
+	enum mode mode;
+	char dir[1024];	    /* where traces go, "" = the submit directory */
+	char bin[1024];	    /* the gpuctx binary */
+	char *rec_opts[16]; /* record options from plugstack.conf (record-opt=ARG) */
+	int nrec_opts;
+	char cgroup[2200]; /* the cgroup the tracer follows */
+	bool cg_ours;	   /* made by us: tasks are moved into it */
+	char trace[1600];
+	char step[32]; /* "0", "batch", ... */
+	pid_t tracer;
+	int err_fd; /* the first task's stderr, for the verdict */
+	uint32_t ntasks, nexited;
+} g = {.tracer = -1, .err_fd = -1};
+
+static int opt_cb(int val, const char *optarg, int remote);
+
+static struct spank_option opt = {
+    "gpuctx",
+    "check|record[:DIR]",
+    "trace GPU state across fork with gpuctx, one tracer per node: 'check' also prints each "
+    "node's verdict and fails the step (exit 86) on an error incident; traces go to DIR "
+    "(default: the submit directory) as gpuctx-JOB.STEP-HOST.gctx",
+    1,
+    0,
+    opt_cb,
+};
+
+static int opt_cb(int val, const char *optarg, int remote)
+{
+	const char *colon = optarg ? strchr(optarg, ':') : NULL;
+	size_t n = colon ? (size_t)(colon - optarg) : (optarg ? strlen(optarg) : 0);
+
+	(void)val;
+	(void)remote;
+	if (n == 5 && !strncmp(optarg, "check", 5))
+		g.mode = MODE_CHECK;
+	else if (n == 6 && !strncmp(optarg, "record", 6))
+		g.mode = MODE_RECORD;
+	else {
+		slurm_error("gpuctx: --gpuctx=%s: want check or record, optionally :DIR",
+			    optarg ? optarg : "");
+		return -1;
+	}
+	if (colon && (!colon[1] || colon[1] != '/' || strlen(colon + 1) >= sizeof(g.dir))) {
+		slurm_error("gpuctx: --gpuctx=%s: DIR must be an absolute path", optarg);
+		return -1;
+	}
+	snprintf(g.dir, sizeof(g.dir), "%s", colon ? colon + 1 : "");
+	return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	snprintf(g.bin, sizeof(g.bin), "%s", GPUCTX_BIN);
+	for (int i = 0; i < ac; i++) {
+		if (!strncmp(av[i], "gpuctx=", 7))
+			snprintf(g.bin, sizeof(g.bin), "%s", av[i] + 7);
+		else if (!strncmp(av[i], "record-opt=", 11) && g.nrec_opts < 16)
+			g.rec_opts[g.nrec_opts++] =
+			    av[i] + 11; /* plugstack.conf's, kept by Slurm */
+		else
+			slurm_error("gpuctx: unknown plugstack.conf argument '%s'", av[i]);
+	}
+	return spank_option_register(sp, &opt) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+/* Say it in the slurmd log and, when we have it, in the step's stderr. */
+static void say(const char *fmt, const char *a, const char *b)
+{
+	char line[2048];
+
+	snprintf(line, sizeof(line), fmt, a, b);
+	slurm_info("gpuctx: %s", line);
+	if (g.err_fd >= 0)
+		dprintf(g.err_fd, "gpuctx: %s\n", line);
+}
+
+/* The cgroup v2 mount point ("" when none). */
+static void v2_root(char *buf, size_t len)
+{
+	char dev[256], mnt[1024], type[64];
+	FILE *f = fopen("/proc/self/mounts", "re");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	while (fscanf(f, "%255s %1023s %63s %*[^\n]", dev, mnt, type) == 3)
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(buf, len, "%s", mnt);
+			break;
+		}
+	fclose(f);
+}
+
+/* The cgroup the tracer follows: Slurm's step cgroup when slurmstepd is in one (cgroup/v2),
+ * else ours, made now (cgroup v1 or no cgroup plugin: tasks join it before they exec). */
+static int step_cgroup(uint32_t job, uint32_t stepid)
+{
+	char root[1024], self[4096] = "", path[1024];
+	struct gctx_job_attr a;
+	int fd;
+	ssize_t n;
+
+	v2_root(root, sizeof(root));
+	if (!root[0])
+		return -ENOENT;
+	fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, self, sizeof(self) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0 && gctx_job_cgroup_pick(self, (size_t)n, path, sizeof(path)) &&
+	    !strncmp(self, "0::", 3) && gctx_job_attr_parse(path, &a) == GCTX_JOB_SLURM &&
+	    a.step[0]) {
+		/* .../job_N/step_M/slurm: follow .../job_N/step_M */
+		char *cut = strstr(path, "/step_");
+		char *end = cut ? strchr(cut + 1, '/') : NULL;
+
+		if (end)
+			*end = '\0';
+		snprintf(g.cgroup, sizeof(g.cgroup), "%s%s", root, path);
+		return 0;
+	}
+	snprintf(g.cgroup, sizeof(g.cgroup), "%s/%s/job_%u/step_%s", root, CG_OURS, job, g.step);
+	for (char *p = g.cgroup + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(g.cgroup, 0755) && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	if (mkdir(g.cgroup, 0755) && errno != EEXIST)
+		return -errno;
+	g.cg_ours = true;
+	(void)stepid;
+	return 0;
+}
+
+/* Our cgroup and its empty parents (.../slurm_gpuctx/job_N/step_M), once the step is over. */
+static void cgroup_remove(void)
+{
+	char *p;
+
+	for (int i = 0; g.cg_ours && i < 3 && !rmdir(g.cgroup); i++) {
+		p = strrchr(g.cgroup, '/');
+		if (!p)
+			break;
+		*p = '\0';
+	}
+	g.cg_ours = false;
+}
+
+/* The tracer's output, in a file only we and it know. */
+static int log_file(void)
+{
+	char tmpl[] = "/tmp/gpuctx-spank.XXXXXX";
+	int fd = mkostemp(tmpl, O_CLOEXEC);
+
+	if (fd >= 0)
+		unlink(tmpl);
+	return fd;
+}
+
+static pid_t spawn(char *const argv[], int out_fd)
+{
+	pid_t pid = fork();
+	sigset_t none;
+
+	if (pid)
+		return pid;
+	/* slurmstepd blocks signals its threads do not take: a blocked mask outlives exec */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	int nul = open("/dev/null", O_RDWR);
+	dup2(nul, 0);
+	dup2(out_fd >= 0 ? out_fd : nul, 1);
+	dup2(out_fd >= 0 ? out_fd : nul, 2);
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+static bool attached(int fd)
+{
+	char buf[4096];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, "gpuctx: attached to") != NULL;
+}
+
+static const char *step_name(uint32_t stepid, char *buf, size_t len)
+{
+	if (stepid == SLURM_BATCH_SCRIPT)
+		return "batch";
+	if (stepid == SLURM_EXTERN_CONT)
+		return "extern";
+	if (stepid == SLURM_INTERACTIVE_STEP)
+		return "interactive";
+	snprintf(buf, len, "%u", stepid);
+	return buf;
+}
+
+static int trace_dir(spank_t sp, char *buf, size_t len)
+{
+	if (g.dir[0]) {
+		snprintf(buf, len, "%s", g.dir);
+		return 0;
+	}
+	return spank_getenv(sp, "SLURM_SUBMIT_DIR", buf, (int)len) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	char *argv[32], dir[1024], host[64] = "", sbuf[16], errs[256];
+	uint32_t job = 0, stepid = 0;
+	int fd, err, waited;
+
+	(void)ac;
+	(void)av;
+	if (g.mode == MODE_OFF || !spank_remote(sp))
+		return 0;
+	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
+		return 0;
+	if (stepid == SLURM_EXTERN_CONT)
+		return 0; /* no task of the user's: nothing to trace */
+	snprintf(g.step, sizeof(g.step), "%s", step_name(stepid, sbuf, sizeof(sbuf)));
+	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &g.ntasks);
+	gethostname(host, sizeof(host) - 1);
+	if (trace_dir(sp, dir, sizeof(dir))) {
+		say("no trace directory (SLURM_SUBMIT_DIR unset): job %s untraced", "", "");
+		return 0;
+	}
+	snprintf(g.trace, sizeof(g.trace), "%s/gpuctx-%u.%s-%s.gctx", dir, job, g.step, host);
+	err = step_cgroup(job, stepid);
+	if (err) {
+		snprintf(errs, sizeof(errs), "%s", strerror(-err));
+		say("no cgroup v2 directory for the step (%s): step %s untraced", errs, g.step);
+		return 0;
+	}
+	fd = log_file();
+	argv[0] = g.bin;
+	argv[1] = "record";
+	argv[2] = "-q";
+	argv[3] = "--silent";
+	argv[4] = "-o";
+	argv[5] = g.trace;
+	argv[6] = "--cgroup";
+	argv[7] = g.cgroup;
+	for (int i = 0; i < g.nrec_opts; i++)
+		argv[8 + i] = g.rec_opts[i];
+	argv[8 + g.nrec_opts] = NULL;
+	g.tracer = spawn(argv, fd);
+	if (g.tracer < 0) {
+		say("cannot start %s: %s", g.bin, strerror(errno));
+		close(fd);
+		cgroup_remove();
+		return 0;
+	}
+	/* no task may exec before the tracer follows the cgroup */
+	for (waited = 0; waited < ATTACH_WAIT_S * 20; waited++) {
+		int st;
+
+		if (attached(fd))
+			break;
+		if (waitpid(g.tracer, &st, WNOHANG) == g.tracer) {
+			g.tracer = -1;
+			break;
+		}
+		usleep(50000);
+	}
+	if (g.tracer < 0 || waited == ATTACH_WAIT_S * 20) {
+		char buf[512] = "";
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		say("the tracer did not attach (%s): step %s untraced", buf, g.step);
+		if (g.tracer > 0) {
+			kill(g.tracer, SIGKILL);
+			waitpid(g.tracer, NULL, 0);
+			g.tracer = -1;
+		}
+		close(fd);
+		cgroup_remove();
+		return 0;
+	}
+	close(fd);
+	slurm_info("gpuctx: tracer pid %d follows %s for job %u step %s into %s", (int)g.tracer,
+		   g.cgroup, job, g.step, g.trace);
+	return 0;
+}
+
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	pid_t pid = 0;
+	uint32_t task = 0;
+	char path[2300];
+	int fd;
+
+	(void)ac;
+	(void)av;
+	if (g.tracer <= 0 || spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS)
+		return 0;
+	spank_get_item(sp, S_TASK_ID, &task);
+	if (g.cg_ours) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", g.cgroup);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || dprintf(fd, "%d\n", (int)pid) < 0)
+			slurm_error("gpuctx: task %u (pid %d) could not join %s: %s", task,
+				    (int)pid, g.cgroup, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	if (g.mode == MODE_CHECK && g.err_fd < 0) {
+		/* the task's stderr (a pipe to srun, the job's output file): the verdict's place */
+		snprintf(path, sizeof(path), "/proc/%d/fd/2", (int)pid);
+		g.err_fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+	}
+	return 0;
+}
+
+/* Stop the tracer and, with check, write the verdict; once, after the last local task. */
+static void finish(void)
+{
+	char *argv[4];
+	int st = 0;
+
+	if (g.tracer <= 0)
+		return;
+	kill(g.tracer, SIGINT);
+	for (int i = 0; i < STOP_WAIT_S * 20; i++) {
+		if (waitpid(g.tracer, &st, WNOHANG) == g.tracer)
+			goto stopped;
+		usleep(50000);
+	}
+	kill(g.tracer, SIGKILL);
+	waitpid(g.tracer, &st, 0);
+stopped:
+	g.tracer = -1;
+	cgroup_remove();
+	slurm_info("gpuctx: tracer stopped (status %d), trace %s", st, g.trace);
+	if (g.mode == MODE_CHECK && g.err_fd >= 0) {
+		pid_t pid;
+
+		fcntl(g.err_fd, F_SETFL, O_APPEND); /* blocking: the verdict is written whole */
+		argv[0] = g.bin;
+		argv[1] = "check";
+		argv[2] = g.trace;
+		argv[3] = NULL;
+		pid = spawn(argv, g.err_fd);
+		if (pid > 0)
+			waitpid(pid, &st, 0);
+	}
+	if (g.err_fd >= 0)
+		close(g.err_fd);
+	g.err_fd = -1;
+}
+
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	if (g.tracer > 0 && ++g.nexited >= g.ntasks)
+		finish();
+	return 0;
+}
+
+/* srun: with check, the step's traces (one per node) decide the exit status. */
+static int local_exit(spank_t sp)
+{
+	char dir[1024], pat[1400], sbuf[16], **argv;
+	uint32_t job = 0, stepid = 0;
+	glob_t gl;
+	pid_t pid;
+	int st = 0;
+
+	const char *ej = getenv("SLURM_JOB_ID"), *es = getenv("SLURM_STEP_ID");
+
+	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS) {
+		/* srun's own environment names the step it ran */
+		if (!ej || !es) {
+			fprintf(stderr, "gpuctx: srun does not say its job step: no verdict\n");
+			return 0;
+		}
+		job = (uint32_t)strtoul(ej, NULL, 10);
+		stepid = (uint32_t)strtoul(es, NULL, 10);
+	}
+	if (g.dir[0])
+		snprintf(dir, sizeof(dir), "%s", g.dir);
+	else if (!getcwd(dir, sizeof(dir))) /* srun runs in the submit directory */
+		return 0;
+	snprintf(pat, sizeof(pat), "%s/gpuctx-%u.%s-*.gctx", dir, job,
+		 step_name(stepid, sbuf, sizeof(sbuf)));
+	if (glob(pat, 0, NULL, &gl) || !gl.gl_pathc) {
+		fprintf(stderr, "gpuctx: no trace of job %u step %u in %s\n", job, stepid, dir);
+		return 0;
+	}
+	argv = calloc(gl.gl_pathc + 3, sizeof(*argv));
+	if (argv) {
+		argv[0] = g.bin;
+		argv[1] = "check";
+		for (size_t i = 0; i < gl.gl_pathc; i++)
+			argv[2 + i] = gl.gl_pathv[i];
+		pid = spawn(argv, -1); /* the nodes said their verdicts already */
+		if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		    WEXITSTATUS(st) == EXIT_INCIDENT) {
+			fprintf(stderr,
+				"gpuctx: job %u step %u: an error incident on %s node: "
+				"exit %d\n",
+				job, stepid, gl.gl_pathc > 1 ? "a" : "its", EXIT_INCIDENT);
+			free(argv);
+			globfree(&gl);
+			fflush(NULL);
+			exit(EXIT_INCIDENT); /* srun's own status: the step failed */
+		}
+		free(argv);
+	}
+	globfree(&gl);
+	return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (g.mode == MODE_OFF)
+		return 0;
+	if (spank_remote(sp)) {
+		finish(); /* a step whose tasks never all exited */
+		return 0;
+	}
+	if (!spank_remote(sp) && g.mode == MODE_CHECK)
+		return local_exit(sp);
+	return 0;
+}

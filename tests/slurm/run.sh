@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The Slurm SPANK plugin (build/gpuctx_spank.so) on a real Slurm: munged, slurmctld and slurmd
+# started on this machine for localhost, configured in a private directory removed after,
+# with the plugin in their plugstack.conf. Jobs run the C workloads over the emulated driver:
+#   fork   srun -n2 --gpuctx=check: two tasks whose children use the parent's GPU fd (a poison
+#          fork each): srun exits 86, the verdict is in the step's stderr, one trace
+#   spawn  srun -n2 --gpuctx=check: two tasks whose children exec and open their own: exit 0
+#   record srun --gpuctx=record:DIR: the trace lands in DIR, srun's status is the job's
+#   batch  sbatch with #SBATCH --gpuctx=record: the batch step's trace
+# and every step had exactly one tracer (slurmd's log names one per step), whose trace names the
+# job (its cgroup: job attribution). Needs root, Debian's slurm-wlm and munge (tools/install-deps.sh
+# slurm); skipped without them. Usage: tests/slurm/run.sh [TEST...]
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+G=$top/build/gpuctx
+W=$top/build/workloads
+SO=$top/build/gpuctx_spank.so
+
+for b in slurmctld slurmd munged srun; do
+	if ! command -v $b >/dev/null && [ ! -x /usr/sbin/$b ]; then
+		echo "slurm: SKIP: $b not installed (tools/install-deps.sh slurm)"
+		exit 0
+	fi
+done
+[ "$(id -u)" = 0 ] || { echo "slurm: FAIL: needs root" >&2; exit 1; }
+[ -e "$SO" ] || { echo "slurm: FAIL: $SO missing (make all with libslurm-dev)" >&2; exit 1; }
+[ -x "$G" ] || { echo "slurm: FAIL: build/gpuctx missing (make all)" >&2; exit 1; }
+
+T=$(mktemp -d /tmp/gpuctx-slurm.XXXXXX)
+chmod 755 "$T"
+MNT=$T/gpu
+mkdir -p "$MNT" "$T/state" "$T/spool" "$T/work" "$T/traces" "$T/munge"
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	mountpoint -q "$MNT" && umount "$MNT"
+	[ -n "${KEEP:-}" ] && { echo "slurm: kept $T"; return; }
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+"$top/build/fakegpu" "$MNT" 2>"$T/fakegpu.log" &
+PIDS+=($!)
+for _ in $(seq 100); do [ -e "$MNT/nvidiactl" ] && break; sleep 0.05; done
+[ -e "$MNT/nvidiactl" ] || { echo "slurm: FAIL: fakegpu did not mount" >&2; exit 1; }
+
+# munge: a key of our own, its socket in $T
+dd if=/dev/urandom of="$T/munge/munge.key" bs=1024 count=1 status=none
+chmod 700 "$T/munge"
+chmod 400 "$T/munge/munge.key"
+/usr/sbin/munged -f -F --socket="$T/munge/sock" --key-file="$T/munge/munge.key" \
+	--pid-file="$T/munge/pid" --log-file="$T/munge/log" --seed-file="$T/munge/seed" &
+PIDS+=($!)
+for _ in $(seq 100); do [ -S "$T/munge/sock" ] && break; sleep 0.05; done
+
+NODE=$(hostname -s)
+PORT0=$((17000 + $$ % 2000))
+DEVOPTS=""
+for d in nvidiactl:nvidiactl nvidia0:nvidia nvidia-uvm:nvidia-uvm; do
+	DEVOPTS="$DEVOPTS record-opt=--device record-opt=$MNT/${d%%:*}:${d#*:}"
+done
+echo "required $SO gpuctx=$G$DEVOPTS" >"$T/plugstack.conf"
+cat >"$T/slurm.conf" <<EOF
+ClusterName=gpuctxtest
+SlurmctldHost=$NODE
+SlurmctldPort=$PORT0
+SlurmdPort=$((PORT0 + 1))
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$T/munge/sock
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$T/state
+SlurmdSpoolDir=$T/spool
+SlurmctldPidFile=$T/slurmctld.pid
+SlurmdPidFile=$T/slurmd.pid
+SlurmctldLogFile=$T/slurmctld.log
+SlurmdLogFile=$T/slurmd.log
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SchedulerType=sched/builtin
+SelectType=select/linear
+MpiDefault=none
+ReturnToService=2
+PlugStackConfig=$T/plugstack.conf
+NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+PartitionName=test Nodes=$NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+EOF
+export SLURM_CONF=$T/slurm.conf
+/usr/sbin/slurmctld -D -i -f "$T/slurm.conf" >"$T/slurmctld.out" 2>&1 &
+PIDS+=($!)
+/usr/sbin/slurmd -D -N "$NODE" -f "$T/slurm.conf" >"$T/slurmd.out" 2>&1 &
+PIDS+=($!)
+up=0
+for _ in $(seq 200); do
+	sinfo -h -o %t 2>/dev/null | grep -qE '^(idle|mix|alloc)' && { up=1; break; }
+	sleep 0.1
+done
+if [ $up = 0 ]; then
+	echo "slurm: FAIL: the node did not come up" >&2
+	tail -5 "$T/slurmctld.log" "$T/slurmd.log" >&2
+	exit 1
+fi
+
+pass=0
+fail=0
+failed=()
+result() {
+	local name=$1 rc=$2
+	if [ "$rc" = 0 ]; then
+		pass=$((pass + 1))
+		echo "ok   $name"
+	else
+		fail=$((fail + 1))
+		failed+=("$name")
+		echo "FAIL $name"
+		for f in "$T/$name.out" "$T/$name.err" "$T/$name.why"; do
+			[ -s "$f" ] && sed 's/^/     | /' "$f" | tail -20
+		done
+	fi
+}
+
+why() { echo "$2" >>"$T/$1.why"; }
+
+# The job id and step of the newest job; the traces of job $1 step $2 in dir $3.
+newest_job() { squeue -h -t all -o %i 2>/dev/null | sort -n | tail -1; }
+traces() { ls "$3"/gpuctx-"$1"."$2"-*.gctx 2>/dev/null; }
+# how many tracers slurmd's log says started for job $1 step $2
+tracers() { grep -c "gpuctx: tracer pid [0-9]* follows .* for job $1 step $2 " "$T/slurmd.log"; }
+
+# step_checks NAME JOB STEP DIR WANT_ERRORS: one trace of the step, one tracer, its report
+step_checks() {
+	local name=$1 job=$2 step=$3 dir=$4 want=$5 t n
+	t=$(traces "$job" "$step" "$dir")
+	n=$(echo "$t" | grep -c .)
+	[ "$n" = 1 ] || { why "$name" "want one trace of $job.$step in $dir, got $n: $t"; return 1; }
+	[ "$(tracers "$job" "$step")" = 1 ] ||
+		{ why "$name" "slurmd's log has $(tracers "$job" "$step") tracers for $job.$step"; return 1; }
+	"$G" report --json "$t" >"$T/$name.json" 2>>"$T/$name.err" || return 1
+	python3 - "$T/$name.json" "$job" "$step" "$want" "$NODE" >>"$T/$name.why" 2>&1 <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+job, step, want, node = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+wl = [p for p in r["processes"] if p["comm"].startswith("wl_")]
+errs = [i for i in r["incidents"] if i["severity"] == "error"]
+ok = True
+def bad(msg):
+    global ok
+    ok = False
+    print(msg)
+if r["meta"]["hostname"] != node:
+    bad("hostname %r" % r["meta"]["hostname"])
+if len(wl) < 2:
+    bad("want the two tasks' workloads, got %r" % [p["comm"] for p in r["processes"]])
+for p in wl:
+    j = p["job"]
+    if not j or j["kind"] != "slurm" or j["id"] != job or j["step"] != step:
+        bad("pid %d: job %r" % (p["pid"], j))
+if (len(errs) > 0) != (want > 0):
+    bad("error incidents: %r" % [i["kind"] for i in errs])
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# srun -n2 --gpuctx=check WORKLOAD: exit status, the verdict on stderr, the step's trace
+t_check() {
+	local name=$1 wl=$2 want_rc=$3 rc=0 job
+	(cd "$T/work" && srun -n2 --gpuctx=check "$W/$wl" "$MNT" >"$T/$name.out" 2>"$T/$name.err")
+	local got=$?
+	[ "$got" = "$want_rc" ] || { why "$name" "srun exited $got, want $want_rc"; rc=1; }
+	job=$(newest_job)
+	if [ "$want_rc" = 86 ]; then
+		grep -q "^gpuctx check: POISON FORK" "$T/$name.err" ||
+			{ why "$name" "no verdict in the step's stderr"; rc=1; }
+	else
+		grep -q "^gpuctx check: NO PROBLEM FOUND" "$T/$name.err" ||
+			{ why "$name" "no verdict in the step's stderr"; rc=1; }
+	fi
+	[ $rc = 0 ] && { step_checks "$name" "$job" 0 "$T/work" $([ "$want_rc" = 86 ] && echo 1 || echo 0) || rc=1; }
+	result "$name" $rc
+}
+
+t_fork() { t_check fork wl_fork_child_ioctl 86; }
+t_spawn() { t_check spawn wl_fork_exec_own 0; }
+
+# record:DIR: the trace in DIR, the job's own exit status (a poison fork does not fail it)
+t_record() {
+	local name=record rc=0 job
+	(cd "$T/work" && srun -n1 --gpuctx=record:"$T/traces" "$W/wl_fork_child_ioctl" "$MNT" \
+		>"$T/$name.out" 2>"$T/$name.err") || { why $name "srun failed: $?"; rc=1; }
+	job=$(newest_job)
+	grep -q "^gpuctx check" "$T/$name.err" && { why $name "record printed a verdict"; rc=1; }
+	[ $rc = 0 ] && { step_checks $name "$job" 0 "$T/traces" 1 || rc=1; }
+	result $name $rc
+}
+
+# #SBATCH --gpuctx=record: the batch step traced into the submit directory
+t_batch() {
+	local name=batch rc=0 job
+	cat >"$T/work/job.sh" <<EOF
+#!/bin/sh
+#SBATCH --gpuctx=record
+#SBATCH -o $T/work/batch.out
+$W/wl_fork_exec_own $MNT
+EOF
+	job=$(cd "$T/work" && sbatch --parsable job.sh 2>"$T/$name.err")
+	[ -n "$job" ] || { why $name "sbatch failed"; result $name 1; return; }
+	for _ in $(seq 300); do
+		squeue -h -j "$job" 2>/dev/null | grep -q . || break
+		sleep 0.1
+	done
+	# the plugin writes the trace as the batch step ends
+	for _ in $(seq 100); do traces "$job" batch "$T/work" | grep -q . && break; sleep 0.1; done
+	step_checks $name "$job" batch "$T/work" 0 || rc=1
+	result $name $rc
+}
+
+all_tests=(fork spawn record batch)
+[ $# -gt 0 ] && all_tests=("$@")
+for t in "${all_tests[@]}"; do
+	"t_$t"
+done
+# nothing of ours is left in the cgroup hierarchy
+root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$root" ] && [ -e "$root/slurm_gpuctx" ]; then
+	why cgroups "left behind: $(find "$root/slurm_gpuctx" -type d)"
+	result cgroups 1
+fi
+echo "slurm: $pass passed, $fail failed${failed:+: ${failed[*]}}"
+[ $fail = 0 ]
