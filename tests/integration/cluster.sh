@@ -71,4 +71,28 @@ t_merge() {
 	result "$name" $rc
 }
 
-cluster_tests=(job_attr merge)
+# The agent's DaemonSet: what the agent needs of the node (docs/cluster.md)
+t_k8s_manifest() {
+	local name=k8s_manifest
+	python3 - "$top/deploy/kubernetes/gpuctx-agent.yaml" >"$T/$name.err" 2>&1 <<'EOF'
+import sys
+import yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+ds = [d for d in docs if d["kind"] == "DaemonSet"]
+assert len(ds) == 1, "one DaemonSet"
+spec = ds[0]["spec"]["template"]["spec"]
+assert spec["hostPID"] is True, "hostPID"
+c = spec["containers"][0]
+assert c["securityContext"]["privileged"] is True, "privileged"
+assert c["command"][1] == "agent", "runs gpuctx agent"
+vols = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]}
+mounts = {m["mountPath"]: vols[m["name"]] for m in c["volumeMounts"]}
+for p in ("/sys/fs/cgroup", "/sys/kernel/btf"):
+    assert mounts.get(p) == p, "%s mounted from the host" % p
+sel = ds[0]["spec"]["selector"]["matchLabels"].items()
+assert sel <= ds[0]["spec"]["template"]["metadata"]["labels"].items(), "selector matches"
+EOF
+	result $name $?
+}
+
+cluster_tests=(job_attr merge k8s_manifest)
