@@ -381,6 +381,13 @@ $(BUILD)/doubles/libamdhip64.so.5: tests/doubles/libhip_double.c tests/doubles/h
 		-Wl,-soname,libamdhip64.so.5 -Wl,--version-script=tests/doubles/hip.map \
 		$(API_DOUBLE_LDFLAGS) -o $@
 
+# The real HIP runtime on the emulated driver (tests/realdriver/amd.sh)
+API_TARGETS += $(BUILD)/workloads/amd_hip
+$(BUILD)/workloads/amd_hip: tests/realdriver/amd_hip.c tools/gpu_uapi.h | $(BUILD)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Wno-deprecated-declarations -Itools -D__HIP_PLATFORM_AMD__ $< -lamdhip64 \
+		-o $@
+
 $(API_HIP_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-deprecated-declarations -Itools -D__HIP_PLATFORM_AMD__ $< -lamdhip64 \

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,8 +43,9 @@
 #include "fakegpu.h"
 #include "gpu_uapi.h"
 
-#define DEV_FILE_SIZE  (1 << 20)
-#define KFD_MAX_QUEUES 1024
+#define DEV_FILE_SIZE	 (1 << 20)
+#define FUSE_SUPER_MAGIC 0x65735546
+#define DEV_INO(kind)	 (2 + (kind)) /* fixed (use_ino), the root is 1 */
 
 static const char *const dev_names[DEV_NR] = {
     [DEV_NVIDIACTL] = "nvidiactl", [DEV_NVIDIA0] = "nvidia0",
@@ -53,16 +55,23 @@ static const char *const dev_names[DEV_NR] = {
 
 bool fg_verbose;
 
+pthread_mutex_t fg_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static struct {
-	pthread_mutex_t lock;
 	char mnt[PATH_MAX];
 	time_t start;
 	pid_t parent; /* dies with it: PR_SET_PDEATHSIG */
-} G = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-};
+} G;
 
 /* ---- small helpers ---- */
+
+/* KFD and render-node mmap offsets must fall inside the file; the others get 1 MiB. */
+static off_t dev_size(enum dev_kind kind)
+{
+	off_t size = amd_file_size(kind);
+
+	return size ? size : DEV_FILE_SIZE;
+}
 
 static int dev_lookup(const char *path)
 {
@@ -97,16 +106,15 @@ static pid_t tid_to_tgid(pid_t tid)
 /* Does fd number @fd of thread @tid refer to our file @kind? (fds are per process) */
 bool caller_fd_is(pid_t tid, int fd, enum dev_kind kind)
 {
-	char link[64], target[PATH_MAX], want[PATH_MAX + 32];
-	ssize_t n;
+	char link[64];
+	struct statfs sfs;
+	struct stat st;
 
+	/* by inode, not by path: a test may bind our file over /dev/kfd in its own namespace */
 	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n < 0)
+	if (stat(link, &st) || statfs(link, &sfs))
 		return false;
-	target[n] = '\0';
-	snprintf(want, sizeof(want), "%s/%s", G.mnt, dev_names[kind]);
-	return !strcmp(target, want);
+	return st.st_ino == DEV_INO(kind) && sfs.f_type == FUSE_SUPER_MAGIC;
 }
 
 int remote_read(pid_t tid, __u64 addr, void *buf, size_t len)
@@ -129,7 +137,7 @@ int remote_write(pid_t tid, __u64 addr, const void *buf, size_t len)
 	return process_vm_writev(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
 }
 
-static bool ids_has(const struct id_set *s, __u64 id)
+bool ids_has(const struct id_set *s, __u64 id)
 {
 	size_t i;
 
@@ -139,7 +147,7 @@ static bool ids_has(const struct id_set *s, __u64 id)
 	return false;
 }
 
-static int ids_add(struct id_set *s, __u64 id)
+int ids_add(struct id_set *s, __u64 id)
 {
 	__u64 *v;
 
@@ -154,7 +162,7 @@ static int ids_add(struct id_set *s, __u64 id)
 	return 0;
 }
 
-static bool ids_del(struct id_set *s, __u64 id)
+bool ids_del(struct id_set *s, __u64 id)
 {
 	size_t i;
 
@@ -167,128 +175,11 @@ static bool ids_del(struct id_set *s, __u64 id)
 	return false;
 }
 
-static void ids_free(struct id_set *s)
+void ids_free(struct id_set *s)
 {
 	free(s->v);
 	s->v = NULL;
 	s->n = s->cap = 0;
-}
-
-/* ---- AMD KFD ---- */
-
-static int kfd_create_queue(struct gfile *f, struct kfd_ioctl_create_queue_args *a)
-{
-	__u32 id;
-
-	for (id = 0; id < KFD_MAX_QUEUES; id++)
-		if (!ids_has(&f->queues, id))
-			break;
-	if (id == KFD_MAX_QUEUES)
-		return -ENOSPC;
-	if (ids_add(&f->queues, id))
-		return -ENOMEM;
-	a->queue_id = id;
-	a->doorbell_offset = (__u64)id << 12;
-	return 0;
-}
-
-static int kfd_alloc_memory(struct gfile *f, struct kfd_ioctl_alloc_memory_of_gpu_args *a)
-{
-	__u64 handle = (__u64)a->gpu_id << 32 | ++f->next_mem;
-
-	if (ids_add(&f->mem, handle))
-		return -ENOMEM;
-	a->handle = handle;
-	a->mmap_offset = (__u64)f->next_mem << 12;
-	return 0;
-}
-
-static int kfd_dispatch(struct gfile *f, unsigned int nr, void *buf)
-{
-	struct kfd_ioctl_get_version_args *ver = buf;
-	struct kfd_ioctl_map_memory_to_gpu_args *map = buf;
-
-	switch (nr) {
-	case KFD_NR_GET_VERSION:
-		ver->major_version = FAKEGPU_KFD_MAJOR;
-		ver->minor_version = FAKEGPU_KFD_MINOR;
-		return 0;
-	case KFD_NR_ACQUIRE_VM:
-		return 0;
-	case KFD_NR_CREATE_QUEUE:
-		return kfd_create_queue(f, buf);
-	case KFD_NR_DESTROY_QUEUE:
-		return ids_del(&f->queues, ((struct kfd_ioctl_destroy_queue_args *)buf)->queue_id)
-			   ? 0
-			   : -EINVAL;
-	case KFD_NR_ALLOC_MEMORY_OF_GPU:
-		return kfd_alloc_memory(f, buf);
-	case KFD_NR_FREE_MEMORY_OF_GPU:
-		return ids_del(&f->mem, ((struct kfd_ioctl_free_memory_of_gpu_args *)buf)->handle)
-			   ? 0
-			   : -EINVAL;
-	case KFD_NR_MAP_MEMORY_TO_GPU:
-	case KFD_NR_UNMAP_MEMORY_FROM_GPU:
-		if (!ids_has(&f->mem, map->handle))
-			return -EINVAL;
-		map->n_success = map->n_devices;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* kfd_ioctl(): the nr range check comes first, then "only the opener may use this fd". */
-static int kfd_ioctl(struct gfile *f, struct call *cl, unsigned int nr, void *buf)
-{
-	if (nr < KFD_NR_FIRST || nr > KFD_NR_LAST)
-		return -EINVAL;
-	if (cl->tgid != f->tgid)
-		return -EBADF;
-	if (nr == KFD_NR_ACQUIRE_VM &&
-	    !caller_fd_is(cl->tid, ((struct kfd_ioctl_acquire_vm_args *)buf)->drm_fd, DEV_RENDER))
-		return -EINVAL;
-	return kfd_dispatch(f, nr, buf);
-}
-
-/* ---- amdgpu render node ---- */
-
-static int amdgpu_ctx(struct gfile *f, union amdgpu_ctx_args *a)
-{
-	__u32 id;
-
-	switch (a->in.op) {
-	case AMDGPU_CTX_OP_ALLOC_CTX:
-		id = ++f->next_ctx;
-		if (ids_add(&f->ctxs, id))
-			return -ENOMEM;
-		memset(a, 0, sizeof(*a));
-		a->out.alloc.ctx_id = id;
-		return 0;
-	case AMDGPU_CTX_OP_FREE_CTX:
-		return ids_del(&f->ctxs, a->in.ctx_id) ? 0 : -EINVAL;
-	case AMDGPU_CTX_OP_QUERY_STATE:
-	case AMDGPU_CTX_OP_QUERY_STATE2:
-		if (!ids_has(&f->ctxs, a->in.ctx_id))
-			return -EINVAL;
-		memset(a, 0, sizeof(*a));
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static int render_ioctl(struct gfile *f, unsigned int nr, void *buf)
-{
-	union amdgpu_gem_create_args *gem = buf;
-
-	switch (nr) {
-	case AMDGPU_NR_CTX:
-		return amdgpu_ctx(f, buf);
-	case AMDGPU_NR_GEM_CREATE:
-		memset(gem, 0, sizeof(*gem));
-		gem->out.handle = ++f->next_gem;
-		return 0;
-	}
-	return -EINVAL;
 }
 
 /* ---- ioctl entry ---- */
@@ -359,9 +250,9 @@ static int ioc_dispatch(struct gfile *f, struct call *cl, unsigned int cmd, void
 	case DEV_NVIDIA0:
 		return nv_ioctl(f, cl, _IOC_NR(cmd), buf, size);
 	case DEV_KFD:
-		return kfd_ioctl(f, cl, _IOC_NR(cmd), buf);
+		return kfd_ioctl(f, cl, _IOC_NR(cmd), buf, size);
 	case DEV_RENDER:
-		return render_ioctl(f, _IOC_NR(cmd), buf);
+		return render_ioctl(f, cl, _IOC_NR(cmd), buf, size);
 	default:
 		return -ENOTTY;
 	}
@@ -420,13 +311,13 @@ static int fg_ioctl(const char *path, int cmd_in, void *arg, struct fuse_file_in
 	(void)path;
 	(void)flags;
 	cl.tgid = tid_to_tgid(cl.tid);
-	pthread_mutex_lock(&G.lock);
+	pthread_mutex_lock(&fg_lock);
 	if (f->kind == DEV_UVM)
 		ret = uvm_ioctl(f, &cl, cmd, arg);
 	else
 		ret = ioc_ioctl(f, &cl, cmd, arg, data);
 	log_ioctl(f, &cl, cmd, ret);
-	pthread_mutex_unlock(&G.lock);
+	pthread_mutex_unlock(&fg_lock);
 	return ret;
 }
 
@@ -434,19 +325,23 @@ static int fg_ioctl(const char *path, int cmd_in, void *arg, struct fuse_file_in
 
 static int fg_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
+	int kind = dev_lookup(path);
+
 	(void)fi;
 	memset(st, 0, sizeof(*st));
 	st->st_mtime = st->st_atime = st->st_ctime = G.start;
 	if (!strcmp(path, "/")) {
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
+		st->st_ino = 1;
 		return 0;
 	}
-	if (dev_lookup(path) < 0)
+	if (kind < 0)
 		return -ENOENT;
 	st->st_mode = S_IFREG | 0666;
 	st->st_nlink = 1;
-	st->st_size = DEV_FILE_SIZE;
+	st->st_size = dev_size(kind);
+	st->st_ino = DEV_INO(kind);
 	return 0;
 }
 
@@ -479,6 +374,10 @@ static int fg_open(const char *path, struct fuse_file_info *fi)
 		return -ENOMEM;
 	f->kind = kind;
 	f->tgid = tid_to_tgid(fuse_get_context()->pid);
+	if (amd_open(f)) {
+		free(f);
+		return -ENOMEM;
+	}
 	fi->fh = (unsigned long)f;
 	fi->direct_io = 0;
 	fi->keep_cache = 1;
@@ -493,24 +392,24 @@ static int fg_release(const char *path, struct fuse_file_info *fi)
 	struct gfile *f = (struct gfile *)(unsigned long)fi->fh;
 
 	(void)path;
-	pthread_mutex_lock(&G.lock);
+	pthread_mutex_lock(&fg_lock);
 	nv_release(f);
-	pthread_mutex_unlock(&G.lock);
-	ids_free(&f->queues);
-	ids_free(&f->mem);
-	ids_free(&f->ctxs);
+	pthread_mutex_unlock(&fg_lock);
+	amd_release(f);
 	free(f);
 	return 0;
 }
 
 static int fg_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
+	struct gfile *f = (struct gfile *)(unsigned long)fi->fh;
+	off_t end = dev_size(f->kind);
+
 	(void)path;
-	(void)fi;
-	if (off >= DEV_FILE_SIZE)
+	if (off >= end)
 		return 0;
-	if (size > (size_t)(DEV_FILE_SIZE - off))
-		size = DEV_FILE_SIZE - off;
+	if (size > (size_t)(end - off))
+		size = end - off;
 	memset(buf, 0, size);
 	return size;
 }
@@ -537,6 +436,10 @@ static void *fg_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	(void)conn;
 	cfg->kernel_cache = 1;
 	cfg->direct_io = 0;
+	cfg->use_ino = 1;
+	/* a signal to the caller interrupts its request (fuse_interrupted()): a KFD event wait
+	 * ends; libfuse pokes the serving thread with SIGUSR1 (serve() handles it) */
+	cfg->intr = 1;
 	cfg->entry_timeout = 3600;
 	cfg->attr_timeout = 3600;
 	return NULL;
@@ -560,10 +463,13 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: fakegpu [-v] [-n VERSION] MOUNTPOINT\n"
+		"       fakegpu -t DIR\n"
 		"Mount an emulated GPU driver (nvidiactl, nvidia0, nvidia-uvm, kfd,\n"
 		"renderD128) on MOUNTPOINT; runs until SIGTERM or SIGINT.\n"
 		"  -v          log each ioctl to stderr\n"
-		"  -n VERSION  the NVIDIA driver version the RM reports (default %s)\n",
+		"  -n VERSION  the NVIDIA driver version the RM reports (default %s)\n"
+		"  -t DIR      write the KFD topology of the emulated AMD GPU (what\n"
+		"              /sys/devices/virtual/kfd/kfd/topology holds) into DIR, and exit\n",
 		fg_nv_version);
 }
 
@@ -584,6 +490,11 @@ static int check_mountpoint(const char *dir)
 		return -1;
 	}
 	return 0;
+}
+
+static void on_intr(int sig)
+{
+	(void)sig;
 }
 
 static int serve(void)
@@ -614,6 +525,7 @@ static int serve(void)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	signal(SIGUSR1, on_intr);
 	if (fuse_set_signal_handlers(se)) {
 		fprintf(stderr, "fakegpu: cannot install signal handlers\n");
 		goto out_unmount;
@@ -638,8 +550,10 @@ int main(int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "vn:h")) != -1) {
+	while ((opt = getopt(argc, argv, "vn:ht:")) != -1) {
 		switch (opt) {
+		case 't':
+			return kfd_topology_write(optarg) ? 1 : 0;
 		case 'v':
 			fg_verbose = true;
 			break;

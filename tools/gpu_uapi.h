@@ -416,6 +416,7 @@ struct uvm_mm_initialize_params {
 
 #define AMDGPU_NR_GEM_CREATE (DRM_COMMAND_BASE + 0x00)
 #define AMDGPU_NR_CTX	     (DRM_COMMAND_BASE + 0x02)
+#define AMDGPU_NR_INFO	     (DRM_COMMAND_BASE + 0x05)
 
 #define AMDGPU_CTX_OP_ALLOC_CTX	   1
 #define AMDGPU_CTX_OP_FREE_CTX	   2
