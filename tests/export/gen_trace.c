@@ -7,9 +7,11 @@
  * record budget is spent; then everyone exits. The set of processes, files and objects does not
  * grow with N, so neither should an exporter's memory.
  *
- * Usage: gen_trace OUT N [--torture]
+ * Usage: gen_trace OUT N [--torture] [--t0 NS]
  *   --torture  the workers rename themselves to a comm full of quotes, backslashes, newlines
  *              and invalid UTF-8, and exec with such an argv
+ *   --t0 NS    start the clocks at NS (default 1 s): near 2^63 or 2^64 the timestamps of a
+ *              crafted trace cross the signed and unsigned limits (the exporters' fuzz seeds)
  *        gen_trace --rss -- CMD [ARG...]
  *   run CMD and print "maxrss_kb N exit S" for it: the peak RSS of CMD alone (a child of a big
  *   process such as python inherits its parent's peak through fork and exec)
@@ -43,7 +45,7 @@
 
 static struct gctx_trace_writer *w;
 static unsigned long long left; /* records still to write */
-static __u64 now = T0;
+static __u64 t0 = T0, now = T0;
 
 static void put(__u32 type, const void *data, __u32 len)
 {
@@ -229,14 +231,22 @@ int main(int argc, char **argv)
 	struct gctx_trace_meta meta = {0};
 	struct gctx_rec_end end = {0};
 	unsigned long long n, reserve;
-	bool torture = argc > 3 && !strcmp(argv[3], "--torture");
+	bool torture = false, bad = argc < 3;
 	char comm[WORKERS][GCTX_COMM_LEN];
 	int err, i;
 
 	if (argc > 3 && !strcmp(argv[1], "--rss") && !strcmp(argv[2], "--"))
 		return rss_of(argv + 3);
-	if (argc < 3 || (argc > 3 && !torture)) {
-		fprintf(stderr, "usage: gen_trace OUT N [--torture]\n");
+	for (i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--torture"))
+			torture = true;
+		else if (!strcmp(argv[i], "--t0") && i + 1 < argc)
+			t0 = now = strtoull(argv[++i], NULL, 0);
+		else
+			bad = true;
+	}
+	if (bad) {
+		fprintf(stderr, "usage: gen_trace OUT N [--torture] [--t0 NS]\n");
 		return 2;
 	}
 	n = strtoull(argv[2], NULL, 10);
@@ -246,8 +256,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	meta.start_wall_ns = 1763704992123456789ULL;
-	meta.start_mono_ns = T0;
-	meta.start_boot_ns = T0 + 5000000000ULL; /* 5 s suspended before the trace */
+	meta.start_mono_ns = t0;
+	meta.start_boot_ns = t0 + 5000000000ULL; /* 5 s suspended before the trace */
 	snprintf(meta.hostname, sizeof(meta.hostname), "gen-host");
 	snprintf(meta.kernel, sizeof(meta.kernel), "6.18.44");
 	snprintf(meta.version, sizeof(meta.version), "0.1.0");

@@ -9,6 +9,7 @@
 
 #include "decode/api.h"
 #include "lib/grow.h"
+#include "lib/tsmath.h"
 #include "model/model_priv.h"
 
 /* ---- API contexts (CUDA driver API / HIP runtime uprobes) ---- */
@@ -79,11 +80,12 @@ static struct gctx_api_ctx *ctx_new(struct gctx_model *m, struct proc_priv *p,
 
 		if (o->create_ns < ev->hdr.ts_ns) {
 			if ((o->creator_idx == p->pub.idx && o->creator_tid == ev->hdr.tid) ||
-			    o->create_ns + API_JOIN_SLACK_NS < ev->hdr.ts_ns)
+			    gctx_ts_add(o->create_ns, API_JOIN_SLACK_NS) < ev->hdr.ts_ns)
 				break;
 			continue;
 		}
-		if (o->creator_idx != p->pub.idx || o->create_ns > ev->hdr.ts_ns + ev->dur_ns)
+		if (o->creator_idx != p->pub.idx ||
+		    o->create_ns > gctx_ts_add(ev->hdr.ts_ns, ev->dur_ns))
 			continue;
 		__u32 *k = realloc(c->kobjs, (c->nkobjs + 1) * sizeof(*k));
 

@@ -28,6 +28,7 @@
 
 #include "lib/hmap.h"
 #include "lib/strtab.h"
+#include "lib/tsmath.h"
 #include "output/names.h"
 #include "output/perfetto.h"
 
@@ -212,6 +213,7 @@ static void packet_begin(struct gctx_perfetto *pf, __u64 ts, bool timed)
 	pf->npend = 0;
 	pf->iids = false;
 	gctx_pb__begin(pf->b, TRACE_PACKET);
+	ts = (__u64)gctx_ts_s64(ts); /* the trace processor reads timestamps as int64 */
 	if (timed && ts >= pf->last_inc) {
 		gctx_pb__varint(pf->b, PKT_TIMESTAMP, ts - pf->last_inc);
 		pf->last_inc = ts;
@@ -279,7 +281,7 @@ static void clock(struct gctx_pb *b, __u32 id, __u64 ts, bool incremental)
 {
 	gctx_pb__begin(b, CS_CLOCKS);
 	gctx_pb__varint(b, CLK_ID, id);
-	gctx_pb__varint(b, CLK_TIMESTAMP, ts);
+	gctx_pb__varint(b, CLK_TIMESTAMP, (__u64)gctx_ts_s64(ts));
 	if (incremental) {
 		gctx_pb__varint(b, CLK_INCREMENTAL, 1);
 		gctx_pb__varint(b, CLK_UNIT_MULTIPLIER, 1); /* deltas in ns */
@@ -293,8 +295,8 @@ static void pf_begin(struct gctx_tl_sink *s, const struct gctx_trace_meta *meta)
 	__u64 boot =
 	    (meta->start_boot_ns ? meta->start_boot_ns : meta->start_mono_ns) + pf->boot_shift;
 
-	pf->boot_minus_mono = (__s64)(boot - meta->start_mono_ns);
-	pf->last_inc = meta->start_mono_ns;
+	pf->boot_minus_mono = gctx_ts_offset(meta->start_mono_ns, boot);
+	pf->last_inc = (__u64)gctx_ts_s64(meta->start_mono_ns);
 	/* the first packet: clears the sequence's state, sets its defaults, pins the clocks */
 	gctx_pb__reset(pf->b);
 	gctx_pb__begin(pf->b, TRACE_PACKET);
@@ -385,7 +387,7 @@ static void process_track(struct gctx_perfetto *pf, const struct gctx_tl_track *
 	gctx_pb__int64(pf->b, PD_PID, t->pid);
 	gctx_pb__cstr(pf->b, PD_NAME, t->name);
 	if (t->start_ns)
-		gctx_pb__int64(pf->b, PD_START, (__s64)t->start_ns + pf->boot_minus_mono);
+		gctx_pb__int64(pf->b, PD_START, gctx_ts_shift(t->start_ns, pf->boot_minus_mono));
 	gctx_pb__end(pf->b);
 	descriptor_end(pf);
 	if (t->ppid && t->ppid_untraced)

@@ -323,7 +323,8 @@ void tl_rate_flush(struct exporter *x, __u32 pi, __u64 next_bucket, bool final)
 		ts = max64(xp->end_ts, xp->begin_ts);
 	tl_counter(x, pi, CTR_RATE, ts, (__s64)(xp->rate_n * RATE_PER_SEC));
 	if (final || next_bucket > xp->rate_bucket + 1) {
-		__u64 z = max64((xp->rate_bucket + 1) * RATE_BUCKET_NS, ts + 1);
+		__u64 z = max64(gctx_ts_add(xp->rate_bucket * RATE_BUCKET_NS, RATE_BUCKET_NS),
+				gctx_ts_add(ts, 1));
 
 		/* the bucket's end, but never after the process's */
 		if (xp->end_ts && z > xp->end_ts)
@@ -375,9 +376,9 @@ static int export_record(struct exporter *x, __u32 type, const void *data, __u32
 	if (type < GCTX_EV_KERNEL_MAX && n >= sizeof(r.hdr)) {
 		x->now = max64(x->now, r.hdr.ts_ns);
 		if (type == GCTX_EV_IOCTL && n >= sizeof(r.ioctl))
-			x->now = max64(x->now, r.ioctl.hdr.ts_ns + r.ioctl.dur_ns);
+			x->now = max64(x->now, gctx_ts_add(r.ioctl.hdr.ts_ns, r.ioctl.dur_ns));
 		if (type == GCTX_EV_API && n >= GCTX_EV_API_V2_LEN)
-			x->now = max64(x->now, r.api.hdr.ts_ns + r.api.dur_ns);
+			x->now = max64(x->now, gctx_ts_add(r.api.hdr.ts_ns, r.api.dur_ns));
 	}
 	/* what the record may end implicitly: a process whose exit was missed, a file whose
 	 * close was missed */

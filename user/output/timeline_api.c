@@ -172,7 +172,8 @@ void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_befo
 	char hbuf[24], sym[GCTX_API_STR_LEN + 1], where[512];
 	const struct gctx_rec_caller *caller;
 	const char *rn;
-	__u64 start = ev->hdr.ts_ns, end = ev->hdr.ts_ns + ev->dur_ns, flow = 0, *cursor = NULL;
+	__u64 start = ev->hdr.ts_ns, end = gctx_ts_add(ev->hdr.ts_ns, ev->dur_ns), flow = 0,
+	      *cursor = NULL;
 	__u32 i, icc = x->icc_ctx;
 	int pi, ti, on = -1;
 	struct args a;
@@ -262,13 +263,13 @@ void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_befo
 		gctx_frame_format(&caller->frame, where, sizeof(where));
 		tl_arg_str(&a, "caller", where); /* "func+0x2a (module)" */
 	}
-	if (start != ev->hdr.ts_ns || end != ev->hdr.ts_ns + ev->dur_ns) {
+	if (start != ev->hdr.ts_ns || end != gctx_ts_add(ev->hdr.ts_ns, ev->dur_ns)) {
 		/* moved to nest on a busy track: the times it really took */
 		tl_arg_u64(&a, "start_ns", ev->hdr.ts_ns);
 		tl_arg_u64(&a, "dur_ns", ev->dur_ns);
 	}
 	/* cuInit/hipInit as the GPU initialisation, a forked child's first call as its use */
 	tl_stack_add(x, &a, 1u << GCTX_STACK_INIT | 1u << GCTX_STACK_USE, p->pid, ev->fn,
-		     ev->hdr.ts_ns, ev->hdr.ts_ns + ev->dur_ns);
+		     ev->hdr.ts_ns, gctx_ts_add(ev->hdr.ts_ns, ev->dur_ns));
 	tl_slice(x, &t, start, end, gctx_api_fn_name(ev->fn), "api", &a, flow);
 }

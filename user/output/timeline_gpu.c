@@ -289,7 +289,7 @@ void tl_on_ioctl(struct exporter *x, const struct gctx_ev_ioctl *ev, __u32 objs_
 	struct gctx_ioctl_desc d;
 	struct gctx_tl_track t;
 	char cmd[16], status[48], err[32];
-	__u64 start = ev->hdr.ts_ns, end = ev->hdr.ts_ns + ev->dur_ns, flow, *cursor;
+	__u64 start = ev->hdr.ts_ns, end = gctx_ts_add(ev->hdr.ts_ns, ev->dur_ns), flow, *cursor;
 	int pi, fi, hi, ctx;
 	struct args a;
 
@@ -341,14 +341,14 @@ void tl_on_ioctl(struct exporter *x, const struct gctx_ev_ioctl *ev, __u32 objs_
 		tl_arg_strn(&a, "args", d.detail, sizeof(d.detail));
 	snprintf(cmd, sizeof(cmd), "0x%08x", ev->cmd);
 	tl_arg_str(&a, "cmd", cmd);
-	if (start != ev->hdr.ts_ns || end != ev->hdr.ts_ns + ev->dur_ns) {
+	if (start != ev->hdr.ts_ns || end != gctx_ts_add(ev->hdr.ts_ns, ev->dur_ns)) {
 		/* moved to nest on a busy track: the times it really took */
 		tl_arg_u64(&a, "start_ns", ev->hdr.ts_ns);
 		tl_arg_u64(&a, "dur_ns", ev->dur_ns);
 	}
 	tl_arg_u64(&a, "file_id", (__u32)fi + 1);
 	tl_stack_add(x, &a, 1u << GCTX_STACK_USE, ev->hdr.tgid, ev->file, ev->hdr.ts_ns,
-		     ev->hdr.ts_ns + ev->dur_ns);
+		     gctx_ts_add(ev->hdr.ts_ns, ev->dur_ns));
 	tl_slice(x, &t, start, end, d.name, "ioctl", &a, flow);
 	tl_rate_add(x, pi, ev->hdr.ts_ns);
 }

@@ -17,6 +17,7 @@
 #include "lib/hmap.h"
 #include "lib/grow.h"
 #include "lib/str.h"
+#include "lib/tsmath.h"
 #include "model/model.h"
 #include "output/export.h"
 #include "output/names.h"
