@@ -755,6 +755,8 @@ int cmd_record(int argc, char **argv)
 	struct gctx_rec_drops drops;
 	struct gctx_rec_end end = { .exit_status = -1 };
 	struct gctx_pidset seeds = {};
+	__u32 cg_skipped = 0;
+	int cg_err;
 	struct sigaction sa = { .sa_sigaction = on_stop, .sa_flags = SA_SIGINFO };
 	char err[512];
 	int go_fd = -1, status = 0, ret = 1, werr;
@@ -835,11 +837,16 @@ int cmd_record(int argc, char **argv)
 	 * children forked while the first scan ran. */
 	for (__u32 i = 0; i < env.pids.n; i++)
 		gctx_pidset__add(&seeds, env.pids.pids[i]);
-	if (env.cgroup && gctx_add_cgroup_procs(&seeds, env.cgroup)) {
+	if (env.cgroup && (cg_err = gctx_add_cgroup_procs(&seeds, env.cgroup, &cg_skipped))) {
 		fprintf(stderr, "gpuctx: cannot read %s/cgroup.procs: %s\n", env.cgroup,
-			strerror(errno));
+			strerror(-cg_err));
 		goto cleanup_collector;
 	}
+	if (cg_skipped)
+		fprintf(stderr,
+			"gpuctx: warning: %u cgroups under %s not read (over %u, or paths over "
+			"PATH_MAX): processes already in them are not followed\n",
+			cg_skipped, env.cgroup, GCTX_CGROUP_WALK_MAX);
 	if (env.all)
 		gctx_add_all_procs(&seeds);
 	for (int pass = 0; pass < 2; pass++) {

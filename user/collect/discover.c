@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,31 +258,90 @@ int gctx_add_all_procs(struct gctx_pidset *s)
 	return 0;
 }
 
-int gctx_add_cgroup_procs(struct gctx_pidset *s, const char *dir)
+/* Pending sub-cgroup paths of the walk below: a stack on the heap, never the C stack. */
+struct cg_todo {
+	char **path;
+	size_t n, cap, bytes;
+};
+
+static int cg_push(struct cg_todo *t, const char *dir, const char *name)
 {
-	char path[4096];
-	struct dirent *de;
+	size_t len = strlen(dir) + (name ? 1 + strlen(name) : 0) + 1;
+	char *p;
+
+	if (len > PATH_MAX || t->bytes + len > GCTX_CGROUP_WALK_BYTES)
+		return -E2BIG;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		char **a = realloc(t->path, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		t->path = a;
+		t->cap = cap;
+	}
+	p = malloc(len);
+	if (!p)
+		return -ENOMEM;
+	snprintf(p, len, "%s%s%s", dir, name ? "/" : "", name ? name : "");
+	t->path[t->n++] = p;
+	t->bytes += len;
+	return 0;
+}
+
+static void add_procs_file(struct gctx_pidset *s, FILE *f)
+{
 	unsigned int pid;
+
+	while (fscanf(f, "%u", &pid) == 1)
+		gctx_pidset__add(s, pid);
+	fclose(f);
+}
+
+/*
+ * Depth first over a stack of paths on the heap: a subtree a user can build (a delegated
+ * cgroup nested thousands deep) costs heap bounded by GCTX_CGROUP_WALK_*, one open directory
+ * at a time, and no recursion. What the bounds leave out is counted in *skipped.
+ */
+int gctx_add_cgroup_procs(struct gctx_pidset *s, const char *dir, __u32 *skipped)
+{
+	struct cg_todo t = {};
+	char path[PATH_MAX + 16];
+	struct dirent *de;
+	__u32 visited = 0;
 	FILE *f;
 	DIR *d;
 
+	*skipped = 0;
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	while (fscanf(f, "%u", &pid) == 1)
-		gctx_pidset__add(s, pid);
-	fclose(f);
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		gctx_add_cgroup_procs(s, path);
+	add_procs_file(s, f);
+	if (cg_push(&t, dir, NULL)) /* the top itself, listed below like any other */
+		return -ENOMEM;
+	while (t.n) {
+		char *cur = t.path[--t.n];
+
+		t.bytes -= strlen(cur) + 1;
+		if (visited++ &&
+		    snprintf(path, sizeof(path), "%s/cgroup.procs", cur) < (int)sizeof(path)) {
+			f = fopen(path, "r");
+			if (f)
+				add_procs_file(s, f);
+		}
+		d = opendir(cur);
+		while (d && (de = readdir(d))) {
+			if (de->d_type != DT_DIR || de->d_name[0] == '.')
+				continue;
+			if (visited + t.n >= GCTX_CGROUP_WALK_MAX || cg_push(&t, cur, de->d_name))
+				(*skipped)++;
+		}
+		if (d)
+			closedir(d);
+		free(cur);
 	}
-	closedir(d);
+	free(t.path);
 	return 0;
 }
 
@@ -372,14 +432,14 @@ void gctx_sort_parents_first(struct gctx_rec_proc *procs, __u32 n)
 	if (!byp || !order || !sorted)
 		goto out;
 	for (__u32 i = 0; i < n; i++)
-		byp[i] = (struct key_idx){ procs[i].pid, i };
+		byp[i] = (struct key_idx){procs[i].pid, i};
 	qsort(byp, n, sizeof(*byp), cmp_key);
 	/* depth of each record within the set, capped at 255 */
 	for (__u32 i = 0; i < n; i++) {
 		__u32 depth = 0, ppid = procs[i].ppid;
 
 		while (depth < 255) {
-			struct key_idx key = { ppid, 0 }, *hit;
+			struct key_idx key = {ppid, 0}, *hit;
 
 			hit = bsearch(&key, byp, n, sizeof(*byp), cmp_key);
 			if (!hit || hit->idx == i)
@@ -387,7 +447,7 @@ void gctx_sort_parents_first(struct gctx_rec_proc *procs, __u32 n)
 			depth++;
 			ppid = procs[hit->idx].ppid;
 		}
-		order[i] = (struct key_idx){ depth, i };
+		order[i] = (struct key_idx){depth, i};
 	}
 	qsort(order, n, sizeof(*order), cmp_key);
 	for (__u32 i = 0; i < n; i++)

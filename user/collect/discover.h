@@ -23,8 +23,14 @@ void gctx_read_majors(__u32 *uvm_major, __u32 *kfd_major);
 int gctx_parse_device(const char *arg, struct gctx_rec_device *out, char *err, size_t errlen);
 /* Add every descendant of the processes in s (walks /proc once; parents before children). */
 int gctx_add_descendants(struct gctx_pidset *s);
-/* Add every process in the cgroup v2 directory dir and its sub-cgroups. */
-int gctx_add_cgroup_procs(struct gctx_pidset *s, const char *dir);
+/* Walk bounds: sub-cgroups read at most, and heap for the paths waiting to be read (each
+ * at most PATH_MAX long). */
+#define GCTX_CGROUP_WALK_MAX   65536
+#define GCTX_CGROUP_WALK_BYTES (16u << 20)
+/* Add every process in the cgroup v2 directory dir and its sub-cgroups, walked without
+ * recursion. 0, or -errno when dir's cgroup.procs cannot be read; *skipped counts the
+ * sub-cgroups beyond the bounds (not read). */
+int gctx_add_cgroup_procs(struct gctx_pidset *s, const char *dir, __u32 *skipped);
 /* Add every process on the system. */
 int gctx_add_all_procs(struct gctx_pidset *s);
 /* Fill a present-at-attach record from /proc/PID. -errno when the process vanished. */
