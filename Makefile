@@ -160,6 +160,7 @@ unit: $(UNIT_TESTS)
 
 integration: all
 	$(Q)tests/integration/run.sh
+	$(Q)tests/integration/hardening.sh
 	$(Q)tests/export/run.sh
 	$(Q)tests/realdriver/nvidia.sh
 	$(Q)tests/slurm/run.sh

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "lib/outfile.h"
 #include "model/analysis.h"
 #include "model/model.h"
 #include "output/junit.h"
@@ -229,6 +230,12 @@ int cmd_check(int argc, char **argv)
 		rargv[rn++] = (char *)a;
 		if (takes_value(a) && i + 1 < argc)
 			rargv[rn++] = argv[++i];
+	}
+	/* refused before a job is run, not after it (lib/outfile.h says which paths) */
+	if (junit && (t = gctx_outfile_refusal(junit))) {
+		fprintf(stderr, "gpuctx: refusing to write %s: %s\n", junit, t);
+		free(rargv);
+		return 2;
 	}
 	if (trace && !has_cmd && !has_opts) {
 		free(rargv);

@@ -7,11 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
-
+#include "lib/outfile.h"
 #include "lib/utf8.h"
 #include "output/junit.h"
 #include "output/report_priv.h"
@@ -127,44 +125,30 @@ int gctx_junit__write(FILE *out, const struct gctx_analysis *an, enum gctx_sever
 int gctx_junit__write_file(const char *path, const struct gctx_analysis *an,
 			   enum gctx_severity fail_on, const char *suite, char *err, size_t errlen)
 {
-	size_t n = strlen(path);
-	char *tmp = malloc(n + 16);
-	FILE *out = NULL;
-	int fd = -1, ret;
+	/* the rules of every output: no symlink, device, FIFO or directory at path; a private
+	 * temporary file renamed over it only when complete */
+	struct gctx_outfile *of = gctx_outfile__new(path, err, errlen);
+	FILE *out;
+	int fd, ret;
 
-	if (!tmp) {
-		snprintf(err, errlen, "%s: out of memory", path);
+	if (!of)
 		return -1;
-	}
-	snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	fchmod(fd, 0644);
-	out = fdopen(fd, "w");
+	fd = fcntl(gctx_outfile__fd(of), F_DUPFD_CLOEXEC, 0);
+	out = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!out) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		close(fd);
-		goto err_unlink;
+		if (fd >= 0)
+			close(fd);
+		gctx_outfile__free(of);
+		return -1;
 	}
 	ret = gctx_junit__write(out, an, fail_on, suite);
 	if (fclose(out) && !ret)
 		ret = -errno;
-	if (ret) {
+	if (ret)
 		snprintf(err, errlen, "writing %s: %s", path, strerror(-ret));
-		goto err_unlink;
-	}
-	if (rename(tmp, path)) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		goto err_unlink;
-	}
-	free(tmp);
-	return 0;
-err_unlink:
-	unlink(tmp); /* ours: made by mkostemp above */
-	free(tmp);
-	return -1;
+	else if (gctx_outfile__commit(of, err, errlen))
+		ret = -1;
+	gctx_outfile__free(of); /* removes the temporary file unless committed */
+	return ret ? -1 : 0;
 }

@@ -13,8 +13,9 @@
 int gctx_junit__write(FILE *out, const struct gctx_analysis *an, enum gctx_severity fail_on,
 		      const char *suite);
 
-/* Write to path through a new file in its directory renamed over it (a symlink at path is
- * replaced, never followed). 0, or -1 with a one-line reason in err. */
+/* Write to path as every output is written (lib/outfile.h): refused when path is a symlink,
+ * a device, a FIFO or a directory; a private file renamed over it once complete. 0, or -1
+ * with a one-line reason in err. */
 int gctx_junit__write_file(const char *path, const struct gctx_analysis *an,
 			   enum gctx_severity fail_on, const char *suite, char *err, size_t errlen);
 
