@@ -39,9 +39,11 @@ opts=(-o "Dir::Etc=$a/etc" -o "Dir::Etc::sourcelist=$a/etc/sources.list"
 	-o "APT::Sandbox::User=root" -o "Acquire::Retries=2" -o "Acquire::http::Timeout=30")
 apt-get "${opts[@]}" -qq update >"$dir"/apt/update.log 2>&1 ||
 	skip "apt-get update failed: $(tail -1 "$dir"/apt/update.log)"
+# apt-get update exits 0 when it could not reach the archive: say why before the download fails
+warn=$(grep -m1 -E "^(W|E): (Failed to fetch|Some index files failed)" "$dir"/apt/update.log)
 (cd "$dir"/deb && apt-get "${opts[@]}" -qq download "libcuda1=$want" >/dev/null 2>&1 ||
 	apt-get "${opts[@]}" -qq download libcuda1 >"$dir"/apt/download.log 2>&1) ||
-	skip "apt-get download libcuda1 failed: $(tail -1 "$dir"/apt/download.log)"
+	skip "apt-get download libcuda1 failed: $(tail -1 "$dir"/apt/download.log)${warn:+ ($warn)}"
 deb=$(ls "$dir"/deb/libcuda1_*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || skip "no libcuda1 package downloaded"
 dpkg-deb -x "$deb" "$dir"/root || skip "dpkg-deb -x $deb failed"
