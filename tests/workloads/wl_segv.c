@@ -2,8 +2,11 @@
 /*
  * wl_segv DIR: gpu_init, fork; the child allocates on the inherited nvidiactl fd and then
  * dies by SIGSEGV. The parent checks it died by signal 11 and exits 0.
+ * wl_segv DIR --self: no fork; the process that initialised the GPU dies by SIGSEGV itself
+ * (seed 001's crash at shutdown; gpuctx agent keeps such a crash without any fork finding).
  */
 #include <signal.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "gpu_uapi.h"
@@ -30,6 +33,15 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	gpu_init(dir, &g);
+	if (argc > 2 && !strcmp(argv[2], "--self")) {
+		struct rlimit no_core = { 0, 0 };
+		volatile int *volatile null_ptr = NULL;
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		wl_say("writing through a NULL pointer with the GPU open");
+		*null_ptr = 1;
+		wl_fail("still alive after writing through NULL");
+	}
 	pid = wl_fork();
 	if (!pid)
 		child(&g);

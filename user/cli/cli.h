@@ -19,6 +19,21 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+
+/* record.c: what gpuctx agent hooks into a recording. With hooks, no trace file is written:
+ * every record (raw stacks excepted) goes to on_record after the live model took it. */
+struct gctx_finding;
+struct cli_record_hooks {
+	void *ctx;
+	void (*on_record)(void *ctx, const struct gctx_model *m, __u32 type, const void *data,
+			  __u32 len);
+	void (*on_finding)(void *ctx, const struct gctx_model *m, const struct gctx_finding *f);
+	void (*tick)(void *ctx, const struct gctx_model *m); /* each turn of the event loop */
+	void (*finish)(void *ctx, const struct gctx_model *m); /* recording stopped */
+};
+/* gpuctx record with these arguments (argv[0] = "record"), and hooks (NULL: a plain record). */
+int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks);
 
 /* Exit status of `check` (and `report --fail-on`) when an incident at or above the fail-on
  * severity occurred. Chosen clear of 1-2 (usage, errors), 126-127 (shell) and 128+N (signals). */

@@ -17,6 +17,7 @@ static void usage(FILE *out)
 		"  report   print the verdict, incidents, process tree, GPU files and findings\n"
 		"  check    run a command (or read a trace) and fail when GPU state was misused\n"
 		"  export   write a trace as a timeline for ui.perfetto.dev or chrome://tracing\n"
+		"  agent    always on: keep every poison fork's and GPU crash's evidence on a node\n"
 		"  merge    merge the traces of a job's hosts into one trace\n"
 		"  version  print the version\n"
 		"\n"
@@ -41,7 +42,8 @@ static const struct cmd {
 	int (*fn)(int argc, char **argv);
 } cmds[] = {
     {"record", cmd_record}, {"report", cmd_report}, {"export", cmd_export},
-    {"check", cmd_check},   {"merge", cmd_merge},   {"version", cmd_version},
+    {"check", cmd_check},   {"merge", cmd_merge},   {"agent", cmd_agent},
+    {"version", cmd_version},
 };
 
 int main(int argc, char **argv)

@@ -60,6 +60,7 @@ struct record_env {
 	const char *perfetto;		/* --perfetto FILE */
 	const char *chrome;		/* --chrome FILE */
 	char **cmd;
+	const struct cli_record_hooks *hooks; /* gpuctx agent: no trace file, records to hooks */
 };
 
 struct record_state {
@@ -392,7 +393,7 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	/* the drop counts are a closing record: after a write error they still get a try; a raw
 	 * stack (user registers, 8 KiB of the user's stack, interpreter strings: under -a other
 	 * users' memory) stays in memory until resolved: only its GCTX_REC_STACK is written */
-	if (type == GCTX_EV_STACK)
+	if (type == GCTX_EV_STACK || !st->w)
 		ret = 0;
 	else if (type == GCTX_REC_DROPS)
 		ret = gctx_trace_writer__append_final(st->w, type, data, len);
@@ -403,6 +404,8 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	if (!st->env->quiet)
 		gctx_print_event(stdout, type, data, len, st->start_mono);
 	gctx_model__feed(st->model, type, data, len);
+	if (st->env->hooks)
+		st->env->hooks->on_record(st->env->hooks->ctx, st->model, type, data, len);
 	record_stack_hook(st, type, data, len);
 	if (st->uprobes)
 		gctx_uprobes__on_record(st->uprobes, type, data, len);
@@ -479,6 +482,8 @@ static void on_finding(const struct gctx_finding *f, void *ctx)
 {
 	struct record_state *st = ctx;
 
+	if (st->env->hooks)
+		st->env->hooks->on_finding(st->env->hooks->ctx, st->model, f);
 	if (st->env->silent)
 		return;
 	gctx_print_finding(st->env->quiet ? stderr : stdout, f, st->start_mono);
@@ -747,6 +752,11 @@ static void export_at_end(const char *trace, const char *out, int format, int *r
 
 int cmd_record(int argc, char **argv)
 {
+	return cli_record_run(argc, argv, NULL);
+}
+
+int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks)
+{
 	struct record_env env = {};
 	struct record_state st = { .env = &env };
 	struct gctx_collector_opts o = {};
@@ -767,9 +777,12 @@ int cmd_record(int argc, char **argv)
 
 	if (parse_args(&env, argc, argv))
 		return 2;
+	env.hooks = hooks;
 
 	st.start_mono = gctx_now_mono();
 	fill_meta(&meta, &env, st.start_mono);
+	if (hooks)
+		goto no_trace_file; /* the agent writes its own files */
 	/* a private temporary file beside the output, renamed over it at the end: a failed
 	 * start leaves whatever was at the path untouched */
 	st.out = gctx_outfile__new(env.output, err, sizeof(err));
@@ -785,6 +798,7 @@ int cmd_record(int argc, char **argv)
 		gctx_outfile__free(st.out);
 		return 1;
 	}
+no_trace_file:
 	st.model = gctx_model__new();
 	if (!st.model) {
 		fprintf(stderr, "gpuctx: out of memory\n");
@@ -933,7 +947,10 @@ int cmd_record(int argc, char **argv)
 		gctx_callers__tick(st.callers, false);
 		record_next_stacks(&st);
 		gctx_libwatch__tick(st.libwatch);
-		gctx_trace_writer__flush(st.w);
+		if (st.w)
+			gctx_trace_writer__flush(st.w);
+		if (hooks)
+			hooks->tick(hooks->ctx, st.model);
 		gctx_pyprobe__tick(st.pyprobe);
 		gctx_stacks__tick(st.stacks);
 		if (child && waitpid(child, &status, WNOHANG) == child) {
@@ -998,6 +1015,8 @@ int cmd_record(int argc, char **argv)
 	gctx_trace_writer__append_final(st.w, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__feed(st.model, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__finish(st.model);
+	if (hooks)
+		hooks->finish(hooks->ctx, st.model);
 	if (!env.silent) {
 		print_summary(&st, &drops, env.output);
 		cli_verdict(st.model, &meta, GCTX_FAIL_NEVER, NULL, stderr, "gpuctx: ");
@@ -1037,7 +1056,7 @@ cleanup_writer:
 	}
 	/* what was recorded, even cut short by a full disk, replaces the output; nothing
 	 * traced: the temporary file goes and the path is left as it was */
-	if (st.started && gctx_outfile__commit(st.out, err, sizeof(err))) {
+	if (st.started && st.out && gctx_outfile__commit(st.out, err, sizeof(err))) {
 		fprintf(stderr, "gpuctx: %s\n", err);
 		if (!ret)
 			ret = 1;

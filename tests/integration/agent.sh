@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by run.sh: gpuctx agent (issue 29), the node-wide flight recorder. An agent started
+# before the jobs keeps one dump per poison-fork job (whose report is record -- CMD's verdict) and
+# per GPU-process crash, nothing for a clean spawn job; the spool cap, SIGTERM's final flush, a
+# second agent refused, the metrics file. Dumps of processes outside these jobs (the agent
+# follows the whole machine) are told apart by the job's pid in the dump's name.
+
+AGENT_JOB=$top/tests/workloads/attach_job.py
+
+# agent_start NAME [agent options]: the agent in the background (AGENT_PID), its spool $T/NAME.spool
+agent_start() {
+	local name=$1
+	shift
+	"$G" agent --spool "$T/$name.spool" --metrics "$T/$name.prom" "${DEVS[@]}" \
+		--libcuda "$DOUBLES/libcuda.so.1" "$@" >"$T/$name.out" 2>"$T/$name.err" &
+	AGENT_PID=$!
+	for _ in $(seq 300); do grep -qs "attached to" "$T/$name.err" && return 0; sleep 0.05; done
+	echo "the agent did not attach" >>"$T/$name.err"
+	return 1
+}
+
+# agent_job OUT fork|spawn: attach_job.py run to its end; its pid in AGENT_JOB_PID
+agent_job() {
+	local out=$1 start=$2
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$AGENT_JOB" --api cuda \
+		--start "$start" --before 0 --after 3 >"$out" 2>&1 &
+	AGENT_JOB_PID=$!
+	for _ in $(seq 200); do grep -q ready "$out" && break; sleep 0.05; done
+	kill -USR1 "$AGENT_JOB_PID"
+	wait "$AGENT_JOB_PID"
+}
+
+# the dumps of pid PID in SPOOL
+agent_dumps() {
+	ls "$1" 2>/dev/null | grep -E "^[0-9]{8}T[0-9]{6}Z-.*-$2-[a-z-]+\.gctx$"
+}
+
+# wait until pid PID has a dump in SPOOL (10 s at most)
+agent_wait_dump() {
+	for _ in $(seq 200); do [ -n "$(agent_dumps "$1" "$2")" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+t_agent() {
+	local name=agent rc=0 job crash spawn d got want
+	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
+		echo "SKIP agent: the CUDA test double was not built"
+		return
+	fi
+	agent_start $name --grace 1 || { result agent 1; return; }
+	# a poison-fork job: one dump, whose report is the one record -- CMD gives
+	agent_job "$T/$name.fork.wl" fork || { echo "fork job failed" >>"$T/$name.err"; rc=1; }
+	job=$AGENT_JOB_PID
+	agent_wait_dump "$T/$name.spool" "$job" || { echo "no dump for job $job" >>"$T/$name.err"; rc=1; }
+	# a crash without fork (seed 001)
+	"$W/wl_segv" "$MNT" --self >"$T/$name.segv.wl" 2>&1 &
+	crash=$!
+	wait $crash
+	agent_wait_dump "$T/$name.spool" "$crash" || { echo "no dump for crash $crash" >>"$T/$name.err"; rc=1; }
+	# a clean spawn job: nothing
+	agent_job "$T/$name.spawn.wl" spawn || { echo "spawn job failed" >>"$T/$name.err"; rc=1; }
+	spawn=$AGENT_JOB_PID
+	sleep 2.5
+	# one agent per node
+	if "$G" agent --spool "$T/$name.spool2" "${DEVS[@]}" >"$T/$name.twice" 2>&1; then
+		echo "a second agent started" >>"$T/$name.err"; rc=1
+	fi
+	grep -q "already running" "$T/$name.twice" || { cat "$T/$name.twice" >>"$T/$name.err"; rc=1; }
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID || { echo "the agent exited $? on SIGTERM" >>"$T/$name.err"; rc=1; }
+	[ "$(agent_dumps "$T/$name.spool" "$job" | wc -l)" = 1 ] ||
+		{ echo "job $job: dumps: $(agent_dumps "$T/$name.spool" "$job")" >>"$T/$name.err"; rc=1; }
+	[ -z "$(agent_dumps "$T/$name.spool" "$spawn")" ] ||
+		{ echo "the spawn job was dumped" >>"$T/$name.err"; rc=1; }
+	d=$T/$name.spool/$(agent_dumps "$T/$name.spool" "$job" | head -1)
+	case $d in *-poison-fork.gctx) ;; *) echo "dump name $d" >>"$T/$name.err"; rc=1 ;; esac
+	[ "$(stat -c %a "$d")" = 600 ] || { echo "dump mode $(stat -c %a "$d")" >>"$T/$name.err"; rc=1; }
+	"$G" check "$d" >"$T/$name.check" 2>&1
+	got=$?
+	[ $got = 86 ] || { echo "check of the dump exited $got" >>"$T/$name.err"; rc=1; }
+	grep -q "poison-fork: $d: POISON FORK" "$T/$name.out" ||
+		{ echo "no incident line for $d" >>"$T/$name.err"; rc=1; }
+	# the same job recorded from its start: the same incidents
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$AGENT_JOB" --api cuda \
+		--start fork --before 0 --after 3 >"$T/$name.rec.wl" 2>&1 &
+	local rj=$!
+	for _ in $(seq 200); do grep -q ready "$T/$name.rec.wl" && break; sleep 0.05; done
+	"$G" record -q -o "$T/$name.rec.gctx" "${DEVS[@]}" --libcuda "$DOUBLES/libcuda.so.1" -p $rj \
+		>/dev/null 2>"$T/$name.rec.err" &
+	local rp=$!
+	for _ in $(seq 300); do grep -qs attached "$T/$name.rec.err" && break; sleep 0.05; done
+	kill -USR1 $rj
+	wait $rj
+	wait $rp
+	"$G" report --json "$d" >"$T/$name.dump.json" 2>>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.rec.gctx" >"$T/$name.rec.json" 2>>"$T/$name.err" || rc=1
+	python3 - "$T/$name.dump.json" "$T/$name.rec.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+def key(path):
+    d = json.load(open(path))
+    return [(i["kind"], i["severity"], i["api"], i["used"], len(i["pids"])) for i in d["incidents"]]
+dump, rec = key(sys.argv[1]), key(sys.argv[2])
+assert dump == rec and dump and dump[0][:2] == ("poison-fork", "error"), (dump, rec)
+PY
+	d=$T/$name.spool/$(agent_dumps "$T/$name.spool" "$crash" | head -1)
+	"$G" report --json "$d" >"$T/$name.crash.json" 2>>"$T/$name.err" || rc=1
+	python3 - "$T/$name.crash.json" "$crash" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+d, pid = json.load(open(sys.argv[1])), int(sys.argv[2])
+p = [p for p in d["processes"] if p["pid"] == pid]
+assert p and p[0].get("signal") == 11, p
+PY
+	grep -q '^gpuctx_incidents_total{kind="poison-fork",severity="error"} [1-9]' "$T/$name.prom" &&
+		grep -q '^gpuctx_dumps_total [2-9]' "$T/$name.prom" &&
+		grep -q '^gpuctx_crashes_total [1-9]' "$T/$name.prom" ||
+		{ echo "metrics:"; cat "$T/$name.prom"; } >>"$T/$name.err" || true
+	grep -q '^gpuctx_dumps_total [2-9]' "$T/$name.prom" || rc=1
+	result agent $rc
+}
+
+# The spool cap (oldest dumps go, never a file the agent did not make) and SIGTERM's flush of a
+# dump still in its grace period.
+t_agent_spool() {
+	local name=agent_spool rc=0 jobs=() j
+	[ -e "$DOUBLES/libcuda.so.1" ] || { echo "SKIP agent_spool: no CUDA test double"; return; }
+	mkdir -p "$T/$name.spool" && chmod 700 "$T/$name.spool"
+	echo mine >"$T/$name.spool/notes.txt"
+	echo mine >"$T/$name.spool/20200101T000000Z-x-1-y.gctx.bak"
+	agent_start $name --grace 0.2 --spool-files 2 || { result $name 1; return; }
+	for _ in 1 2 3; do
+		"$W/wl_segv" "$MNT" --self >/dev/null 2>&1 &
+		j=$!
+		wait $j
+		jobs+=($j)
+		agent_wait_dump "$T/$name.spool" $j || { echo "no dump for $j" >>"$T/$name.err"; rc=1; }
+		sleep 1.1 # distinct modification times
+	done
+	# the last one: SIGTERM within its grace period still writes it
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID
+	# (a job of another test running on this machine may have a dump here too)
+	[ -z "$(agent_dumps "$T/$name.spool" "${jobs[0]}")" ] ||
+		{ echo "the oldest dump was kept past --spool-files 2" >>"$T/$name.err"; rc=1; }
+	[ "$(agent_dumps "$T/$name.spool" '[0-9]*' | wc -l)" -le 2 ] ||
+		{ echo "over --spool-files 2: $(ls "$T/$name.spool")" >>"$T/$name.err"; rc=1; }
+	[ -n "$(agent_dumps "$T/$name.spool" "${jobs[2]}")" ] ||
+		{ echo "the newest dump is gone" >>"$T/$name.err"; rc=1; }
+	grep -q "crash: .*-${jobs[2]}-crash.gctx: CRASH: pid ${jobs[2]} (wl_segv.*signal 11" "$T/$name.out" ||
+		{ echo "no crash line for ${jobs[2]}" >>"$T/$name.err"; rc=1; }
+	[ -e "$T/$name.spool/notes.txt" ] && [ -e "$T/$name.spool/20200101T000000Z-x-1-y.gctx.bak" ] ||
+		{ echo "the agent deleted a file it did not make" >>"$T/$name.err"; rc=1; }
+	# a pending dump at SIGTERM: a long grace, then stop at once
+	agent_start ${name}_term --grace 60 || { result $name 1; return; }
+	"$W/wl_segv" "$MNT" --self >/dev/null 2>&1 &
+	j=$!
+	wait $j
+	sleep 0.5
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID
+	[ -n "$(agent_dumps "$T/${name}_term.spool" $j)" ] ||
+		{ echo "SIGTERM lost the pending dump of $j" >>"$T/$name.err"; rc=1; }
+	# a spool a user could write to is refused
+	mkdir -p "$T/$name.bad" && chmod 777 "$T/$name.bad"
+	if "$G" agent --spool "$T/$name.bad" "${DEVS[@]}" >/dev/null 2>"$T/$name.bad.err"; then
+		echo "a world-writable spool was accepted" >>"$T/$name.err"; rc=1
+	fi
+	grep -q "writable by root alone" "$T/$name.bad.err" || rc=1
+	result $name $rc
+}
+
+agent_tests=(agent agent_spool)
