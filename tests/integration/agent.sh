@@ -168,4 +168,19 @@ t_agent_spool() {
 	result $name $rc
 }
 
-agent_tests=(agent agent_spool)
+# The systemd unit, as make install writes it, passes systemd-analyze verify (its man page
+# found in the tree's man/).
+t_agent_unit() {
+	local name=agent_unit rc=0
+	command -v systemd-analyze >/dev/null || { echo "SKIP agent_unit: no systemd-analyze"; return; }
+	mkdir -p "$T/$name/man/man8" "$T/$name/unit"
+	cp "$top"/man/*.8 "$T/$name/man/man8/"
+	sed "s|@BINDIR@|$top/build|" "$top/systemd/gpuctx-agent.service" \
+		>"$T/$name/unit/gpuctx-agent.service"
+	MANPATH=$T/$name/man systemd-analyze verify "$T/$name/unit/gpuctx-agent.service" \
+		>"$T/$name.err" 2>&1 || rc=1
+	grep -q "^ExecStart=$top/build/gpuctx agent" "$T/$name/unit/gpuctx-agent.service" || rc=1
+	result $name $rc
+}
+
+agent_tests=(agent agent_spool agent_unit)
