@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""check_named.py LIVE TIMELINE: every GPU ioctl gpuctx showed has a name from its tables, every
-RM control and every RM class its NVIDIA name: in the live stream (gpuctx record's event lines)
-and in the chrome timeline (gpuctx export). Exit 1 listing what is unnamed."""
+"""check_named.py LIVE TIMELINE REPORT: every GPU ioctl gpuctx showed has a name from its tables,
+every RM control and every RM class its NVIDIA name: in the live stream (gpuctx record's event
+lines), in the chrome timeline (gpuctx export) and in the report's GPU objects (report --json).
+Exit 1 listing what is unnamed."""
 import json
 import re
 import sys
@@ -22,7 +23,7 @@ def check(where, name, args, bad):
 
 
 def main():
-    live, timeline = sys.argv[1:3]
+    live, timeline, report = sys.argv[1:4]
     bad, n_live, n_tl, ctrls = [], 0, 0, set()
     for line in open(live, errors="replace"):
         f = line.split()
@@ -41,10 +42,15 @@ def main():
             continue
         n_tl += 1
         check("timeline", e["name"], e.get("args", {}).get("args", ""), bad)
+    objs = json.load(open(report)).get("gpu_objects", [])
+    for o in objs:
+        if o["kind"].startswith("rm-") and o.get("class") is not None and not o.get("class_name"):
+            bad.append(f"report: {o['kind']} 0x{o['handle']:x} of class 0x{o['class']:x} unnamed")
     for b in bad[:20]:
         print("     | " + b)
     print(f"     ({n_live} ioctls in the live stream, {n_tl} in the timeline, "
-          f"{len(ctrls)} different RM controls, {len(bad)} unnamed)")
+          f"{len(ctrls)} different RM controls, {len(objs)} GPU objects in the report, "
+          f"{len(bad)} unnamed)")
     return 1 if bad or n_live < 100 or n_tl < 100 else 0
 
 

@@ -6,8 +6,8 @@
 # (nv_redirect.so); it is fetched with apt under a private configuration (nv_fetch.sh). Checks:
 #   cuda_init      cuInit succeeds, one device, named as fakegpu's H100
 #   cuda_context   how far the primary context and cuMemAlloc go (the stopping point: docs)
-#   named          gpuctx names every ioctl, and every RM control, in the live stream and the
-#                  timeline (zero unnamed)
+#   named          gpuctx names every ioctl, RM control and RM class, in the live stream, the
+#                  timeline and the report (zero unnamed)
 #   fork           the forked child is diagnosed as a poison fork naming it, with its result
 #   host_clean     nothing left on the host: no /dev/nvidia* node, no mount, no apt source
 # NV_FIXTURES_UPDATE=1 rewrites tests/realdriver/fixtures/nv_libcuda535.ioctls from this run.
@@ -47,7 +47,7 @@ version=${so##*/libcuda.so.}
 # What the host has before: compared at the end.
 host_state() {
 	ls -l /dev/nvidia* /dev/char/195:* 2>/dev/null
-	grep -c "gpuctx-nv" /proc/self/mountinfo
+	grep -cE " - tmpfs gpuctx-nv-(dev|shm) " /proc/self/mountinfo # nv_ns.sh's, not in this ns
 	cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | md5sum
 	ls /etc/apt/sources.list.d 2>/dev/null
 }
@@ -104,8 +104,8 @@ else
 fi
 
 # named: no raw ioctl name and no RM control without a name, in the live stream and timeline
-if python3 tests/realdriver/check_named.py "$T/live" "$T/timeline.json"; then
-	ok "named: every ioctl and RM control named (live stream, timeline)"
+if python3 tests/realdriver/check_named.py "$T/live" "$T/timeline.json" "$T/report.json"; then
+	ok "named: every ioctl, RM control and RM class named (live stream, timeline, report)"
 else
 	ko named "unnamed ioctls (above)"
 fi
@@ -126,7 +126,9 @@ fi
 cleanup
 trap - EXIT
 after=$(host_state)
-if [ "$before" = "$after" ]; then
+if mountpoint -q "$MNT" 2>/dev/null; then
+	ko host_clean "fakegpu is still mounted on $MNT"
+elif [ "$before" = "$after" ]; then
 	ok "host_clean: no /dev/nvidia* node, no mount, no apt source left on the host"
 else
 	ko host_clean "the host changed:"
