@@ -5,7 +5,7 @@
 # libcuda runs in a private mount namespace (nv_ns.sh) with a test-only preload library
 # (nv_redirect.so); it is fetched with apt under a private configuration (nv_fetch.sh). Checks:
 #   cuda_init      cuInit succeeds, one device, named as fakegpu's H100
-#   cuda_context   how far the primary context and cuMemAlloc go (the stopping point: docs)
+#   cuda_context   the primary context stops at the first GPU work; cuMemAlloc is not reached
 #   named          gpuctx names every ioctl, RM control and RM class, in the live stream, the
 #                  timeline and the report (zero unnamed)
 #   fork           the forked child is diagnosed as a poison fork naming it, with its result
@@ -94,12 +94,18 @@ else
 	grep "not answered" "$T/fakegpu.log" | sed 's/^/     | /' | tail -5
 fi
 
-# cuda_context: the results must be the documented stopping point (docs/gpu-validation.md)
-ctx=$(grep -E "^cu(DevicePrimaryCtxRetain|CtxSetCurrent|MemAlloc)" "$T/out" | tr '\n' ';')
-if [ "$ctx" = "${NV_EXPECT_CONTEXT:-$(cat tests/realdriver/fixtures/nv_context.expected)}" ]; then
-	ok "cuda_context: $ctx"
+# cuda_context: the documented stopping point (docs/gpu-validation.md): libcuda builds channels,
+# submits its first work and waits for the GPU (MC_SERVICE_INTERRUPTS while it polls a semaphore
+# no engine writes), then cuDevicePrimaryCtxRetain fails and cuMemAlloc is never reached. When
+# fakegpu gets further, this fails: update the docs and this check.
+retain=$(grep -E "^cuDevicePrimaryCtxRetain = " "$T/out")
+if [ -n "$retain" ] && [ "$retain" != "cuDevicePrimaryCtxRetain = 0 (CUDA_SUCCESS)" ] &&
+	! grep -q "^cuMemAlloc" "$T/out" && grep -q "class=HOPPER_CHANNEL_GPFIFO_A" "$T/live" &&
+	grep -q "NV2080_CTRL_CMD_MC_SERVICE_INTERRUPTS" "$T/live"; then
+	ok "cuda_context: channels made, first GPU work waited for, then $retain"
 else
-	ko cuda_context "got '$ctx', expected '$(cat tests/realdriver/fixtures/nv_context.expected)'"
+	ko cuda_context "not the documented stopping point: '${retain:-no cuDevicePrimaryCtxRetain}'"
+	grep -E "^cu" "$T/out" | sed 's/^/     | /'
 	grep "not answered" "$T/fakegpu.log" | sed 's/^/     | /' | tail -5
 fi
 
