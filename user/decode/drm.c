@@ -79,6 +79,41 @@ static const char *const amdgpu_names[] = {
 };
 /* clang-format on */
 
+/* struct drm_amdgpu_info {return_pointer, return_size, query, ...}: AMDGPU_INFO_* queries */
+#define AMDGPU_INFO	  0x05
+#define AMDGPU_INFO_QUERY 0xc
+
+/* clang-format off */
+static const char *const amdgpu_info_queries[] = {
+	[0x00] = "ACCEL_WORKING",
+	[0x01] = "CRTC_FROM_ID",
+	[0x02] = "HW_IP_INFO",
+	[0x03] = "HW_IP_COUNT",
+	[0x05] = "TIMESTAMP",
+	[0x0e] = "FW_VERSION",
+	[0x0f] = "NUM_BYTES_MOVED",
+	[0x10] = "VRAM_USAGE",
+	[0x11] = "GTT_USAGE",
+	[0x13] = "GDS_CONFIG",
+	[0x14] = "VRAM_GTT",
+	[0x15] = "READ_MMR_REG",
+	[0x16] = "DEV_INFO",
+	[0x17] = "VIS_VRAM_USAGE",
+	[0x18] = "NUM_EVICTIONS",
+	[0x19] = "MEMORY",
+	[0x1a] = "VCE_CLOCK_TABLE",
+	[0x1b] = "VBIOS",
+	[0x1c] = "NUM_HANDLES",
+	[0x1d] = "SENSOR",
+	[0x1e] = "NUM_VRAM_CPU_PAGE_FAULTS",
+	[0x1f] = "VRAM_LOST_COUNTER",
+	[0x20] = "RAS_ENABLED_FEATURES",
+	[0x21] = "VIDEO_CAPS",
+	[0x22] = "MAX_IBS",
+	[0x23] = "GPUVM_FAULT",
+};
+/* clang-format on */
+
 /* union drm_amdgpu_ctx: in {op, flags, ctx_id, priority}; out.alloc.ctx_id @0 */
 #define AMDGPU_CTX_OP_ALLOC_CTX 1
 #define AMDGPU_CTX_OP_FREE_CTX	2
@@ -135,6 +170,7 @@ static void gem_created(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 si
 static void amdgpu_params(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 n)
 {
 	__u64 v;
+	__u32 q;
 
 	switch (n) {
 	case AMDGPU_GEM_CREATE: /* in {bo_size, alignment, domains, domain_flags}; out {handle} */
@@ -151,6 +187,11 @@ static void amdgpu_params(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 
 		break;
 	case AMDGPU_CTX:
 		amdgpu_ctx(c, d);
+		break;
+	case AMDGPU_INFO: /* libdrm_amdgpu's device queries (amdgpu_device_initialize) */
+		if (dec_get_u32(c, ARG, AMDGPU_INFO_QUERY, &q))
+			dec_add_enum(d, "query", amdgpu_info_queries,
+				     ARRAY_SIZE(amdgpu_info_queries), q);
 		break;
 	case AMDGPU_GEM_USERPTR: /* {addr, size, flags, handle (out)} */
 		if (dec_get_u64(c, ARG, 0x0, &v))

@@ -75,6 +75,26 @@ static void test_amdgpu_ctx_free_failed(void **state)
 	assert_int_equal(d.obj_kind, GCTX_OBJ_NONE);
 }
 
+/* drm_amdgpu_info {return_pointer @0, return_size @8, query @12}: the query by name */
+static void test_amdgpu_info_query(void **state)
+{
+	struct gctx_ev_ioctl *ev = ev_new(state, GCTX_DEV_DRM_RENDER, 0x40206445u);
+	struct gctx_ioctl_desc d;
+
+	memset(ev->in, 0, 32);
+	put32(ev->in, 0x8, 376);
+	put32(ev->in, 0xc, 0x16);
+	decode(ev, &d);
+	assert_string_equal(d.name, "AMDGPU_INFO");
+	assert_true(d.known);
+	assert_string_equal(d.detail, "query=DEV_INFO");
+	assert_plain(&d);
+
+	put32(ev->in, 0xc, 0x7f); /* a query this table does not know: its number */
+	decode(ev, &d);
+	assert_string_equal(d.detail, "query=127");
+}
+
 /* drm_amdgpu_gem_create: in {bo_size, alignment, domains, domain_flags}; out {handle} */
 static void test_amdgpu_gem_create(void **state)
 {
@@ -200,6 +220,7 @@ int main(void)
 		T(test_amdgpu_ctx_query),
 		T(test_amdgpu_ctx_free_failed),
 		T(test_amdgpu_gem_create),
+		T(test_amdgpu_info_query),
 		T(test_drm_names),
 		T(test_drm_gem_close),
 		T(test_drm_version),
