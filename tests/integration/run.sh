@@ -621,10 +621,13 @@ t_errors() {
 	expect_error err_garbage_trace "not a gpuctx trace" "$G" report "$T/garbage.gctx"
 	# (a corrupt record in the middle is skipped, not fatal: security.sh, test corrupt)
 	expect_error err_unknown_cmd "unknown command" "$G" frobnicate
-	# run from the 0755 directory of the doubles: nobody may not reach the checkout's
-	install -m 0755 "$G" "$DOUBLES/gpuctx"
+	# a copy in a 0755 directory of its own: nobody may not reach the checkout's
+	local nb
+	nb=$(mktemp -d /tmp/gpuctx-nobody.XXXXXX)
+	chmod 755 "$nb" && install -m 0755 "$G" "$nb/gpuctx"
 	expect_error err_not_root "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$DOUBLES/gpuctx" record -o /tmp/gpuctx-nobody.$$.gctx -- true
+		"$nb/gpuctx" record -o /tmp/gpuctx-nobody.$$.gctx -- true
+	rm -rf "$nb"
 	[ -e /tmp/gpuctx-nobody.$$.gctx ] && { echo "a failed record left its trace file" >>"$T/err_not_root.err"; result err_not_root_file 1; }
 }
 
