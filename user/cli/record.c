@@ -624,19 +624,23 @@ static int record_gpu_state(struct record_state *st, struct gctx_collector *c,
 	if (ret == -EOPNOTSUPP)
 		fprintf(stderr, "gpuctx: warning: no BPF task/file iterator on this kernel: GPU "
 				"files open before attach are not known (see docs/attach.md)\n");
-	for (__u32 i = 0; i < n; i++)
-		for (__u32 k = 0; k < ss.n; k++)
-			if (ss.files[k].pid == procs[i].pid)
-				on_record(st, GCTX_REC_FILE_PRESENT, &ss.files[k],
-					  sizeof(ss.files[k]));
-	free(ss.files);
 	for (__u32 i = 0; i < n; i++) {
 		struct gctx_rec_api_present r = {.pid = procs[i].pid};
+		bool held = false;
 
-		r.vendors = gctx_proc_api_libs(procs[i].pid);
+		for (__u32 k = 0; k < ss.n; k++) {
+			if (ss.files[k].pid != procs[i].pid)
+				continue;
+			on_record(st, GCTX_REC_FILE_PRESENT, &ss.files[k], sizeof(ss.files[k]));
+			held = true;
+		}
+		/* only a process holding GPU files can have initialised a library: the maps of
+		 * the others are not read (-a: thousands of processes) */
+		r.vendors = held ? gctx_proc_api_libs(procs[i].pid) : 0;
 		if (r.vendors)
 			on_record(st, GCTX_REC_API_PRESENT, &r, sizeof(r));
 	}
+	free(ss.files);
 	if (ss.nomem)
 		return -ENOMEM;
 	return ret < 0 && ret != -EOPNOTSUPP ? ret : 0;
