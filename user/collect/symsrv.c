@@ -195,6 +195,16 @@ void gctx_unwind_cache_clear(void)
 	gctx_demangle_stop();
 }
 
+/* Strings terminated, a kind the record knows. */
+static void frame_clean(struct gctx_rec_frame *f)
+{
+	f->function[sizeof(f->function) - 1] = 0;
+	f->file[sizeof(f->file) - 1] = 0;
+	f->module[sizeof(f->module) - 1] = 0;
+	if (f->kind != GCTX_FRAME_NATIVE && f->kind != GCTX_FRAME_INLINE)
+		f->kind = GCTX_FRAME_NATIVE;
+}
+
 /* Send a request with its mappings (and raw stack), answer the helper's requests for files,
  * collect up to max frames with their names. 0 with *n and *done, or -errno. */
 static int call(const struct req *q, const struct gctx_maps *maps, const void *raw,
@@ -237,7 +247,9 @@ static int call(const struct req *q, const struct gctx_maps *maps, const void *r
 		} else if (len > (ssize_t)offsetof(struct msg_frame, name) && m.type == MSG_FRAME &&
 			   !((char *)&m)[len - 1]) {
 			if (*n < max && *n < GCTX_STACK_MAX_FRAMES) {
+				/* the helper parsed hostile files: its frames are input too */
 				out[*n] = m.frame.f;
+				frame_clean(&out[*n]);
 				memcpy(srv.names[*n], m.frame.name,
 				       len - offsetof(struct msg_frame, name));
 				(*n)++;
