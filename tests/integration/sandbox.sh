@@ -105,3 +105,67 @@ PY
 }
 
 all_tests+=(stack_truncated_lib)
+
+# 6. A function whose mangled name demangles into gigabytes (596 bytes: 10 s and 1.3 GB in
+# gpuctx on fc0e731) on the stack of the GPU open: recording ends promptly with gpuctx's
+# memory small, the frame keeps the name mangled (cut) and the stack's note says why.
+t_stack_hostile_name() {
+	local name=stack_hostile_name rc=0 d=$T/hname sym
+	mkdir -p "$d"
+	sym=$(python3 - <<'PY'
+def seq(i):
+    if i == 0:
+        return "S_"
+    i -= 1
+    d, s = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", ""
+    while True:
+        s = d[i % 36] + s
+        i //= 36
+        if not i:
+            return "S" + s + "_"
+n, last = "_Z1fI1bI1aS_E", 2
+for i in range(50):
+    n += seq(1) + "I" + seq(last) + seq(last) + "E"
+    last += 1
+print(n + "Evv")
+PY
+)
+	cat >"$d/job.c" <<C
+#include <fcntl.h>
+__attribute__((noinline)) int hostile(const char *p) __asm__("$sym");
+int hostile(const char *p) { int fd = open(p, O_RDWR); asm volatile(""); return fd; }
+int main(int argc, char **argv) { return hostile(argv[1]) < 0; }
+C
+	gcc -g -O1 -o "$d/job" "$d/job.c" || { result "$name" 1 "cannot build"; return; }
+	/usr/bin/time -f "%M" -o "$d/rss" "$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -- \
+		"$d/job" "$MNT/nvidiactl" >"$T/$name.out" 2>"$T/$name.err"
+	rc=$?
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	if [ $rc != 0 ]; then
+		echo "gpuctx or the report exited $rc" >>"$T/$name.err"
+	elif [ "$(cat "$d/rss")" -gt 400000 ]; then
+		echo "gpuctx used $(cat "$d/rss") KiB" >>"$T/$name.err"
+		rc=1
+	elif ! python3 - "$T/$name.json" >>"$T/$name.err" 2>&1 <<'PY'; then
+import json, sys
+rep = json.load(open(sys.argv[1]))
+def stacks(o):
+    if isinstance(o, dict):
+        if "frames" in o and "note" in o:
+            yield o
+        for v in o.values():
+            yield from stacks(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from stacks(v)
+found = [s for s in stacks(rep) if any((f.get("function") or "").endswith("Evv")
+                                       for f in s["frames"])]
+assert found, "no stack with the frame kept mangled"
+assert any("kept mangled" in (s.get("note") or "") for s in found), [s.get("note") for s in found]
+PY
+		rc=1
+	fi
+	result "$name" $rc
+}
+
+all_tests+=(stack_hostile_name)

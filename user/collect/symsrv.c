@@ -318,6 +318,7 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 {
 	static char how_buf[32];
 	struct req q = {.op = REQ_UNWIND, .pid = maps->pid};
+	unsigned long refused;
 	struct msg_done done;
 	int n, err;
 
@@ -345,7 +346,16 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 	snprintf(how_buf, sizeof(how_buf), "%s", done.how);
 	snprintf(srv.note, sizeof(srv.note), "%s", done.note);
 	*how = how_buf;
+	refused = gctx_demangle_refused();
 	names_out(out, n);
+	refused = gctx_demangle_refused() - refused;
+	if (refused) {
+		size_t o = strlen(srv.note);
+
+		snprintf(srv.note + o, sizeof(srv.note) - o,
+			 "%s%lu C++ name%s kept mangled (over the demangler's budget)",
+			 o ? "; " : "", refused, refused > 1 ? "s" : "");
+	}
 	return n;
 }
 
