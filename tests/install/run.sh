@@ -9,6 +9,8 @@
 #   completion  the bash completion function, given COMP_WORDS, offers what it should
 #   deb         make deb; the package's control file, dependencies, files, man pages; the
 #               packaged binary runs; lintian's errors and warnings, when lintian is installed
+#   readme      the README's commands name real options, its first check runs, its demo screen
+#               is what make demo prints (check_readme.py)
 # Needs root (recording loads BPF programs). Nothing outside a temporary directory is changed:
 # the package is inspected, not installed (docs/install.md says how it was installed by hand).
 # Usage: tests/install/run.sh [TEST...]
@@ -145,7 +147,11 @@ t_deb() {
 	fi
 }
 
-all="install man completion deb"
+t_readme() {
+	python3 "$HERE/check_readme.py" "$top/README.md" "$top"
+}
+
+all="install man completion deb readme"
 for t in ${@:-$all}; do
 	declare -F "t_$t" >/dev/null || { echo "install: no test $t (tests: $all)" >&2; exit 2; }
 	"t_$t" >"$T/$t.log" 2>&1
