@@ -22,6 +22,7 @@
 #include <linux/capability.h>
 
 #include "decode/api.h"
+#include "lib/procmaps.h"
 #include "collect/resolver.h"
 
 #define CHILD_PIPE_FD 3
@@ -48,25 +49,33 @@ struct self_map {
 
 #define MAX_SELF_MAPS 32
 
+struct self_ctx {
+	dev_t dev;
+	ino_t ino;
+	struct self_map *v;
+	unsigned int n;
+};
+
+static int self_one(void *ctx, const struct gctx_procmap *m)
+{
+	struct self_ctx *c = ctx;
+
+	if (makedev(m->major, m->minor) == c->dev && m->ino == c->ino)
+		c->v[c->n++] = (struct self_map){m->start, m->end, m->pgoff};
+	return c->n == MAX_SELF_MAPS;
+}
+
+/* Whole lines only (lib/procmaps.h): the library, already loaded, may map files of its own. */
 static unsigned int self_maps(dev_t dev, ino_t ino, struct self_map *v)
 {
-	char line[4352], path[4096];
-	unsigned long long s, e, pgoff, fino;
-	unsigned int maj, min, n = 0;
-	char perms[8];
-	FILE *f = fopen("/proc/self/maps", "r");
+	struct self_ctx c = {dev, ino, v, 0};
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return 0;
-	while (n < MAX_SELF_MAPS && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &pgoff,
-			   &maj, &min, &fino, path) != 8)
-			continue;
-		if (makedev(maj, min) == dev && fino == ino)
-			v[n++] = (struct self_map){s, e, pgoff};
-	}
-	fclose(f);
-	return n;
+	gctx_procmaps_read_fd(fd, self_one, &c, NULL);
+	close(fd);
+	return c.n;
 }
 
 /* The file offset of addr if it lies in the library's mappings. */
