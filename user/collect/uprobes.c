@@ -36,10 +36,10 @@
  * uprobe every process on the machine runs). Over the caps an address is refused, counted
  * and reported. The double hands out 2 non-exported addresses; real drivers export what
  * they hand out (gpu-facts 6.1). */
-#define PROCADDR_MAX_LIB   256	/* per library file */
-#define PROCADDR_MAX_PROC  64	/* per process asking */
-#define PROCADDR_MAX_TOTAL 1024 /* per gpuctx run */
-#define REFUSED_RECORDS	   32	/* refusals recorded one by one; the rest only counted */
+#define PROCADDR_MAX_LIB   128 /* per library file */
+#define PROCADDR_MAX_PROC  64  /* per process asking */
+#define PROCADDR_MAX_TOTAL 256 /* per gpuctx run: at most 512 link fds */
+#define REFUSED_RECORDS	   32  /* refusals recorded one by one; the rest only counted */
 
 /* From the kernel's UAPI (Linux 6.6), newer than the headers libbpf 1.1 builds against. */
 #define ATTACH_UPROBE_MULTI 48 /* BPF_TRACE_UPROBE_MULTI */
