@@ -706,10 +706,11 @@ EOS
 }
 
 # Tests pass from any checkout (issue 26): a copy of this one (build/, tests/, tools/) under a
-# 0700 directory (a mktemp -d, root's home), in a group-writable one (a umask 002 clone), and
-# owned by another user (a home directory), each runs the tests whose libraries gpuctx must
-# trust (the CUDA/HIP doubles, the resolver's root-only library), the error paths run as
-# nobody, the attach and the diagnosis. GPUCTX_NO_NESTED: inside such a copy, not again.
+# 0700 directory and private (a umask 077 clone in a mktemp -d or root's home), in a
+# group-writable one (a umask 002 clone), and owned by another user (a home directory), each
+# runs the tests whose libraries gpuctx must trust (the CUDA/HIP doubles, the resolver's
+# root-only library, issue 33's private one), the error paths run as nobody, the attach and the
+# diagnosis. GPUCTX_NO_NESTED: inside such a copy, not again.
 t_any_checkout() {
 	local name=any_checkout rc=0 where dst
 	if [ -n "${GPUCTX_NO_NESTED:-}" ]; then
@@ -726,14 +727,29 @@ t_any_checkout() {
 		tar -C "$top" --exclude=./.output --exclude=./.git -cf - build tests tools |
 			tar -C "$dst" -xf -
 		case $where in
+		0700) chmod -R go-rwx "$dst" ;;
 		group-writable) chmod 775 "$T/cogw" && chmod -R g+w "$dst" ;;
 		other-user) chmod 755 "$T/home" && chown -R 65534:65534 "$T/home/u" ;;
 		esac
 		GPUCTX_NO_NESTED=1 "$dst/tests/integration/run.sh" errors api_cuda api_hip \
 			attach_cuda_both dl_fork_touch >"$T/$name.$where" 2>&1 ||
 			{ echo "from a $where checkout:" >>"$T/$name.err"; rc=1; }
-		"$dst/tests/integration/security.sh" root_exec >>"$T/$name.$where" 2>&1 ||
+		"$dst/tests/integration/security.sh" root_exec preresolve_private \
+			>>"$T/$name.$where" 2>&1 ||
 			{ echo "security.sh from a $where checkout:" >>"$T/$name.err"; rc=1; }
+		# a trusted library nobody may read, under a directory nobody may enter (the private
+		# checkout's own double), is pre-resolved all the same (issue 33)
+		[ $where = 0700 ] && [ -e "$dst/build/doubles/libcuda.so.1" ] && {
+			LD_LIBRARY_PATH=$dst/build/doubles "$G" record -q -o "$T/$name.pre.gctx" \
+				"${DEVS[@]}" --libcuda "$dst/build/doubles/libcuda.so.1" -- \
+				"$W/api_cuda_fork" "$MNT" >/dev/null 2>>"$T/$name.err" &&
+				"$G" report --json "$T/$name.pre.gctx" >"$T/$name.pre.json" &&
+				python3 -c 'import json, sys
+how = [p["how"] for p in json.load(open(sys.argv[1]))["probes"]]
+assert "cuGetProcAddress" in how and "not-pre-resolved" not in how, how' \
+					"$T/$name.pre.json" 2>>"$T/$name.err" ||
+				{ echo "the 0700 checkout's libcuda was not pre-resolved" >>"$T/$name.err"; rc=1; }
+		}
 		grep -E '^ *(FAIL|SKIP)' "$T/$name.$where" | sed "s|^|$where: |" >>"$T/$name.err"
 		rm -rf "$dst"
 	done
