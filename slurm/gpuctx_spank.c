@@ -50,7 +50,7 @@ SPANK_PLUGIN(gpuctx, 1);
 #define EXIT_INCIDENT 86	     /* gpuctx check's exit status on an incident */
 #define ATTACH_WAIT_S 60	     /* a tracer not attached by then is given up */
 #define STOP_WAIT_S   60	     /* a tracer not done by then is killed */
-#define CG_OURS	      "slurm_gpuctx" /* our cgroup v2 directory: job_N/step_M below it */
+#define CG_OURS	      "slurm_gpuctx" /* our cgroup v2 directory, _CLUSTER: job_N/step_M below */
 
 enum mode { MODE_OFF, MODE_RECORD, MODE_CHECK };
 
@@ -151,8 +151,9 @@ static void v2_root(char *buf, size_t len)
 
 /* The cgroup the tracer follows: Slurm's step cgroup when slurmstepd is in one (cgroup/v2),
  * else ours, made now (cgroup v1 or no cgroup plugin: tasks join it before they exec). */
-static int step_cgroup(uint32_t job, uint32_t stepid)
+static int step_cgroup(spank_t sp, uint32_t job, uint32_t stepid)
 {
+	char cluster[64] = "", ours[80];
 	char root[1024], self[4096] = "", path[1024];
 	struct gctx_job_attr a;
 	int fd;
@@ -177,7 +178,12 @@ static int step_cgroup(uint32_t job, uint32_t stepid)
 		snprintf(g.cgroup, sizeof(g.cgroup), "%s%s", root, path);
 		return 0;
 	}
-	snprintf(g.cgroup, sizeof(g.cgroup), "%s/%s/job_%u/step_%s", root, CG_OURS, job, g.step);
+	/* job ids are per cluster: two clusters' slurmds on one machine keep apart */
+	snprintf(ours, sizeof(ours), "%s", CG_OURS);
+	if (spank_getenv(sp, "SLURM_CLUSTER_NAME", cluster, sizeof(cluster)) == ESPANK_SUCCESS &&
+	    cluster[0] && strspn(cluster, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(cluster))
+		snprintf(ours, sizeof(ours), "%s_%s", CG_OURS, cluster);
+	snprintf(g.cgroup, sizeof(g.cgroup), "%s/%s/job_%u/step_%s", root, ours, job, g.step);
 	for (char *p = g.cgroup + strlen(root) + 1; (p = strchr(p, '/')); p++) {
 		*p = '\0';
 		if (mkdir(g.cgroup, 0755) && errno != EEXIST) {
@@ -193,7 +199,8 @@ static int step_cgroup(uint32_t job, uint32_t stepid)
 	return 0;
 }
 
-/* Our cgroup and its empty parents (.../slurm_gpuctx/job_N/step_M), once the step is over. */
+/* Our cgroup and its empty parents (.../slurm_gpuctx_CLUSTER/job_N/step_M), once the step is
+ * over. */
 static void cgroup_remove(void)
 {
 	char *p;
@@ -295,7 +302,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return 0;
 	}
 	snprintf(g.trace, sizeof(g.trace), "%s/gpuctx-%u.%s-%s.gctx", dir, job, g.step, host);
-	err = step_cgroup(job, stepid);
+	err = step_cgroup(sp, job, stepid);
 	if (err) {
 		snprintf(errs, sizeof(errs), "%s", strerror(-err));
 		say("no cgroup v2 directory for the step (%s): step %s untraced", errs, g.step);

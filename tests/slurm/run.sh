@@ -61,6 +61,7 @@ PIDS+=($!)
 for _ in $(seq 100); do [ -S "$T/munge/sock" ] && break; sleep 0.05; done
 
 NODE=$(hostname -s)
+CLUSTER=gpuctx$$ # job ids start at 1 in every test cluster: its name keeps our cgroups apart
 PORT0=$((17000 + $$ % 2000))
 DEVOPTS=""
 for d in nvidiactl:nvidiactl nvidia0:nvidia nvidia-uvm:nvidia-uvm; do
@@ -68,7 +69,7 @@ for d in nvidiactl:nvidiactl nvidia0:nvidia nvidia-uvm:nvidia-uvm; do
 done
 echo "required $SO gpuctx=$G$DEVOPTS" >"$T/plugstack.conf"
 cat >"$T/slurm.conf" <<EOF
-ClusterName=gpuctxtest
+ClusterName=$CLUSTER
 SlurmctldHost=$NODE
 SlurmctldPort=$PORT0
 SlurmdPort=$((PORT0 + 1))
@@ -232,8 +233,8 @@ for t in "${all_tests[@]}"; do
 done
 # nothing of ours is left in the cgroup hierarchy
 root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-if [ -n "$root" ] && [ -e "$root/slurm_gpuctx" ]; then
-	why cgroups "left behind: $(find "$root/slurm_gpuctx" -type d)"
+if [ -n "$root" ] && [ -e "$root/slurm_gpuctx_$CLUSTER" ]; then
+	why cgroups "left behind: $(find "$root/slurm_gpuctx_$CLUSTER" -type d)"
 	result cgroups 1
 fi
 echo "slurm: $pass passed, $fail failed${failed:+: ${failed[*]}}"
