@@ -10,9 +10,13 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trace/hosts.h"
+#include "gpuctx_events.h"
 
 #define S 1000000000ull
 
@@ -78,11 +82,92 @@ static void test_looks_off(void **state)
 	assert_false(k[0].flags & GCTX_CLK_APART);
 }
 
+/* A trace of host name with n end records (any record will do), at a new temporary path. */
+static void write_host(char *path, const char *name, int n)
+{
+	struct gctx_trace_meta m = meta(1000 * S, 500 * S, GCTX_CLOCK_SYNCED, 10);
+	struct gctx_trace_writer *w;
+	struct gctx_rec_end end = {.end_ns = 501 * S};
+	int err, fd;
+
+	snprintf(path, 64, "/tmp/gpuctx-test-hosts.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	snprintf(m.hostname, sizeof(m.hostname), "%s", name);
+	w = gctx_trace_writer__new_fd(fd, &m, &err);
+	assert_non_null(w);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(gctx_trace_writer__append(w, GCTX_REC_END, &end, sizeof(end)), 0);
+	assert_int_equal(gctx_trace_writer__free(w), 0);
+}
+
+static int count_records(const char *path)
+{
+	char err[256];
+	struct gctx_trace_reader *r = gctx_trace_reader__open(path, err, sizeof(err));
+	const void *data;
+	__u32 type, len;
+	int n = 0;
+
+	assert_non_null(r);
+	while (gctx_trace_reader__next(r, &type, &data, &len) == 1)
+		n++;
+	gctx_trace_reader__free(r);
+	return n;
+}
+
+/* Three traces (two hosts of one name, one with a terminal escape in its name) merged, then
+ * taken apart again: each host with its own meta and records, its name printable and unique. */
+static void test_merge_roundtrip(void **state)
+{
+	char a[64], b[64], c[64], out[64] = "/tmp/gpuctx-test-merged.XXXXXX";
+	char *in[] = {a, b, c}, *merged[] = {out};
+	const long long want[] = {2, 3, 1}; /* records of each host */
+	struct gctx_host_file *hosts, *back;
+	struct gctx_trace_writer *w;
+	__u32 n, nb;
+	int err, fd;
+
+	(void)state;
+	write_host(a, "node1", 2);
+	write_host(b, "node\033[2J", 3);
+	write_host(c, "node1", 1);
+	assert_int_equal(gctx_hosts__open(in, 3, &hosts, &n, NULL, 0), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(hosts[0].label, "node1");
+	assert_string_equal(hosts[1].label, "node?[2J");
+	assert_string_equal(hosts[2].label, "node1#2");
+	fd = mkstemp(out);
+	w = gctx_trace_writer__new_fd(fd, &hosts[0].meta, &err);
+	assert_non_null(w);
+	for (__u32 i = 0; i < n; i++)
+		assert_int_equal(gctx_hosts__append(w, i, &hosts[i], NULL, 0), want[i]);
+	assert_int_equal(gctx_trace_writer__free(w), 0);
+
+	assert_int_equal(gctx_hosts__open(merged, 1, &back, &nb, NULL, 0), 0);
+	assert_int_equal(nb, 3);
+	for (__u32 i = 0; i < nb; i++) {
+		assert_true(back[i].fd >= 0); /* a memory file of its own */
+		assert_string_equal(back[i].meta.hostname, hosts[i].meta.hostname);
+		assert_string_equal(back[i].label, hosts[i].label);
+		assert_string_equal(back[i].source, out);
+	}
+	for (__u32 i = 0; i < nb; i++)
+		assert_int_equal(count_records(back[i].path), want[i]);
+	gctx_hosts__free(back, nb);
+	gctx_hosts__free(hosts, n);
+	unlink(a);
+	unlink(b);
+	unlink(c);
+	unlink(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_offsets),
 	    cmocka_unit_test(test_looks_off),
+	    cmocka_unit_test(test_merge_roundtrip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
