@@ -458,9 +458,13 @@ static int local_exit(spank_t sp)
 		job = (uint32_t)strtoul(ej, NULL, 10);
 		stepid = (uint32_t)strtoul(es, NULL, 10);
 	}
+	/* where the nodes put them: as init_post_opt chose (an srun inside a batch script has
+	 * the batch job's submit directory in its environment, whatever its own directory) */
 	if (g.dir[0])
 		snprintf(dir, sizeof(dir), "%s", g.dir);
-	else if (!getcwd(dir, sizeof(dir))) /* srun runs in the submit directory */
+	else if (getenv("SLURM_SUBMIT_DIR"))
+		snprintf(dir, sizeof(dir), "%s", getenv("SLURM_SUBMIT_DIR"));
+	else if (!getcwd(dir, sizeof(dir))) /* srun's own allocation: its directory */
 		return 0;
 	snprintf(pat, sizeof(pat), "%s/gpuctx-%u.%s-*.gctx", dir, job,
 		 step_name(stepid, sbuf, sizeof(sbuf)));
