@@ -7,7 +7,8 @@
 #          fork each): srun exits 86, the verdict is in the step's stderr, one trace
 #   spawn  srun -n2 --gpuctx=check: two tasks whose children exec and open their own: exit 0
 #   record srun --gpuctx=record:DIR: the trace lands in DIR, srun's status is the job's
-#   batch  sbatch with #SBATCH --gpuctx=record: the batch step's trace
+#   batch  sbatch with #SBATCH --gpuctx=record: the batch step's trace; an srun --gpuctx=check
+#          inside it, from another directory, fails with 86 and its verdict in the job's output
 # and every step had exactly one tracer (slurmd's log names one per step), whose trace names the
 # job (its cgroup: job attribution). Needs root, Debian's slurm-wlm and munge (tools/install-deps.sh
 # slurm); skipped without them. Usage: tests/slurm/run.sh [TEST...]
@@ -213,6 +214,10 @@ t_batch() {
 #SBATCH --gpuctx=record
 #SBATCH -o $T/work/batch.out
 $W/wl_fork_exec_own $MNT
+# a checked step inside, from another directory: its verdict and exit 86 here
+cd /
+srun -n1 --gpuctx=check $W/wl_fork_child_ioctl $MNT >/dev/null
+echo "srun exit \$?"
 EOF
 	job=$(cd "$T/work" && sbatch --parsable job.sh 2>"$T/$name.err")
 	[ -n "$job" ] || { why $name "sbatch failed"; result $name 1; return; }
@@ -223,6 +228,9 @@ EOF
 	# the plugin writes the trace as the batch step ends
 	for _ in $(seq 100); do traces "$job" batch "$T/work" | grep -q . && break; sleep 0.1; done
 	step_checks $name "$job" batch "$T/work" 0 || rc=1
+	grep -q "^srun exit 86$" "$T/work/batch.out" && grep -q "^gpuctx check: POISON FORK" \
+		"$T/work/batch.out" || { why $name "the checked step inside: $(cat "$T/work/batch.out")"; rc=1; }
+	[ $rc = 0 ] && { step_checks $name "$job" 0 "$T/work" 1 || rc=1; }
 	result $name $rc
 }
 
