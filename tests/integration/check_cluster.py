@@ -36,15 +36,17 @@ def job_attr(prefix):
               and j["task"] == "1", "pid %d: job %r" % (p["pid"], j))
         check(p["cgroup"].endswith("/slurm/uid_0/job_4242/step_0/task_1"),
               "pid %d: cgroup %r" % (p["pid"], p["cgroup"]))
+    # the job: the workload, its child and the sleep before it; gpuctx is in no job
+    injob = [p for p in r["processes"] if p["job"]]
+    check(sorted(p["comm"] for p in injob) == ["sleep", "wl_fork_child_i", "wl_fork_child_i"],
+          "processes in the job: %r" % [p["comm"] for p in injob])
+    root = [p for p in wl if p["ppid"] not in [q["pid"] for q in wl]][0]
     jobs = r["jobs"]
     check(len(jobs) == 1 and jobs[0]["label"] == "slurm job 4242 step 0"
-          and jobs[0]["processes"] == 2, "jobs %r" % jobs)
-    check(jobs[0]["root_pids"] == [wl[0]["pid"]], "root pids %r" % jobs[0]["root_pids"])
-    # gpuctx's own fork (before the move) is in no job
-    others = [p for p in r["processes"] if p not in wl]
-    check(all(p["job"] is None for p in others), "processes outside the job: %r" % others)
+          and jobs[0]["processes"] == 3, "jobs %r" % jobs)
+    check(jobs[0]["root_pids"] == [root["pid"]], "root pids %r" % jobs[0]["root_pids"])
     line = [l for l in txt.splitlines() if l.startswith("  jobs:")]
-    check(line and "slurm job 4242 step 0: 2 processes, from pid %d" % wl[0]["pid"] in line[0],
+    check(line and "slurm job 4242 step 0: 3 processes, from pid %d" % root["pid"] in line[0],
           "text report's jobs line: %r" % line)
 
 

@@ -16,8 +16,9 @@ t_job_attr() {
 	base=$root/gpuctx-it.$$
 	cg=$base/slurm/uid_0/job_4242/step_0/task_1
 	mkdir -p "$cg"
-	record "$name" -- sh -c "echo \$\$ >$cg/cgroup.procs && exec $W/wl_fork_child_ioctl $MNT" ||
-		rc=1
+	# (the shell that moved itself lives on a moment: gpuctx reads its cgroup at its exec)
+	record "$name" -- sh -c "echo \$\$ >$cg/cgroup.procs &&
+		exec sh -c 'sleep 0.5; exec $W/wl_fork_child_ioctl $MNT'" || rc=1
 	"$G" report "$T/$name.gctx" >"$T/$name.txt" 2>>"$T/$name.err" || rc=1
 	find "$base" -depth -type d -exec rmdir {} + 2>/dev/null
 	[ $rc = 0 ] && { $CHECK_CLUSTER job_attr "$T/$name" >>"$T/$name.err" 2>&1; rc=$?; }

@@ -77,6 +77,7 @@ struct record_state {
 	__u64 records;
 	int write_err;
 	bool started; /* tracing was live: the trace file is worth keeping */
+	char cgroup_rel[GCTX_CGROUP_LEN]; /* --cgroup DIR in its hierarchy ("/a/b"), else "" */
 };
 
 static volatile sig_atomic_t stop_signal, nsignals, signal_from_tty;
@@ -376,8 +377,14 @@ static void note_cgroup(struct record_state *st, __u32 pid)
 	const struct gctx_proc *p = gctx_model__proc_by_pid(st->model, pid);
 	struct gctx_rec_cgroup r = { .pid = pid, .ts_ns = gctx_now_mono() };
 
-	if (!p || gctx_proc_cgroup(pid, r.path, sizeof(r.path)) ||
-	    !strncmp(p->cgroup, r.path, sizeof(r.path)))
+	if (!p)
+		return;
+	/* gone before we read it: under --cgroup it was followed for exec'ing in that cgroup */
+	if (gctx_proc_cgroup(pid, r.path, sizeof(r.path)) &&
+	    (!st->cgroup_rel[0] ||
+	     snprintf(r.path, sizeof(r.path), "%s", st->cgroup_rel) >= (int)sizeof(r.path)))
+		return;
+	if (!strncmp(p->cgroup, r.path, sizeof(r.path)))
 		return;
 	on_record(st, GCTX_REC_CGROUP, &r, sizeof(r));
 }
@@ -784,6 +791,8 @@ int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks)
 	env.hooks = hooks;
 
 	st.start_mono = gctx_now_mono();
+	if (env.cgroup)
+		gctx_cgroup_rel(env.cgroup, st.cgroup_rel, sizeof(st.cgroup_rel));
 	fill_meta(&meta, &env, st.start_mono);
 	if (hooks)
 		goto no_trace_file; /* the agent writes its own files */

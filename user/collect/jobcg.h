@@ -14,4 +14,9 @@
  * -errno (the process is gone, no /proc). Non-blocking: procfs only. */
 int gctx_proc_cgroup(__u32 pid, char *path, size_t size);
 
+/* A cgroup v2 directory (--cgroup DIR) as /proc/PID/cgroup names it: its path below the
+ * cgroup2 mount it is in ("/slurm_gpuctx/job_1/step_0"). 0, or -ENOENT (not under a cgroup2
+ * mount: path is then ""). */
+int gctx_cgroup_rel(const char *dir, char *path, size_t size);
+
 #endif /* __GPUCTX_JOBCG_H */
