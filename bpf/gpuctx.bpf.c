@@ -32,6 +32,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define NV_ESC_IOCTL_XFER   0xD3
 #define NV_ESC_CHECK_VER    0xD2 /* NV_ESC_CHECK_VERSION_STR */
 #define NV_ESC_ALLOC_MEM    0x27 /* NV_ESC_RM_ALLOC_MEMORY */
+#define NV_ESC_RM_CONTROL   0x2A
+#define NVOS54_SIZE	    32
 #define MAX_SCAN_FDS	    4096
 #define PAGE_SZ		    4096
 #define GCTX_IOCTL_FIXED    __builtin_offsetof(struct gctx_ev_ioctl, in)
@@ -751,6 +753,37 @@ int ioctl_enter(struct gctx_tp_enter_ioctl *ctx)
 	return 0;
 }
 
+/*
+ * RM_CONTROL on nvidiactl: the NVOS54 at out[0..32) names the control's own parameters
+ * (params @0x10, paramsSize @0x18). For client (NV0000) controls only, which run at init and
+ * carry what identifies a driver and its GPUs (build version, probed and attached GPU ids), copy
+ * up to 64 bytes of them after the NVOS54; for GET_BUILD_VERSION (0x101) the driver version
+ * string behind pDriverVersionBuffer (@8) fills what its 40 bytes leave. Other controls (the
+ * hot ones) cost a compare. Returns the bytes added.
+ */
+static __noinline __u32 read_ctrl_params(__u8 *buf)
+{
+	__u32 cmd = *(__u32 *)(buf + 8), size = *(__u32 *)(buf + 0x18);
+	__u64 ptr = *(__u64 *)(buf + 0x10), ver;
+
+	if (cmd >= 0x10000 || !ptr || !size)
+		return 0;
+	if (size > GCTX_IOCTL_BYTES - NVOS54_SIZE)
+		size = GCTX_IOCTL_BYTES - NVOS54_SIZE;
+	barrier_var(size);
+	if (size == 0 || size > GCTX_IOCTL_BYTES - NVOS54_SIZE)
+		return 0;
+	if (bpf_probe_read_user(buf + NVOS54_SIZE, size, (void *)ptr))
+		return 0;
+	if (cmd != 0x101 || size != 40)
+		return size;
+	ver = *(__u64 *)(buf + NVOS54_SIZE + 8);
+	if (!ver || bpf_probe_read_user_str(buf + NVOS54_SIZE + 40,
+					    GCTX_IOCTL_BYTES - NVOS54_SIZE - 40, (void *)ver) <= 0)
+		return size;
+	return GCTX_IOCTL_BYTES - NVOS54_SIZE;
+}
+
 /* The ring carries the record shortened to the bytes used: the fixed part, then len bytes of
  * in[], then the bytes read at exit (packed right after in[]); the collector puts them back in
  * place (trace/ring.h), so the trace keeps the full struct. */
@@ -780,6 +813,10 @@ int ioctl_exit(struct gctx_tp_sys_exit *ctx)
 		got = read_params_any(s->ev.in + in_len, s->params, s->ev.size);
 		if (got)
 			s->ev.flags |= GCTX_IOCTL_OUT_OK;
+		if (got == NVOS54_SIZE && !in_len && s->ev.kind == GCTX_DEV_NVIDIACTL &&
+		    IOC_TYPE(s->ev.cmd) == 'F' && IOC_NR(s->ev.cmd) == NV_ESC_RM_CONTROL &&
+		    !(s->ev.flags & GCTX_IOCTL_XFER))
+			got += read_ctrl_params(s->ev.in);
 	}
 	barrier_var(got);
 	if (got > GCTX_IOCTL_BYTES)

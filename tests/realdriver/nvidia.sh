@@ -8,6 +8,7 @@
 #   cuda_context   the primary context stops at the first GPU work; cuMemAlloc is not reached
 #   named          gpuctx names every ioctl, RM control and RM class, in the live stream, the
 #                  timeline and the report (zero unnamed)
+#   params         the build version and GPU ids of the client controls are shown
 #   fork           the forked child is diagnosed as a poison fork naming it, with its result
 #   host_clean     nothing left on the host: no /dev/nvidia* node, no mount, no apt source
 # NV_FIXTURES_UPDATE=1 rewrites tests/realdriver/fixtures/nv_libcuda535.ioctls from this run.
@@ -114,6 +115,16 @@ if python3 tests/realdriver/check_named.py "$T/live" "$T/timeline.json" "$T/repo
 	ok "named: every ioctl, RM control and RM class named (live stream, timeline, report)"
 else
 	ko named "unnamed ioctls (above)"
+fi
+
+# params: the client controls' parameters that identify the driver and its GPU, as captured by
+# the BPF side: libcuda's own build version and fakegpu's GPU id
+if grep -q "NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION(0x00000101) .* version=\"$version\"" "$T/live" &&
+	grep -q "NV0000_CTRL_CMD_GPU_ATTACH_IDS(0x00000215) .* gpu_ids=0x1b00 " "$T/live"; then
+	ok "params: GET_BUILD_VERSION shows \"$version\", GPU_ATTACH_IDS gpu 0x1b00"
+else
+	ko params "no build version or attached GPU id in the live stream"
+	grep -E "GET_BUILD_VERSION|GPU_ATTACH_IDS" "$T/live" | head -3 | sed 's/^/     | /'
 fi
 
 # fork: a poison-fork incident naming the child, with the child's own cuInit result

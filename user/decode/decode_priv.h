@@ -86,6 +86,9 @@ bool dec_nv_status(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 off);
 void dec_nv_status_str(__u32 status, char *buf, size_t bufsz);
 
 void dec_rm(const struct ioc *c, struct gctx_ioctl_desc *d);  /* nvidia_rm.c */
+/* nvidia_rmctrl.c: what the BPF side copied of a client control's own parameters (c->avail
+ * past the 32-byte NVOS54, exit bytes) */
+void dec_nv_ctrl_params(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 cmd);
 void dec_uvm(const struct ioc *c, struct gctx_ioctl_desc *d); /* nvidia_uvm.c */
 void dec_kfd(const struct ioc *c, struct gctx_ioctl_desc *d); /* amd_kfd.c */
 void dec_drm(const struct ioc *c, struct gctx_ioctl_desc *d); /* drm.c */

@@ -708,7 +708,7 @@ void dec_rm(const struct ioc *c, struct gctx_ioctl_desc *d)
 	bool xfer = ev->flags & GCTX_IOCTL_XFER;
 	const char *name;
 	struct ioc ic;
-	__u32 nr, size;
+	__u32 nr, size, cmd;
 
 	if (_IOC_TYPE(ev->cmd) != NV_IOCTL_MAGIC) {
 		dec_raw_cmd(d, ev->cmd);
@@ -722,6 +722,10 @@ void dec_rm(const struct ioc *c, struct gctx_ioctl_desc *d)
 	if (name) {
 		dec_set_name(d, name);
 		nv_params(&ic, d, nr, size);
+		/* a client control's own parameters, copied after the NVOS54 (uncapped c) */
+		if (nr == NV_ESC_RM_CONTROL && !xfer && d->has_status && !d->status &&
+		    dec_get_u32(c, ARG, 0x8, &cmd))
+			dec_nv_ctrl_params(c, d, cmd);
 	} else {
 		dec_raw_name(d, NV_IOCTL_MAGIC, nr, size);
 	}

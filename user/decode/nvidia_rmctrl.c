@@ -6,6 +6,7 @@
  * A command is class << 16 | category << 8 | index (ctrlxxxx.h). The few that libcuda sends and
  * the open headers do not define are named NVxxxx_CTRL_CMD_UNPUBLISHED_<cmd>.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <linux/types.h>
 
@@ -112,4 +113,70 @@ size_t gctx_nv_ctrl_count(void)
 __u32 gctx_nv_ctrl_at(size_t i)
 {
 	return i < ARRAY_SIZE(nv_ctrls) ? nv_ctrls[i].cmd : 0;
+}
+
+#define NVOS54_SIZE	 0x20
+#define NV_INVALID_GPUID 0xffffffffu
+
+/* "gpu_ids=0x1b00,..." from an array of gpu ids (NV0000_CTRL_GPU_INVALID_ID ends it). */
+static void add_gpu_ids(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 n)
+{
+	char buf[100];
+	size_t used = 0;
+	__u32 i, id;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && used < sizeof(buf) - 12; i++) {
+		if (!dec_get_u32(c, RES, NVOS54_SIZE + 4 * i, &id) || id == NV_INVALID_GPUID)
+			break;
+		used += snprintf(buf + used, sizeof(buf) - used, "%s0x%x", i ? "," : "", id);
+	}
+	if (i)
+		dec_add(d, "gpu_ids=%s", buf);
+	else if (dec_get_u32(c, RES, NVOS54_SIZE, &id))
+		dec_add(d, "gpu_ids=none");
+}
+
+/*
+ * The parameters that identify a driver and its GPUs, for the client controls whose parameters
+ * the BPF side copies after the NVOS54 (bpf/gpuctx.bpf.c, read_ctrl_params).
+ */
+void dec_nv_ctrl_params(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 cmd)
+{
+	char s[64];
+	__u32 v, w;
+	__u16 bus;
+
+	if (d->no_text || c->avail <= NVOS54_SIZE)
+		return;
+	switch (cmd) {
+	case 0x00000101: /* GET_BUILD_VERSION: the string behind pDriverVersionBuffer, after 40 */
+		if (dec_get_string(c, RES, NVOS54_SIZE + 40, 24, s, sizeof(s)) && s[0])
+			dec_add(d, "version=\"%s\"", s);
+		break;
+	case 0x0000013e: /* GET_BUILD_VERSION_V2: driverVersionBuffer[256] inline */
+		if (dec_get_string(c, RES, NVOS54_SIZE, 64, s, sizeof(s)) && s[0])
+			dec_add(d, "version=\"%s\"", s);
+		break;
+	case 0x00000201: /* GPU_GET_ATTACHED_IDS */
+	case 0x00000214: /* GPU_GET_PROBED_IDS */
+	case 0x00000215: /* GPU_ATTACH_IDS */
+	case 0x00000216: /* GPU_DETACH_IDS */
+		add_gpu_ids(c, d, 16);
+		break;
+	case 0x00000202: /* GPU_GET_ID_INFO */
+	case 0x00000205: /* GPU_GET_ID_INFO_V2: gpuId, gpuFlags, deviceInstance */
+		if (dec_get_u32(c, RES, NVOS54_SIZE, &v))
+			dec_add(d, "gpu_id=0x%x", v);
+		if (dec_get_u32(c, RES, NVOS54_SIZE + 8, &w))
+			dec_add(d, "device_instance=%u", w);
+		break;
+	case 0x0000021b: /* GPU_GET_PCI_INFO: gpuId, domain, u16 bus, u16 slot */
+		if (dec_get_u32(c, RES, NVOS54_SIZE, &v))
+			dec_add(d, "gpu_id=0x%x", v);
+		if (dec_get_u32(c, RES, NVOS54_SIZE + 4, &w) &&
+		    dec_get_u16(c, RES, NVOS54_SIZE + 8, &bus))
+			dec_add(d, "pci=%04x:%02x", w, bus);
+		break;
+	}
 }

@@ -75,6 +75,53 @@ static void test_ctrl_unknown_raw(void **state)
 	assert_contains(d.detail, "cmd=0x20809999 ");
 }
 
+/* What bpf/gpuctx.bpf.c copies after the NVOS54 of a client control: the version string behind
+ * GET_BUILD_VERSION's pDriverVersionBuffer after its 40 bytes; the GPU ids of ATTACH_IDS. */
+static void test_ctrl_params_build_version(void **state)
+{
+	struct gctx_ev_ioctl *ev = ev_new(state, GCTX_DEV_NVIDIACTL, NV_RM_CONTROL);
+	struct gctx_ioctl_desc d;
+
+	rm_control(ev, 0x00000101);
+	ev->len = GCTX_IOCTL_BYTES;
+	put32(ev->out, 0x20, 64);		  /* sizeOfStrings */
+	put64(ev->out, 0x28, 0x7ffc00002000ull);  /* pDriverVersionBuffer */
+	memcpy(ev->out + 0x48, "535.261.03", 11); /* the string, read by BPF */
+	decode(ev, &d);
+	assert_string_equal(d.detail, "cmd=NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION(0x00000101) "
+				      "client=0xc1d00001 object=0x5c000002 params_size=40 "
+				      "version=\"535.261.03\"");
+}
+
+static void test_ctrl_params_gpu_ids(void **state)
+{
+	struct gctx_ev_ioctl *ev = ev_new(state, GCTX_DEV_NVIDIACTL, NV_RM_CONTROL);
+	struct gctx_ioctl_desc d;
+	unsigned int i;
+
+	rm_control(ev, 0x00000215); /* GPU_ATTACH_IDS {gpuIds[32]; failedId} */
+	ev->len = GCTX_IOCTL_BYTES;
+	for (i = 0x20; i < GCTX_IOCTL_BYTES; i += 4)
+		put32(ev->out, i, 0xffffffff);
+	put32(ev->out, 0x20, 0x1b00);
+	put32(ev->out, 0x24, 0x4100);
+	decode(ev, &d);
+	assert_contains(d.detail, " gpu_ids=0x1b00,0x4100");
+	/* without the copy (an older trace, or a control BPF does not copy): nothing invented */
+	ev = ev_new(state, GCTX_DEV_NVIDIACTL, NV_RM_CONTROL);
+	rm_control(ev, 0x00000215);
+	decode(ev, &d);
+	assert_not_contains(d.detail, "gpu_ids");
+	/* a failed control: its parameters are not a result */
+	ev = ev_new(state, GCTX_DEV_NVIDIACTL, NV_RM_CONTROL);
+	rm_control(ev, 0x00000215);
+	ev->len = GCTX_IOCTL_BYTES;
+	put32(ev->out, 0x20, 0x1b00);
+	put32(ev->out, 0x1c, 0x1f);
+	decode(ev, &d);
+	assert_not_contains(d.detail, "gpu_ids");
+}
+
 /* NVOS46 as libcuda 535 sends it (0x38 bytes): dmaOffset @0x28 out, status @0x30. */
 static void test_map_memory_dma_535(void **state)
 {
@@ -169,8 +216,13 @@ static void test_fixtures_named(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ctrl_table), T(test_ctrl_named),     T(test_ctrl_unknown_raw),
-	    T(test_map_memory_dma_535),	       T(test_fixtures_named),
+	    cmocka_unit_test(test_ctrl_table),
+	    T(test_ctrl_named),
+	    T(test_ctrl_unknown_raw),
+	    T(test_ctrl_params_build_version),
+	    T(test_ctrl_params_gpu_ids),
+	    T(test_map_memory_dma_535),
+	    T(test_fixtures_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
