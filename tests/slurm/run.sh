@@ -25,6 +25,10 @@ for b in slurmctld slurmd munged srun; do
 		exit 0
 	fi
 done
+if [ ! -e /usr/include/slurm/spank.h ]; then
+	echo "slurm: SKIP: no libslurm-dev: the plugin is not built (tools/install-deps.sh slurm)"
+	exit 0
+fi
 [ "$(id -u)" = 0 ] || { echo "slurm: FAIL: needs root" >&2; exit 1; }
 [ -e "$SO" ] || { echo "slurm: FAIL: $SO missing (make all with libslurm-dev)" >&2; exit 1; }
 [ -x "$G" ] || { echo "slurm: FAIL: build/gpuctx missing (make all)" >&2; exit 1; }
