@@ -102,6 +102,69 @@ static const char *const kfd_queue_types[] = {
 };
 /* clang-format on */
 
+/* clang-format off */
+static const char *const kfd_event_types[] = {
+	[0] = "SIGNAL",
+	[1] = "NODECHANGE",
+	[2] = "DEVICESTATECHANGE",
+	[3] = "HW_EXCEPTION",
+	[4] = "SYSTEM_EVENT",
+	[5] = "DEBUG_EVENT",
+	[6] = "PROFILE_EVENT",
+	[7] = "QUEUE_EVENT",
+	[8] = "MEMORY",
+};
+
+static const char *const kfd_wait_results[] = {
+	[0] = "COMPLETE",
+	[1] = "TIMEOUT",
+	[2] = "FAIL",
+};
+/* clang-format on */
+
+/*
+ * Events (KFD 1.11 layouts, <linux/kfd_ioctl.h>; not in kfd_compat.h's fallback):
+ * create_event {event_page_offset u64, trigger_data, event_type, auto_reset, node_id,
+ * event_id (out), event_slot_index (out)}; destroy/set/reset {event_id, pad};
+ * wait_events {events_ptr u64, num_events, wait_for_all, timeout (ms), wait_result (out)}.
+ */
+#define EV_TYPE		0x0c
+#define EV_AUTO_RESET	0x10
+#define EV_ID		0x18
+#define WAIT_NUM	0x08
+#define WAIT_ALL	0x0c
+#define WAIT_TIMEOUT	0x10
+#define WAIT_RESULT	0x14
+#define WAIT_INFINITE	0xffffffffU
+#define APERTURES_NODES 0x08 /* get_process_apertures_new {ptr u64, num_of_nodes} */
+
+static void kfd_create_event(const struct ioc *c, struct gctx_ioctl_desc *d)
+{
+	__u32 v;
+
+	if (dec_get_u32(c, ARG, EV_TYPE, &v))
+		dec_add_enum(d, "type", kfd_event_types, ARRAY_SIZE(kfd_event_types), v);
+	if (dec_get_u32(c, ARG, EV_AUTO_RESET, &v) && v)
+		dec_add(d, "auto_reset");
+	dec_add_id(d, c, RES, EV_ID, "event_id");
+}
+
+static void kfd_wait_events(const struct ioc *c, struct gctx_ioctl_desc *d)
+{
+	__u32 n, all, t, r;
+
+	if (dec_get_u32(c, ARG, WAIT_NUM, &n) && dec_get_u32(c, ARG, WAIT_ALL, &all))
+		dec_add(d, "events=%u%s", n, all ? " all" : "");
+	if (dec_get_u32(c, ARG, WAIT_TIMEOUT, &t)) {
+		if (t == WAIT_INFINITE)
+			dec_add(d, "timeout=inf");
+		else
+			dec_add(d, "timeout=%ums", t);
+	}
+	if (dec_get_u32(c, RES, WAIT_RESULT, &r))
+		dec_add_enum(d, "result", kfd_wait_results, ARRAY_SIZE(kfd_wait_results), r);
+}
+
 static bool add_gpu_id(struct gctx_ioctl_desc *d, const struct ioc *c, enum src s, __u32 off)
 {
 	__u32 v;
@@ -175,6 +238,21 @@ static void kfd_params(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 nr)
 	case 0x03: /* DESTROY_QUEUE */
 		if (dec_add_id(d, c, ARG, KOFF(destroy_queue, queue_id), "queue_id"))
 			dec_effect(d, GCTX_OP_DESTROY, GCTX_OBJ_KFD_QUEUE);
+		break;
+	case 0x08:
+		kfd_create_event(c, d);
+		break;
+	case 0x09: /* DESTROY_EVENT, SET_EVENT, RESET_EVENT: {event_id, pad} */
+	case 0x0a:
+	case 0x0b:
+		dec_add_id(d, c, ARG, 0x0, "event_id");
+		break;
+	case 0x0c:
+		kfd_wait_events(c, d);
+		break;
+	case 0x14: /* GET_PROCESS_APERTURES_NEW */
+		if (dec_get_u32(c, RES, APERTURES_NODES, &a))
+			dec_add(d, "nodes=%u", a);
 		break;
 	case 0x15: /* ACQUIRE_VM */
 		dec_add_fd(d, c, ARG, KOFF(acquire_vm, drm_fd), "drm_fd");

@@ -48,6 +48,46 @@ static void test_kfd_get_version(void **state)
 	assert_plain(&d);
 }
 
+/* create_event {page_offset u64, trigger, type @0xc, auto_reset @0x10, node, id @0x18, slot} */
+static void test_kfd_create_event(void **state)
+{
+	struct gctx_ev_ioctl *ev = ev_new(state, GCTX_DEV_KFD, 0xC0204B08u);
+	struct gctx_ioctl_desc d;
+
+	memset(ev->in, 0, 32);
+	memset(ev->out, 0, 32);
+	put32(ev->in, 0xc, 0);	/* SIGNAL */
+	put32(ev->in, 0x10, 1); /* auto reset */
+	memcpy(ev->out, ev->in, 32);
+	put32(ev->out, 0x18, 7);
+	decode(ev, &d);
+	assert_string_equal(d.name, "KFD_CREATE_EVENT");
+	assert_string_equal(d.detail, "type=SIGNAL auto_reset event_id=7");
+	assert_plain(&d);
+}
+
+/* wait_events {events_ptr u64, num @8, all @0xc, timeout @0x10, result @0x14 (out)} */
+static void test_kfd_wait_events(void **state)
+{
+	struct gctx_ev_ioctl *ev = ev_new(state, GCTX_DEV_KFD, 0xC0184B0Cu);
+	struct gctx_ioctl_desc d;
+
+	memset(ev->in, 0, 24);
+	put32(ev->in, 0x8, 2);
+	put32(ev->in, 0x10, 0xffffffffu);
+	memcpy(ev->out, ev->in, 24);
+	put32(ev->out, 0x14, 1);
+	decode(ev, &d);
+	assert_string_equal(d.detail, "events=2 timeout=inf result=TIMEOUT");
+
+	put32(ev->in, 0xc, 1);
+	put32(ev->in, 0x10, 500);
+	ev->ret = -EINTR; /* a signal: nothing came back */
+	decode(ev, &d);
+	assert_string_equal(d.detail, "events=2 all timeout=500ms");
+	assert_true(d.failed);
+}
+
 static void create_queue(struct gctx_ev_ioctl *ev)
 {
 	struct kfd_ioctl_create_queue_args in = {
@@ -353,6 +393,8 @@ int main(void)
 		T(test_kfd_free_memory),
 		T(test_kfd_acquire_vm),
 		T(test_kfd_names),
+		T(test_kfd_create_event),
+		T(test_kfd_wait_events),
 		T(test_kfd_set_xnack_mode),
 		T(test_kfd_unknown),
 		T(test_truncated_kfd_create_queue),
