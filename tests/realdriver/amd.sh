@@ -18,13 +18,14 @@ t_real_amd() {
 	mkdir -p "$T/$name.ns"
 	"$top/build/fakegpu" -t "$T/$name.topo" 2>"$T/$name.err" || rc=1
 	[ $rc = 0 ] && {
-		timeout 120 "$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -- \
+		timeout 120 "$G" record -o "$T/$name.gctx" "${DEVS[@]}" -- \
 			"$top/tests/realdriver/amd_ns.sh" "$MNT" "$T/$name.topo" "$T/$name.ns" -- \
 			"$wl" >"$T/$name.out" 2>>"$T/$name.err" || rc=1
 	}
 	[ $rc = 0 ] && { "$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1; }
 	[ $rc = 0 ] && { "$G" export -q -f chrome -o "$T/$name.timeline.json" "$T/$name.gctx" \
 		2>>"$T/$name.err" || rc=1; }
+	# $T/$name.out: gpuctx's live stream and the workload's own lines
 	[ $rc = 0 ] && { python3 "$top/tests/realdriver/check_amd.py" "$T/$name.json" \
 		"$T/$name.timeline.json" "$T/$name.out" >>"$T/$name.err" 2>&1 || rc=1; }
 	# nothing left on the host: no device node, no mount, nothing under the scratch dir

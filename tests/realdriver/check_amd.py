@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Assertions on a real-HIP-runtime run over the emulated driver (tests/realdriver/amd.sh).
 
-Usage: check_amd.py REPORT.json TIMELINE.json WORKLOAD.out
+Usage: check_amd.py REPORT.json TIMELINE.json OUT
+OUT holds gpuctx record's live stream and the workload's own "[pid N] ..." lines.
 """
 import json
 import os
@@ -31,7 +32,18 @@ def main():
     child_pid = int(next(p for p, c in said if c))
     parent = one([p for p in r.procs if p["pid"] == parent_pid], "the amd_hip parent")
 
-    # every ioctl on the emulated files is named
+    # every ioctl on the emulated files is named, in the live stream
+    # ("TIME PID/TID COMM ioctl DEVICE fd=N NAME args... -> RET"; COMM may hold spaces)
+    live = []
+    for line in out.splitlines():
+        f = line.split()
+        i = f.index("ioctl") if "ioctl" in f else len(f)
+        if i + 3 < len(f) and f[i + 2].startswith("fd="):
+            live.append(f[i + 3])
+    check(len(live) >= 20, "the runtime's ioctls are in the live stream", len(live))
+    check(not [n for n in live if n.startswith("ioctl(")], "every ioctl named in the live stream",
+          sorted(set(live)))
+    # and in the timeline
     ev = tl["traceEvents"] if isinstance(tl, dict) else tl
     ioc = [e for e in ev if e.get("cat") == "ioctl" and e.get("ph") in ("B", "X")]
     check(len(ioc) >= 20, "the runtime's ioctls are in the timeline", len(ioc))
