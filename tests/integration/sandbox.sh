@@ -137,9 +137,15 @@ int hostile(const char *p) { int fd = open(p, O_RDWR); asm volatile(""); return 
 int main(int argc, char **argv) { return hostile(argv[1]) < 0; }
 C
 	gcc -g -O1 -o "$d/job" "$d/job.c" || { result "$name" 1 "cannot build"; return; }
-	/usr/bin/time -f "%M" -o "$d/rss" "$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -- \
-		"$d/job" "$MNT/nvidiactl" >"$T/$name.out" 2>"$T/$name.err"
+	# gpuctx's peak memory (KiB), the largest of the children waited for: gpuctx itself
+	python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:], stdout=open(sys.argv[1] + ".out", "w"),
+                     stderr=open(sys.argv[1] + ".err", "w"))
+open(sys.argv[1] + ".rss", "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(rc)' "$T/$name" "$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -- \
+		"$d/job" "$MNT/nvidiactl"
 	rc=$?
+	mv "$T/$name.rss" "$d/rss"
 	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
 	if [ $rc != 0 ]; then
 		echo "gpuctx or the report exited $rc" >>"$T/$name.err"

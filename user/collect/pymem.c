@@ -60,7 +60,7 @@ void gctx_pymem__free(struct gctx_pymem *m)
  * (the page went between the check and the read, the address space lock is held) is
  * abandoned to its fate, and after MAX_ABANDONED of them no more reads are tried.
  */
-#define READ_BUDGET_MS 100
+#define READ_BUDGET_MS 1000 /* a loaded machine (load 20 on 2 cores) took over 100 ms */
 #define MAX_ABANDONED  4
 #define PAGE	       4096ull
 
