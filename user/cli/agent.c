@@ -25,6 +25,7 @@
 #include <sys/utsname.h>
 
 #include "cli/cli.h"
+#include "cli/agent.h"
 #include "cli/spool.h"
 #include "collect/discover.h"
 #include "collect/jobcg.h"
@@ -42,51 +43,6 @@
 #define TREE_WAIT_NS (30 * 1000000000ull) /* a tree still running is dumped after this */
 #define AGENT_MAX_ARGS 64
 #define METRICS_EVERY_NS (5 * 1000000000ull)
-
-struct agent_opts {
-	const char *spool;
-	int fail_on;
-	double window_s;
-	__u64 window_bytes;
-	double grace_s;
-	__u64 spool_max_bytes;
-	__u32 spool_max_files;
-	const char *metrics;
-	const char *group;
-	gid_t gid;
-	bool syslog;
-};
-
-/* One process tree with an incident: written once its processes ended (or after
- * TREE_WAIT_NS), rewritten in place when it has more to say. */
-struct pending {
-	__u32 root_idx;
-	__u64 first_ns;
-	__u64 due_ns;	      /* 0: nothing to write */
-	bool crash;	      /* a fatal signal with GPU state (no finding needed) */
-	bool written;
-	bool alive_at_write;  /* a last write follows the tree's end */
-	char name[SPOOL_NAME_LEN];
-	__u32 counted[GCTX_INC_MAX][GCTX_SEV_ERROR + 1]; /* incidents already in the metrics */
-};
-
-struct agent {
-	struct agent_opts o;
-	struct gctx_window *win;
-	int spool_fd;
-	struct { __u32 type, len; void *data; } *globals;
-	__u32 nglobals, cap_globals;
-	__u64 globals_dropped;
-	struct pending *pend;
-	__u32 npend, cap_pend;
-	__u64 pend_dropped;
-	__u64 start_wall, start_mono, last_metrics;
-	__u64 records, dumps, dump_errors;
-	__u64 incidents[GCTX_INC_MAX][GCTX_SEV_ERROR + 1];
-	__u64 crashes;
-	struct gctx_rec_drops drops;
-	bool metrics_dirty;
-};
 
 static volatile sig_atomic_t got_hup;
 
@@ -395,7 +351,7 @@ static void incident(struct agent *a, const struct gctx_model *m, __u32 idx, boo
 }
 
 /* A process that holds, held or inherited GPU state: GPU files, ioctls or API calls. */
-static bool has_gpu_state(const struct gctx_model *m, __u32 idx)
+bool agent_has_gpu_state(const struct gctx_model *m, __u32 idx)
 {
 	const struct gctx_proc *p = gctx_model__proc(m, idx);
 
@@ -435,7 +391,7 @@ static void on_record(void *ctx, const struct gctx_model *m, __u32 type, const v
 		if (!e.group_dead || !(e.exit_code & 0x7f))
 			return;
 		p = gctx_model__proc_by_pid(m, e.hdr.tgid);
-		if (p && has_gpu_state(m, p->idx)) {
+		if (p && agent_has_gpu_state(m, p->idx)) {
 			a->crashes++;
 			incident(a, m, p->idx, true);
 		}
@@ -451,187 +407,6 @@ static void on_finding(void *ctx, const struct gctx_model *m, const struct gctx_
 }
 
 /* ---- dumps ---- */
-
-struct tree {
-	__u32 *pids;
-	__u32 n, cap;
-	__u32 *idx; /* model indices, parents first */
-	__u32 nidx, cap_idx;
-	bool alive;
-};
-
-static bool tree_has(const struct tree *t, __u32 pid)
-{
-	for (__u32 i = 0; i < t->n; i++)
-		if (t->pids[i] == pid)
-			return true;
-	return false;
-}
-
-static int tree_build(struct tree *t, const struct gctx_model *m, __u32 root)
-{
-	if (gctx_grow(&t->idx, &t->cap_idx, 1, sizeof(*t->idx)))
-		return -ENOMEM;
-	t->idx[t->nidx++] = root;
-	for (__u32 i = 0; i < t->nidx; i++) { /* breadth first: parents before children */
-		const struct gctx_proc *p = gctx_model__proc(m, t->idx[i]);
-
-		if (!p->exited)
-			t->alive = true;
-		if (!tree_has(t, p->pid)) {
-			if (gctx_grow(&t->pids, &t->cap, t->n + 1, sizeof(*t->pids)))
-				return -ENOMEM;
-			t->pids[t->n++] = p->pid;
-		}
-		for (__u32 k = 0; k < p->nchildren; k++) {
-			if (gctx_model__proc(m, p->children[k])->pid == (__u32)getpid())
-				continue; /* the agent is nobody's job */
-			if (gctx_grow(&t->idx, &t->cap_idx, t->nidx + 1, sizeof(*t->idx)))
-				return -ENOMEM;
-			t->idx[t->nidx++] = p->children[k];
-		}
-	}
-	return 0;
-}
-
-static void tree_free(struct tree *t)
-{
-	free(t->pids);
-	free(t->idx);
-}
-
-/* The records of one dump, in memory: fed to a model (its name needs the verdict), then
- * written. */
-struct dump {
-	const struct tree *t;
-	struct gctx_trace_writer *w;
-	struct gctx_model *m;
-	__u32 *covered; /* pids whose fork or attach record is in the window */
-	__u32 ncovered, cap_covered;
-	__u64 first_ns;
-	__u64 records;
-	int err;
-};
-
-static int dump_emit(struct dump *d, __u32 type, const void *data, __u32 len)
-{
-	d->records++;
-	if (d->m && gctx_model__feed(d->m, type, data, len) == -ENOMEM)
-		return -ENOMEM;
-	if (d->w) {
-		int ret = gctx_trace_writer__append(d->w, type, data, len);
-
-		if (ret && !d->err)
-			d->err = ret;
-	}
-	return 0;
-}
-
-static bool in_tree(const struct tree *t, __u32 type, const void *data, __u32 len)
-{
-	__u32 pids[2], n = gctx_record_pids(type, data, len, pids);
-
-	for (__u32 i = 0; i < n; i++)
-		if (tree_has(t, pids[i]))
-			return true;
-	return false;
-}
-
-static int scan_covered(void *ctx, __u64 ts, __u32 type, const void *data, __u32 len)
-{
-	struct dump *d = ctx;
-	__u32 pids[2], n;
-
-	if (!in_tree(d->t, type, data, len))
-		return 0;
-	if (!d->first_ns)
-		d->first_ns = ts;
-	n = gctx_record_pids(type, data, len, pids);
-	if ((type == GCTX_EV_FORK && n == 2) || type == GCTX_REC_PROC_PRESENT) {
-		__u32 pid = type == GCTX_EV_FORK ? pids[1] : pids[0];
-
-		if (gctx_grow(&d->covered, &d->cap_covered, d->ncovered + 1, sizeof(__u32)))
-			return -ENOMEM;
-		d->covered[d->ncovered++] = pid;
-	}
-	return 0;
-}
-
-static int emit_window(void *ctx, __u64 ts, __u32 type, const void *data, __u32 len)
-{
-	struct dump *d = ctx;
-
-	return in_tree(d->t, type, data, len) ? dump_emit(d, type, data, len) : 0;
-}
-
-static bool covered(const struct dump *d, __u32 pid)
-{
-	for (__u32 i = 0; i < d->ncovered; i++)
-		if (d->covered[i] == pid)
-			return true;
-	return false;
-}
-
-/* A tree member whose start the window no longer holds: as attach would have seen it. */
-static int emit_present(struct dump *d, const struct gctx_model *m, __u32 idx)
-{
-	const struct gctx_proc *p = gctx_model__proc(m, idx);
-	struct gctx_rec_proc r = { .pid = p->pid, .ppid = p->ppid, .start_ns = p->start_ns,
-				   .nthreads = p->nthreads };
-	struct gctx_rec_api_present ap = { .pid = p->pid };
-	int ret;
-
-	snprintf(r.comm, sizeof(r.comm), "%s", p->comm);
-	snprintf(r.exe, sizeof(r.exe), "%s", p->exe);
-	r.args_len = p->args_len < sizeof(r.args) ? p->args_len : sizeof(r.args);
-	memcpy(r.args, p->args, r.args_len);
-	ret = dump_emit(d, GCTX_REC_PROC_PRESENT, &r, sizeof(r));
-	for (__u32 i = 0; !ret && i < gctx_model__nfiles(m); i++) {
-		const struct gctx_gpu_file *f = gctx_model__file(m, i);
-
-		for (__u32 k = 0; !ret && k < f->nholders; k++) {
-			const struct gctx_holder *h = &f->holders[k];
-			struct gctx_rec_file rf = { .pid = p->pid, .file = f->file, .kind = f->kind,
-						    .flags = f->open_flags };
-
-			if (h->proc_idx != idx || !h->held || (h->since_ns && h->since_ns >= d->first_ns))
-				continue;
-			rf.fd = h->nfds ? h->fds[0] : -1;
-			snprintf(rf.path, sizeof(rf.path), "%s", f->path);
-			ret = dump_emit(d, GCTX_REC_FILE_PRESENT, &rf, sizeof(rf));
-		}
-	}
-	for (__u32 i = 0; i < gctx_model__nctxs(m); i++) {
-		const struct gctx_api_ctx *c = gctx_model__ctx(m, i);
-
-		if (c->creator_idx == idx && c->create_ns < d->first_ns)
-			ap.vendors |= 1u << c->vendor;
-	}
-	if (!ret && ap.vendors)
-		ret = dump_emit(d, GCTX_REC_API_PRESENT, &ap, sizeof(ap));
-	return ret;
-}
-
-static int dump_records(struct dump *d, struct agent *a, const struct gctx_model *m, __u64 now)
-{
-	struct gctx_rec_end end = { .end_ns = now, .exit_status = -1, .reason = 1 };
-	int ret = 0;
-
-	for (__u32 i = 0; !ret && i < a->nglobals; i++)
-		ret = dump_emit(d, a->globals[i].type, a->globals[i].data, a->globals[i].len);
-	for (__u32 i = 0; !ret && i < d->t->nidx; i++) {
-		const struct gctx_proc *p = gctx_model__proc(m, d->t->idx[i]);
-
-		if (!covered(d, p->pid) && (!p->start_ns || p->start_ns < d->first_ns))
-			ret = emit_present(d, m, p->idx);
-	}
-	if (!ret)
-		ret = gctx_window__foreach(a->win, emit_window, d);
-	end.events = d->records + 1;
-	if (!ret)
-		ret = dump_emit(d, GCTX_REC_END, &end, sizeof(end));
-	return ret;
-}
 
 static void dump_meta(struct agent *a, const struct gctx_model *m, const struct pending *p,
 		      __u64 first_ns, struct gctx_trace_meta *meta)
@@ -659,7 +434,7 @@ static void crash_line(const struct gctx_model *dm, char *buf, size_t len)
 		const struct gctx_proc *p = gctx_model__proc(dm, i);
 		char label[128];
 
-		if (!p->signal || !has_gpu_state(dm, i))
+		if (!p->signal || !agent_has_gpu_state(dm, i))
 			continue;
 		gctx_proc_label(dm, i, label, sizeof(label));
 		snprintf(buf, len, "CRASH: pid %u (%s) died by signal %d (%s)%s holding GPU state "
@@ -704,7 +479,7 @@ static void dump_analyse(struct agent *a, struct pending *p, const struct gctx_m
 	gctx_analysis__free(an);
 }
 
-static void log_line(struct agent *a, const char *fmt, ...)
+void agent_log(struct agent *a, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -720,32 +495,70 @@ static void log_line(struct agent *a, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A dump's records go to a model (first pass: its verdict names the file), then to the file. */
+struct dump_sink {
+	struct gctx_model *m;
+	struct gctx_trace_writer *w;
+	int err;
+};
+
+static int dump_put(void *ctx, __u32 type, const void *data, __u32 len)
+{
+	struct dump_sink *d = ctx;
+
+	if (d->m && gctx_model__feed(d->m, type, data, len) == -ENOMEM)
+		return -ENOMEM;
+	if (d->w) {
+		int ret = gctx_trace_writer__append(d->w, type, data, len);
+
+		if (ret && !d->err)
+			d->err = ret;
+	}
+	return 0;
+}
+
+static int dump_pass(struct agent_cut *c, struct dump_sink *d, const struct agent *a,
+		     const struct gctx_model *m, __u64 now)
+{
+	struct gctx_rec_end end = { .end_ns = now, .exit_status = -1, .reason = 1 };
+	int ret;
+
+	c->records = 0;
+	c->sink = dump_put;
+	c->sink_ctx = d;
+	ret = agent_cut__emit(c, a, m);
+	end.events = c->records + 1;
+	return ret ? ret : dump_put(d, GCTX_REC_END, &end, sizeof(end));
+}
+
 static int write_dump(struct agent *a, const struct gctx_model *m, struct pending *p)
 {
 	struct tree t = {};
-	struct dump d = { .t = &t };
+	struct agent_cut c = { .t = &t };
+	struct dump_sink d = {};
 	struct gctx_trace_meta meta;
 	struct gctx_outfile *out = NULL;
 	const struct gctx_proc *root = gctx_model__proc(m, p->root_idx);
 	char kind[32], verdict[1024], err[512], path[PATH_MAX], job[SPOOL_JOB_LEN] = "";
-	__u64 now = gctx_now_mono();
+	__u64 now = gctx_now_mono(), first;
 	int ret, werr = 0;
 
-	ret = tree_build(&t, m, p->root_idx);
+	ret = tree_add(&t, m, p->root_idx);
 	if (!ret)
-		ret = gctx_window__foreach(a->win, scan_covered, &d);
+		ret = agent_cut__scan(&c, a->win);
 	if (ret)
 		goto out;
-	if (!d.first_ns)
-		d.first_ns = gctx_window__oldest_ns(a->win) ? gctx_window__oldest_ns(a->win) : now;
-	dump_meta(a, m, p, d.first_ns, &meta);
+	first = c.first_ns ? c.first_ns
+			   : gctx_window__oldest_ns(a->win) ? gctx_window__oldest_ns(a->win) : now;
+	c.first_ns = first;
+	dump_meta(a, m, p, first, &meta);
 	/* first pass: the verdict, which names the file */
 	d.m = gctx_model__new();
 	if (!d.m) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = dump_records(&d, a, m, now);
+	ret = dump_pass(&c, &d, a, m, now);
 	if (ret)
 		goto out;
 	gctx_model__finish(d.m);
@@ -759,11 +572,10 @@ static int write_dump(struct agent *a, const struct gctx_model *m, struct pendin
 	/* second pass: the file */
 	gctx_model__free(d.m);
 	d.m = NULL;
-	d.records = 0;
 	snprintf(path, sizeof(path), "%s/%s", a->o.spool, p->name);
 	out = gctx_outfile__new(path, err, sizeof(err));
 	if (!out) {
-		log_line(a, "cannot write a dump: %s", err);
+		agent_log(a, "cannot write a dump: %s", err);
 		ret = -EIO;
 		goto out;
 	}
@@ -775,17 +587,17 @@ static int write_dump(struct agent *a, const struct gctx_model *m, struct pendin
 		ret = werr;
 		goto out;
 	}
-	ret = dump_records(&d, a, m, now);
+	ret = dump_pass(&c, &d, a, m, now);
 	werr = gctx_trace_writer__free(d.w);
 	d.w = NULL;
 	if (!ret)
 		ret = werr ? werr : d.err;
 	if (!ret && gctx_outfile__commit(out, err, sizeof(err))) {
-		log_line(a, "cannot write a dump: %s", err);
+		agent_log(a, "cannot write a dump: %s", err);
 		ret = -EIO;
 	}
 	if (!ret) {
-		log_line(a, "%s: %s: %s", kind, path, verdict);
+		agent_log(a, "%s: %s: %s", kind, path, verdict);
 		a->dumps += !p->written;
 		p->written = true;
 		p->alive_at_write = t.alive;
@@ -795,13 +607,13 @@ out:
 	if (ret) {
 		a->dump_errors++;
 		if (ret != -EIO)
-			log_line(a, "cannot write a dump of pid %u's tree: %s", root->pid,
-				 strerror(-ret));
+			agent_log(a, "cannot write a dump of pid %u's tree: %s", root->pid,
+				  strerror(-ret));
 	}
 	gctx_trace_writer__free(d.w);
 	gctx_outfile__free(out);
 	gctx_model__free(d.m);
-	free(d.covered);
+	agent_cut__free(&c);
 	tree_free(&t);
 	a->metrics_dirty = true;
 	return ret;
@@ -812,7 +624,7 @@ static bool tree_alive(const struct gctx_model *m, __u32 root)
 	struct tree t = {};
 	bool alive;
 
-	if (tree_build(&t, m, root)) {
+	if (tree_add(&t, m, root)) {
 		tree_free(&t);
 		return true;
 	}
@@ -867,7 +679,7 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 	spool_usage(a->spool_fd, &su);
 	out = gctx_outfile__new(a->o.metrics, err, sizeof(err));
 	if (!out) {
-		log_line(a, "cannot write metrics: %s", err);
+		agent_log(a, "cannot write metrics: %s", err);
 		return;
 	}
 	fchmod(gctx_outfile__fd(out), 0644);
@@ -912,7 +724,7 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 	fprintf(f, "# HELP gpuctx_processes Processes the agent's model holds.\n"
 		   "# TYPE gpuctx_processes gauge\ngpuctx_processes %u\n", gctx_model__nprocs(m));
 	if (fclose(f) || gctx_outfile__commit(out, err, sizeof(err)))
-		log_line(a, "cannot write metrics %s", a->o.metrics);
+		agent_log(a, "cannot write metrics %s", a->o.metrics);
 	gctx_outfile__free(out);
 	a->metrics_dirty = false;
 	a->last_metrics = gctx_now_mono();
@@ -933,14 +745,14 @@ static void tick(void *ctx, const struct gctx_model *m)
 			close(a->spool_fd);
 			a->spool_fd = fd;
 		} else {
-			log_line(a, "SIGHUP: %s (dumps go to the spool opened before)", err);
+			agent_log(a, "SIGHUP: %s (dumps go to the spool opened before)", err);
 		}
 		if (a->o.syslog) {
 			closelog();
 			openlog("gpuctx", LOG_PID, LOG_DAEMON);
 		}
 		a->metrics_dirty = true;
-		log_line(a, "SIGHUP: spool %s reopened", a->o.spool);
+		agent_log(a, "SIGHUP: spool %s reopened", a->o.spool);
 	}
 	gctx_window__expire(a->win, now);
 	if (a->npend)
@@ -955,7 +767,7 @@ static void finish(void *ctx, const struct gctx_model *m)
 
 	run_pending(a, m, true); /* SIGTERM: what is pending is written now */
 	write_metrics(a, m);
-	log_line(a, "stopped: %llu dumps, %llu events", (unsigned long long)a->dumps,
+	agent_log(a, "stopped: %llu dumps, %llu events", (unsigned long long)a->dumps,
 		 (unsigned long long)a->records);
 }
 
@@ -1006,7 +818,7 @@ int cmd_agent(int argc, char **argv)
 	a.start_wall = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	signal(SIGHUP, on_hup);
 	signal(SIGPIPE, SIG_IGN);
-	log_line(&a, "following every process; dumps to %s (at %s and above, window %.0f s / "
+	agent_log(&a, "following every process; dumps to %s (at %s and above, window %.0f s / "
 		     "%llu MiB)", a.o.spool, gctx_severity_name(a.o.fail_on), a.o.window_s,
 		 (unsigned long long)(a.o.window_bytes >> 20));
 	ret = cli_record_run(rn, rargv, &hooks);
