@@ -61,6 +61,19 @@ t_agent() {
 	agent_job "$T/$name.spawn.wl" spawn || { echo "spawn job failed" >>"$T/$name.err"; rc=1; }
 	spawn=$AGENT_JOB_PID
 	sleep 2.5
+	# record --from-agent: a job's trace from the agent, no second tracer
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$AGENT_JOB" --api cuda \
+		--start fork --before 1 --after 2 >"$T/$name.fa.wl" 2>&1 &
+	local fj=$!
+	for _ in $(seq 200); do grep -q ready "$T/$name.fa.wl" && break; sleep 0.05; done
+	"$G" record --from-agent -q -o "$T/$name.fa.gctx" -p $fj >/dev/null 2>"$T/$name.fa.err" &
+	local fp=$!
+	for _ in $(seq 300); do grep -qs attached "$T/$name.fa.err" && break; sleep 0.05; done
+	kill -USR1 $fj
+	wait $fj
+	wait $fp || { echo "record --from-agent exited $?: $(cat "$T/$name.fa.err")" >>"$T/$name.err"; rc=1; }
+	grep -q "agent: record --from-agent: sending pid $fj's tree" "$T/$name.out" ||
+		{ echo "the agent did not serve --from-agent" >>"$T/$name.err"; rc=1; }
 	# one agent per node
 	if "$G" agent --spool "$T/$name.spool2" "${DEVS[@]}" >"$T/$name.twice" 2>&1; then
 		echo "a second agent started" >>"$T/$name.err"; rc=1
@@ -80,6 +93,28 @@ t_agent() {
 	[ $got = 86 ] || { echo "check of the dump exited $got" >>"$T/$name.err"; rc=1; }
 	grep -q "poison-fork: $d: POISON FORK" "$T/$name.out" ||
 		{ echo "no incident line for $d" >>"$T/$name.err"; rc=1; }
+	# the job --from-agent recorded, attached to directly: the same incidents
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$AGENT_JOB" --api cuda \
+		--start fork --before 1 --after 2 >"$T/$name.fd.wl" 2>&1 &
+	fj=$!
+	for _ in $(seq 200); do grep -q ready "$T/$name.fd.wl" && break; sleep 0.05; done
+	"$G" record -q -o "$T/$name.fd.gctx" "${DEVS[@]}" --libcuda "$DOUBLES/libcuda.so.1" -p $fj \
+		>/dev/null 2>"$T/$name.fd.err" &
+	fp=$!
+	for _ in $(seq 300); do grep -qs attached "$T/$name.fd.err" && break; sleep 0.05; done
+	kill -USR1 $fj
+	wait $fj
+	wait $fp
+	"$G" report --json "$T/$name.fa.gctx" >"$T/$name.fa.json" 2>>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.fd.gctx" >"$T/$name.fd.json" 2>>"$T/$name.err" || rc=1
+	python3 - "$T/$name.fa.json" "$T/$name.fd.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+def key(path):
+    d = json.load(open(path))
+    return [(i["kind"], i["severity"], i["api"], i["used"], len(i["pids"])) for i in d["incidents"]]
+fa, direct = key(sys.argv[1]), key(sys.argv[2])
+assert fa == direct and fa and fa[0][:2] == ("poison-fork", "error"), (fa, direct)
+PY
 	# the same job recorded from its start: the same incidents
 	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$AGENT_JOB" --api cuda \
 		--start fork --before 0 --after 3 >"$T/$name.rec.wl" 2>&1 &

@@ -382,6 +382,7 @@ static void on_record(void *ctx, const struct gctx_model *m, __u32 type, const v
 		return;
 	}
 	gctx_window__push(a->win, gctx_now_mono(), type, data, len);
+	agent_subs__on_record(a, type, data, len);
 	if (type == GCTX_EV_EXIT && len >= sizeof(struct gctx_ev_exit)) {
 		struct gctx_ev_exit e;
 		const struct gctx_proc *p;
@@ -755,6 +756,7 @@ static void tick(void *ctx, const struct gctx_model *m)
 		agent_log(a, "SIGHUP: spool %s reopened", a->o.spool);
 	}
 	gctx_window__expire(a->win, now);
+	agent_subs__tick(a, m);
 	if (a->npend)
 		run_pending(a, m, false);
 	if (a->o.metrics && now >= a->last_metrics + METRICS_EVERY_NS)
@@ -765,6 +767,7 @@ static void finish(void *ctx, const struct gctx_model *m)
 {
 	struct agent *a = ctx;
 
+	agent_subs__close(a);
 	run_pending(a, m, true); /* SIGTERM: what is pending is written now */
 	write_metrics(a, m);
 	agent_log(a, "stopped: %llu dumps, %llu events", (unsigned long long)a->dumps,
@@ -813,6 +816,8 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (a.o.syslog)
 		openlog("gpuctx", LOG_PID, LOG_DAEMON);
+	if (agent_subs__open(&a, err, sizeof(err)))
+		agent_log(&a, "warning: %s: record --from-agent will not work", err);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	a.start_mono = gctx_now_mono();
 	a.start_wall = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;

@@ -108,7 +108,6 @@ bool agent_has_gpu_state(const struct gctx_model *m, __u32 idx);
 void agent_log(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- agent_sock.c: the agent's side of record --from-agent ---- */
-#define AGENT_SOCK "/run/gpuctx-agent.sock"
 int agent_subs__open(struct agent *a, char *err, size_t errlen); /* listen */
 void agent_subs__tick(struct agent *a, const struct gctx_model *m);   /* accept, flush, end */
 void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 len);

@@ -32,6 +32,17 @@ struct cli_record_hooks {
 	void (*tick)(void *ctx, const struct gctx_model *m); /* each turn of the event loop */
 	void (*finish)(void *ctx, const struct gctx_model *m); /* recording stopped */
 };
+/* fromagent.c: record --from-agent (-p or --cgroup's processes): the trace from the agent. */
+struct cli_from_agent {
+	const char *output;
+	const __u32 *pids;
+	__u32 npids;
+	double duration;
+	bool quiet, silent;
+	const struct gctx_trace_meta *meta;
+};
+int cli_record_from_agent(const struct cli_from_agent *o);
+
 /* gpuctx record with these arguments (argv[0] = "record"), and hooks (NULL: a plain record). */
 int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks);
 

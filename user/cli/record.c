@@ -55,6 +55,7 @@ struct record_env {
 	bool no_stacks;
 	bool launches;
 	bool no_hold;			/* --no-hold */
+	bool from_agent;		/* --from-agent: the running agent's history, no BPF */
 	__u32 hold_timeout_ms;		/* --hold-timeout */
 	__u32 ring_bytes;		/* --ring-size, 0 = the default */
 	const char *perfetto;		/* --perfetto FILE */
@@ -116,6 +117,8 @@ static void usage(FILE *out)
 		"      --hold-timeout MS   resume such a process after MS at most (default 500)\n"
 		"      --ring-size SIZE    kernel-to-gpuctx buffer, a power of two from 256K to\n"
 		"                          1G (default 8M): larger if events are lost\n"
+		"      --from-agent        with -p or --cgroup: take the trace from the running\n"
+		"                          gpuctx agent (its history, then live), load nothing\n"
 		"      --perfetto FILE     also export the timeline for ui.perfetto.dev at the end\n"
 		"      --chrome FILE       also export a Chrome JSON timeline at the end\n"
 		"  -q, --quiet             do not print events as they happen\n"
@@ -172,6 +175,7 @@ enum {
 	OPT_NO_HOLD,
 	OPT_HOLD_TIMEOUT,
 	OPT_RING_SIZE,
+	OPT_FROM_AGENT,
 };
 
 static int parse_args(struct record_env *env, int argc, char **argv)
@@ -193,6 +197,7 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		{ "no-hold", no_argument, NULL, OPT_NO_HOLD },
 		{ "hold-timeout", required_argument, NULL, OPT_HOLD_TIMEOUT },
 		{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
+		{ "from-agent", no_argument, NULL, OPT_FROM_AGENT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "silent", no_argument, NULL, OPT_SILENT },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -298,6 +303,9 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 				return -1;
 			}
 			break;
+		case OPT_FROM_AGENT:
+			env->from_agent = true;
+			break;
 		case 'q':
 			env->quiet = true;
 			break;
@@ -317,6 +325,11 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 	}
 	if (optind < argc)
 		env->cmd = &argv[optind];
+	if (env->from_agent && (env->cmd || env->all)) {
+		fprintf(stderr, "gpuctx: --from-agent takes -p or --cgroup: the agent already "
+				"follows every process\n");
+		return -1;
+	}
 	modes = !!env->cmd + !!env->pids.n + !!env->cgroup + env->all;
 	if (modes == 0) {
 		fprintf(stderr, "gpuctx: nothing to trace: give a command, -p PID, --cgroup DIR "
@@ -761,6 +774,30 @@ static void export_at_end(const char *trace, const char *out, int format, int *r
 	}
 }
 
+/* --from-agent: -p's processes, or --cgroup's (and their descendants, as the agent knows) */
+static int record_from_agent(struct record_env *env, const struct gctx_trace_meta *meta)
+{
+	struct cli_from_agent fa = { .output = env->output, .duration = env->duration,
+				     .quiet = env->quiet, .silent = env->silent, .meta = meta };
+	struct gctx_pidset set = {};
+	__u32 skipped = 0;
+	int ret;
+
+	for (__u32 i = 0; i < env->pids.n; i++)
+		gctx_pidset__add(&set, env->pids.pids[i]);
+	if (env->cgroup && gctx_add_cgroup_procs(&set, env->cgroup, &skipped)) {
+		fprintf(stderr, "gpuctx: cannot read %s/cgroup.procs: %s\n", env->cgroup,
+			strerror(errno));
+		return 1;
+	}
+	fa.pids = set.pids;
+	fa.npids = set.n;
+	ret = cli_record_from_agent(&fa);
+	gctx_pidset__clear(&set);
+	gctx_pidset__clear(&env->pids);
+	return ret;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	return cli_record_run(argc, argv, NULL);
@@ -796,6 +833,8 @@ int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks)
 	fill_meta(&meta, &env, st.start_mono);
 	if (hooks)
 		goto no_trace_file; /* the agent writes its own files */
+	if (env.from_agent)
+		return record_from_agent(&env, &meta);
 	/* a private temporary file beside the output, renamed over it at the end: a failed
 	 * start leaves whatever was at the path untouched */
 	st.out = gctx_outfile__new(env.output, err, sizeof(err));

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the agent sends to `gpuctx record --from-agent` (agent_sock.c, fromagent.c): after the
+ * request line "pids PID[,PID...]\n", frames of a header and len bytes: the records of the
+ * trees (types of gpuctx_events.h), then AGENT_FRAME_END, or AGENT_FRAME_ERROR with a
+ * one-line reason.
+ */
+#ifndef __GPUCTX_AGENT_PROTO_H
+#define __GPUCTX_AGENT_PROTO_H
+
+#include <linux/types.h>
+
+#define AGENT_SOCK "/run/gpuctx-agent.sock"
+#define AGENT_FRAME_END 0
+#define AGENT_FRAME_ERROR 0xffffffffu
+#define AGENT_FRAME_MAX (1u << 20) /* a longer frame is a broken stream */
+
+struct agent_frame {
+	__u32 type;
+	__u32 len;
+};
+_Static_assert(sizeof(struct agent_frame) == 8, "agent frame size");
+
+#endif /* __GPUCTX_AGENT_PROTO_H */

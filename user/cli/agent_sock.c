@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The agent's side of `gpuctx record --from-agent`: a root-only unix socket. A client names
+ * processes ("pids 12,34\n"); it gets their trees' history from the window, then their
+ * records live, framed as (type, length, bytes), and an end frame once every member has
+ * exited. A client never blocks the agent: its socket is non-blocking, what it has not read
+ * waits in a bounded buffer, and one that falls too far behind is cut off (it is told).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "cli/agent.h"
+#include "cli/agent_proto.h"
+#include "collect/discover.h"
+#include "lib/grow.h"
+#include "trace/window.h"
+
+#define SUB_MAX 16
+#define SUB_BUF_MAX (64u << 20) /* unread bytes a client may leave before it is cut off */
+
+struct sub {
+	int fd;
+	struct tree t;
+	char req[256];
+	size_t reqlen;
+	bool live;	/* history sent, records follow */
+	bool closing;	/* end frame queued: close once flushed */
+	char *buf;
+	size_t len, off, cap;
+};
+
+struct agent_subs {
+	int lfd;
+	struct sub v[SUB_MAX];
+	__u32 n;
+};
+
+int agent_subs__open(struct agent *a, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct agent_subs *s = calloc(1, sizeof(*s));
+	struct stat st;
+	mode_t old;
+
+	if (!s)
+		return -ENOMEM;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", AGENT_SOCK);
+	/* a socket left by an agent that died: ours to replace (the lock says none runs) */
+	if (!lstat(AGENT_SOCK, &st) && S_ISSOCK(st.st_mode))
+		unlink(AGENT_SOCK);
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	old = umask(0077);
+	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(s->lfd, 8)) {
+		snprintf(err, errlen, "cannot listen on %s: %s", AGENT_SOCK, strerror(errno));
+		umask(old);
+		if (s->lfd >= 0)
+			close(s->lfd);
+		free(s);
+		return -1;
+	}
+	umask(old);
+	a->subs = s;
+	return 0;
+}
+
+static int put(struct sub *c, __u32 type, const void *data, __u32 len)
+{
+	struct agent_frame f = { .type = type, .len = len };
+	size_t need = sizeof(f) + len;
+
+	if (c->closing || c->fd < 0)
+		return 0;
+	if (c->len - c->off + need > SUB_BUF_MAX)
+		return -ENOBUFS;
+	if (c->off && c->len + need > c->cap) { /* reuse what was sent */
+		memmove(c->buf, c->buf + c->off, c->len - c->off);
+		c->len -= c->off;
+		c->off = 0;
+	}
+	if (c->len + need > c->cap) {
+		size_t cap = c->cap ? c->cap : 65536;
+		char *p;
+
+		while (cap < c->len + need)
+			cap *= 2;
+		p = realloc(c->buf, cap);
+		if (!p)
+			return -ENOMEM;
+		c->buf = p;
+		c->cap = cap;
+	}
+	memcpy(c->buf + c->len, &f, sizeof(f));
+	memcpy(c->buf + c->len + sizeof(f), data, len);
+	c->len += need;
+	return 0;
+}
+
+static void put_end(struct sub *c, __u32 type, const char *msg)
+{
+	put(c, type, msg, msg ? strlen(msg) : 0);
+	c->closing = true;
+}
+
+static int put_sink(void *ctx, __u32 type, const void *data, __u32 len)
+{
+	return put(ctx, type, data, len);
+}
+
+static void drop(struct agent_subs *s, __u32 i)
+{
+	struct sub *c = &s->v[i];
+
+	if (c->fd >= 0)
+		close(c->fd);
+	tree_free(&c->t);
+	free(c->buf);
+	s->v[i] = s->v[--s->n];
+}
+
+/* "pids 12,34": their trees, history then live. */
+static void start(struct agent *a, struct sub *c, const struct gctx_model *m)
+{
+	struct agent_cut cut = { .t = &c->t, .sink = put_sink, .sink_ctx = c };
+	char *p = c->req, *end;
+	int ret = 0;
+
+	if (strncmp(p, "pids ", 5)) {
+		put_end(c, AGENT_FRAME_ERROR, "bad request");
+		return;
+	}
+	for (p += 5; *p && !ret; p = *end ? end + 1 : end) {
+		unsigned long pid = strtoul(p, &end, 10);
+		const struct gctx_proc *pr;
+
+		if (end == p)
+			break;
+		pr = gctx_model__proc_by_pid(m, pid);
+		if (pr && !pr->exited)
+			ret = tree_add(&c->t, m, pr->idx);
+	}
+	if (!c->t.n) {
+		put_end(c, AGENT_FRAME_ERROR, "the agent follows no such live process");
+		return;
+	}
+	if (!ret)
+		ret = agent_cut__scan(&cut, a->win);
+	if (!ret)
+		ret = agent_cut__emit(&cut, a, m);
+	agent_cut__free(&cut);
+	if (ret) {
+		put_end(c, AGENT_FRAME_ERROR, "the agent could not send the history");
+		return;
+	}
+	c->live = true;
+	agent_log(a, "record --from-agent: sending pid %u's tree (%u processes)", c->t.pids[0],
+		  c->t.n);
+}
+
+static void accept_new(struct agent *a)
+{
+	struct agent_subs *s = a->subs;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	int fd;
+
+	while ((fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		/* the socket is 0600 root's; the peer's credentials say so again */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) || cr.uid != 0 ||
+		    s->n == SUB_MAX) {
+			close(fd);
+			continue;
+		}
+		memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
+		s->v[s->n++].fd = fd;
+	}
+}
+
+/* Every member exited: the end frame. */
+static bool tree_ended(const struct tree *t, const struct gctx_model *m)
+{
+	for (__u32 i = 0; i < t->n; i++) {
+		const struct gctx_proc *p = gctx_model__proc_by_pid(m, t->pids[i]);
+
+		if (p && !p->exited)
+			return false;
+	}
+	return true;
+}
+
+void agent_subs__tick(struct agent *a, const struct gctx_model *m)
+{
+	struct agent_subs *s = a->subs;
+
+	if (!s)
+		return;
+	accept_new(a);
+	for (__u32 i = 0; i < s->n;) {
+		struct sub *c = &s->v[i];
+		ssize_t n;
+
+		if (!c->live && !c->closing) {
+			n = read(c->fd, c->req + c->reqlen, sizeof(c->req) - 1 - c->reqlen);
+			if (n == 0 || (n < 0 && errno != EAGAIN)) {
+				drop(s, i);
+				continue;
+			}
+			if (n > 0)
+				c->reqlen += n;
+			c->req[c->reqlen] = 0;
+			if (strchr(c->req, '\n'))
+				start(a, c, m);
+			else if (c->reqlen == sizeof(c->req) - 1)
+				put_end(c, AGENT_FRAME_ERROR, "request too long");
+		} else if (c->live && !c->closing && tree_ended(&c->t, m)) {
+			put_end(c, AGENT_FRAME_END, NULL);
+		}
+		while (c->off < c->len) {
+			n = write(c->fd, c->buf + c->off, c->len - c->off);
+			if (n <= 0)
+				break;
+			c->off += n;
+		}
+		if ((c->off < c->len && errno != EAGAIN && errno != EINTR) ||
+		    (c->closing && c->off == c->len)) {
+			drop(s, i);
+			continue;
+		}
+		i++;
+	}
+}
+
+void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 len)
+{
+	struct agent_subs *s = a->subs;
+
+	if (!s)
+		return;
+	for (__u32 i = 0; i < s->n; i++) {
+		struct sub *c = &s->v[i];
+		__u32 pids[2];
+
+		if (!c->live || c->closing)
+			continue;
+		/* a member's new child joins its tree */
+		if (type == GCTX_EV_FORK && gctx_record_pids(type, data, len, pids) == 2 &&
+		    tree_has(&c->t, pids[0]) && !tree_has(&c->t, pids[1]) &&
+		    !gctx_grow(&c->t.pids, &c->t.cap, c->t.n + 1, sizeof(__u32)))
+			c->t.pids[c->t.n++] = pids[1];
+		if (tree_wants(&c->t, type, data, len) && put(c, type, data, len)) {
+			c->len = c->off = 0; /* what was queued is dropped with the client */
+			put_end(c, AGENT_FRAME_ERROR, "the client read too slowly: cut off");
+			agent_log(a, "record --from-agent: a client read too slowly: cut off");
+		}
+	}
+}
+
+void agent_subs__close(struct agent *a)
+{
+	struct agent_subs *s = a->subs;
+
+	if (!s)
+		return;
+	for (__u32 i = 0; i < s->n; i++) {
+		struct sub *c = &s->v[i];
+
+		put_end(c, AGENT_FRAME_ERROR, "the agent stopped");
+		fcntl(c->fd, F_SETFL, 0); /* a last flush, bounded by the client's buffer */
+	}
+	while (s->n) {
+		struct sub *c = &s->v[0];
+
+		while (c->off < c->len) {
+			ssize_t n = send(c->fd, c->buf + c->off, c->len - c->off, MSG_DONTWAIT);
+
+			if (n <= 0)
+				break;
+			c->off += n;
+		}
+		drop(s, 0);
+	}
+	close(s->lfd);
+	unlink(AGENT_SOCK);
+	free(s);
+	a->subs = NULL;
+}
