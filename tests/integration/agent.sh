@@ -150,6 +150,7 @@ PY
 		grep -q '^gpuctx_crashes_total [1-9]' "$T/$name.prom" ||
 		{ echo "metrics:"; cat "$T/$name.prom"; } >>"$T/$name.err" || true
 	grep -q '^gpuctx_dumps_total [2-9]' "$T/$name.prom" || rc=1
+	[ $rc = 0 ] || cp -r "$T" /tmp/agt/lastfail
 	result agent $rc
 }
 

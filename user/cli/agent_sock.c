@@ -23,6 +23,7 @@
 #include "trace/window.h"
 
 #define SUB_MAX 16
+#define REQ_WAIT_NS (3 * 1000000000ull)
 #define SUB_BUF_MAX (64u << 20) /* unread bytes a client may leave before it is cut off */
 
 struct sub {
@@ -31,6 +32,7 @@ struct sub {
 	char req[256];
 	size_t reqlen;
 	bool live;	/* history sent, records follow */
+	__u64 asked_ns;	/* when the request came: its processes may not have reached the model */
 	bool closing;	/* end frame queued: close once flushed */
 	char *buf;
 	size_t len, off, cap;
@@ -146,6 +148,9 @@ static void start(struct agent *a, struct sub *c, const struct gctx_model *m)
 			ret = tree_add(&c->t, m, pr->idx);
 	}
 	if (!c->t.n) {
+		/* the ring buffer may still hold the process's fork: look again for a while */
+		if (gctx_now_mono() < c->asked_ns + REQ_WAIT_NS)
+			return;
 		put_end(c, AGENT_FRAME_ERROR, "the agent follows no such live process");
 		return;
 	}
@@ -214,8 +219,11 @@ void agent_subs__tick(struct agent *a, const struct gctx_model *m)
 			if (n > 0)
 				c->reqlen += n;
 			c->req[c->reqlen] = 0;
-			if (strchr(c->req, '\n'))
+			if (strchr(c->req, '\n')) {
+				if (!c->asked_ns)
+					c->asked_ns = gctx_now_mono();
 				start(a, c, m);
+			}
 			else if (c->reqlen == sizeof(c->req) - 1)
 				put_end(c, AGENT_FRAME_ERROR, "request too long");
 		} else if (c->live && !c->closing && tree_ended(&c->t, m)) {
