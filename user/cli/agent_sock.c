@@ -143,15 +143,17 @@ static void start(struct agent *a, struct sub *c, const struct gctx_model *m)
 
 		if (end == p)
 			break;
+		/* one that already exited is served too: the agent may learn of a process only
+		 * after its client asked (events still in the ring buffer on a busy node) */
 		pr = gctx_model__proc_by_pid(m, pid);
-		if (pr && !pr->exited)
+		if (pr)
 			ret = tree_add(&c->t, m, pr->idx);
 	}
 	if (!c->t.n) {
 		/* the ring buffer may still hold the process's fork: look again for a while */
 		if (gctx_now_mono() < c->asked_ns + REQ_WAIT_NS)
 			return;
-		put_end(c, AGENT_FRAME_ERROR, "the agent follows no such live process");
+		put_end(c, AGENT_FRAME_ERROR, "the agent knows no such process");
 		return;
 	}
 	if (!ret)
