@@ -35,9 +35,9 @@ agent_dumps() {
 	ls "$1" 2>/dev/null | grep -E "^[0-9]{8}T[0-9]{6}Z-.*-$2-[a-z-]+\.gctx$"
 }
 
-# wait until pid PID has a dump in SPOOL (10 s at most)
+# wait until pid PID has a dump in SPOOL (30 s at most: a loaded machine)
 agent_wait_dump() {
-	for _ in $(seq 200); do [ -n "$(agent_dumps "$1" "$2")" ] && return 0; sleep 0.05; done
+	for _ in $(seq 600); do [ -n "$(agent_dumps "$1" "$2")" ] && return 0; sleep 0.05; done
 	return 1
 }
 

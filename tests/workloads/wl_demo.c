@@ -39,6 +39,10 @@ static __attribute__((noreturn)) void loader_worker(void)
 	exit(0);
 }
 
+/* dl_worker_2 uses the context before dl_worker_3 does, on a loaded machine too: the
+ * incident's "first use" (and the export goldens) name one call, not the scheduler's pick. */
+static int first_use_done[2] = { -1, -1 };
+
 static __attribute__((noreturn)) void gpu_worker(const struct gpu_ctx *g)
 {
 	__u32 tsg = 0;
@@ -47,6 +51,8 @@ static __attribute__((noreturn)) void gpu_worker(const struct gpu_ctx *g)
 	wl_say("dl_worker_2: touching the trainer's GPU context");
 	nv_expect_ok(nv_rm_control(g->ctl_fd, g->client, g->tsg, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE),
 		     "dl_worker_2 RM_CONTROL");
+	if (write(first_use_done[1], "u", 1) != 1)
+		wl_fail("dl_worker_2: write: %s", strerror(errno));
 	nv_expect_ok(nv_rm_alloc(g->ctl_fd, g->client, g->device, KEPLER_CHANNEL_GROUP_A, &tsg),
 		     "dl_worker_2 RM_ALLOC");
 	exit(0);
@@ -58,7 +64,12 @@ static __attribute__((noreturn)) void crashing_worker(const struct gpu_ctx *g)
 	volatile int *volatile null_ptr = NULL;
 	__u32 tsg = 0;
 
+	char go;
+
 	wl_set_name("dl_worker_3");
+	close(first_use_done[1]);
+	if (read(first_use_done[0], &go, 1) != 1)
+		wl_fail("dl_worker_3: dl_worker_2 did not use the context");
 	wl_say("dl_worker_3: touching the trainer's GPU context, then crashing");
 	nv_expect_ok(nv_rm_alloc(g->ctl_fd, g->client, g->device, KEPLER_CHANNEL_GROUP_A, &tsg),
 		     "dl_worker_3 RM_ALLOC");
@@ -123,6 +134,8 @@ int main(int argc, char **argv)
 	wl_set_name("trainer");
 	wl_say("trainer: initialising the GPU");
 	gpu_init(dir, &g);
+	if (pipe2(first_use_done, O_CLOEXEC))
+		wl_fail("trainer: pipe: %s", strerror(errno));
 
 	w[0].pid = wl_fork();
 	if (!w[0].pid)
@@ -133,6 +146,8 @@ int main(int argc, char **argv)
 	w[2].pid = wl_fork();
 	if (!w[2].pid)
 		crashing_worker(&g);
+	close(first_use_done[0]);
+	close(first_use_done[1]);
 	w[3].pid = start_spawn_worker(argv[0], dir);
 	for (i = 0; i < 4; i++)
 		wl_say("trainer: started %s as pid %d", w[i].name, (int)w[i].pid);
