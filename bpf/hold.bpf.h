@@ -2,13 +2,15 @@
 /*
  * First calls of a CUDA/HIP library found late. When a followed process maps a file named like
  * one (libcuda.so*, libamdhip64.so*) executable and that file is not probed yet, stop the
- * process (SIGSTOP, sent here, taken on the way back from mmap) and tell the collector at once;
+ * process (SIGSTOP, sent here, taken on the way back from mmap; only where no other process
+ * would see the stop: hold_visible) and tell the collector at once;
  * the collector probes the file and resumes the process. Holding needs no kprobe: a syscall
  * tracepoint and bpf_send_signal().
  *
  * Never a stop that nothing ends: a hold is made only while the releaser (collect/hold.c, a
- * process of its own that outlives a SIGKILLed collector) has armed hold_ctl, and the releaser
- * resumes every hold past its timeout and all of them when the collector is gone.
+ * process of its own that outlives a SIGKILLed collector, named so that a kill aimed at gpuctx
+ * misses it) has armed hold_ctl, and the releaser resumes every hold past its timeout and all
+ * of them when the collector is gone.
  * Include after common.bpf.h.
  */
 #ifndef __GPUCTX_HOLD_BPF_H
@@ -79,17 +81,104 @@ static __always_inline bool api_name_at(const char *dname, char *buf, __u32 len)
 }
 
 /*
- * A stop is seen by the parent (SIGCHLD, wait with WUNTRACED: an interactive shell shows the
- * job as stopped and takes the terminal back). Within the traced job the parent is gpuctx or
- * a followed process (Python, a launcher) that does not ask; a process attached to with -p
- * or --cgroup has a parent outside it, so it is not held (under -a everyone is followed).
+ * A hold is a SIGSTOP, and a stop is not private: the parent hears of it (SIGCHLD with
+ * CLD_STOPPED, wait with WUNTRACED or WSTOPPED; and of the continue, with WCONTINUED), a
+ * tracer sees it, and wrappers and shells act on it: runuser, su and sudo stop themselves to
+ * mirror it and stay stopped, a job-control shell reports the job Stopped. No stop the kernel
+ * offers is invisible to the parent, so a process is held only where nobody but gpuctx can be
+ * told: its parent is gpuctx, or a followed process that shows no sign of watching its
+ * children's stops (stop_watched), and no tracer is attached to it. Anything else is not
+ * held, and the window is reported (GCTX_APIMAP_WATCHED, GCTX_APIMAP_OUTSIDE).
  */
-static __always_inline bool parent_in_job(void)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	__u32 ptgid = BPF_CORE_READ(t, real_parent, tgid);
+#define SIGCHLD_IDX	16 /* SIGCHLD - 1 */
+#define K_SA_NOCLDSTOP	1
+#define K_SA_SIGINFO	4
+#define K_WUNTRACED	2 /* WSTOPPED for waitid */
+#define K_WCONTINUED	8
+#define NR_WAIT4	61
+#define NR_WAITID	247
 
-	return follow_all || ptgid == self_tgid || bpf_map_lookup_elem(&followed, &ptgid);
+/* Followed processes (tgid) seen calling wait for stops or continues: a parent that once
+ * asked may ask again while its child is held. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GCTX_MAX_STOP_WATCHERS);
+	__type(key, __u32);
+	__type(value, __u8);
+} stop_watchers SEC(".maps");
+
+static __always_inline void note_wait(unsigned long options)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u8 one = 1;
+
+	if ((options & (K_WUNTRACED | K_WCONTINUED)) && is_followed(tgid))
+		bpf_map_update_elem(&stop_watchers, &tgid, &one, BPF_ANY);
+}
+
+SEC("tp/syscalls/sys_enter_wait4")
+int hold_wait4(struct gctx_tp_enter_wait4 *ctx)
+{
+	note_wait(ctx->options);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_waitid")
+int hold_waitid(struct gctx_tp_enter_waitid *ctx)
+{
+	note_wait(ctx->options);
+	return 0;
+}
+
+/*
+ * Would parent p see its child t stop? Yes when p: has waited for stops while followed (above)
+ * or is in such a wait now (an old wait, from before gpuctx came); has SIGCHLD blocked (read by
+ * signalfd or sigwaitinfo, whose siginfo says CLD_STOPPED) or caught with SA_SIGINFO without
+ * SA_NOCLDSTOP; or does job control (t is in a process group of its own: a job-control shell
+ * puts each job in one). A plain SIGCHLD handler is not a sign: every bash has one, and it
+ * waits without WUNTRACED unless job control is on.
+ */
+static __always_inline bool stop_watched(struct task_struct *t, struct task_struct *p)
+{
+	struct k_sigaction *sa = &p->sighand->action[SIGCHLD_IDX];
+	unsigned long handler = (unsigned long)sa->sa.sa_handler, flags = sa->sa.sa_flags;
+	__u32 ptgid = p->tgid;
+	struct pt_regs *regs;
+	__u64 nr, opts = 0;
+
+	if (bpf_map_lookup_elem(&stop_watchers, &ptgid))
+		return true;
+	if ((p->blocked.sig[0] | p->group_leader->blocked.sig[0]) & (1ull << SIGCHLD_IDX))
+		return true;
+	if (handler > 1 && (flags & K_SA_SIGINFO) && !(flags & K_SA_NOCLDSTOP))
+		return true;
+	if (t->signal->pids[PIDTYPE_PGID] != p->signal->pids[PIDTYPE_PGID])
+		return true;
+	regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	if (!regs)
+		return true;
+	nr = regs->orig_ax;
+	if (nr == NR_WAIT4)
+		opts = regs->dx;
+	else if (nr == NR_WAITID)
+		opts = regs->r10;
+	return opts & (K_WUNTRACED | K_WCONTINUED);
+}
+
+/* GCTX_APIMAP_HELD-able (0), or why not: the parent is outside the traced job (-p, --cgroup),
+ * or someone would see the stop. */
+static __always_inline __u32 hold_visible(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf(), *p = t->real_parent;
+	__u32 ptgid = p->tgid;
+
+	if (t->ptrace)
+		return GCTX_APIMAP_WATCHED; /* a tracer sees every stop */
+	if (ptgid == self_tgid)
+		return 0; /* gpuctx waits for its command without WUNTRACED, no SIGCHLD handler */
+	if (!follow_all && !bpf_map_lookup_elem(&followed, &ptgid))
+		return GCTX_APIMAP_OUTSIDE;
+	return stop_watched(t, p) ? GCTX_APIMAP_WATCHED : 0;
 }
 
 /* An executable mapping of f, the file (dev, ino), by the current (followed) process; the
@@ -128,8 +217,8 @@ static __noinline void watch_apimap(struct file *f, __u32 dev, __u64 ino)
 	e->ino = ino;
 	if (!hold_on || !ctl || !ctl->armed) {
 		e->flags = GCTX_APIMAP_NO_HOLD;
-	} else if (!parent_in_job()) {
-		e->flags = GCTX_APIMAP_OUTSIDE;
+	} else if ((e->flags = hold_visible())) {
+		/* not held: GCTX_APIMAP_OUTSIDE or GCTX_APIMAP_WATCHED */
 	} else {
 		struct gctx_hold_val v = {
 			.since_ns = e->hdr.ts_ns, .tid = (__u32)id, .dev = dev, .ino = ino,
@@ -171,6 +260,7 @@ int hold_sigcont(struct trace_event_raw_signal_generate *ctx)
 static __always_inline void hold_forget(__u32 tgid)
 {
 	forget(&holds, &tgid);
+	forget(&stop_watchers, &tgid);
 }
 
 #endif /* __GPUCTX_HOLD_BPF_H */

@@ -38,4 +38,23 @@ struct gctx_tp_enter_close {
 	unsigned long fd;
 };
 
+/* syscalls:sys_enter_wait4 */
+struct gctx_tp_enter_wait4 {
+	GCTX_TP_COMMON;
+	unsigned long upid; /* pid_t in the format, 8 bytes wide */
+	unsigned long stat_addr;
+	unsigned long options; /* int in the format, 8 bytes wide */
+	unsigned long ru;
+};
+
+/* syscalls:sys_enter_waitid */
+struct gctx_tp_enter_waitid {
+	GCTX_TP_COMMON;
+	unsigned long which;
+	unsigned long upid;
+	unsigned long infop;
+	unsigned long options;
+	unsigned long ru;
+};
+
 #endif /* __GPUCTX_TPCTX_BPF_H */

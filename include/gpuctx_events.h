@@ -244,6 +244,8 @@ struct gctx_ev_libmap {
 #define GCTX_APIMAP_FAILED   0x4 /* a hold was wanted but could not be made */
 #define GCTX_APIMAP_OUTSIDE  0x8 /* not held: its parent is outside the traced job (-p, --cgroup)
 				  * and would see the stop */
+#define GCTX_APIMAP_WATCHED  0x10 /* not held: its parent (a shell, su, runuser, sudo) or a tracer
+				   * would see the stop (bpf/hold.bpf.h) */
 
 /* An executable mapping of a file named like a CUDA/HIP library (libcuda.so*, libamdhip64.so*)
  * whose probes were not attached yet. Sent at once (wakeup), before the mapping returns. */
@@ -356,6 +358,7 @@ enum gctx_gap_reason {
 	GCTX_GAP_PROBE_FAILED = 5, /* the library could not be probed at all */
 	GCTX_GAP_LOST = 6,	   /* the mapping record was lost (ring buffer full) */
 	GCTX_GAP_OUTSIDE = 7,	   /* not held: its parent is outside the job (-p, --cgroup) */
+	GCTX_GAP_WATCHED = 8,	   /* not held: its parent or a tracer would see the stop */
 };
 
 struct gctx_rec_api_gap {

@@ -9,6 +9,7 @@
 
 #define GCTX_MAX_HOLDS	   1024
 #define GCTX_MAX_KNOWN_LIBS 4096
+#define GCTX_MAX_STOP_WATCHERS 4096
 
 /* Values of known_libs: the library's probes are live (or it is known not to need them), or
  * the collector has only looked at it once (not named like a CUDA/HIP library then). */

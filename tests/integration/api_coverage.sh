@@ -275,7 +275,7 @@ EOS
 	local rec=$!
 	sleep 1.5
 	local releaser
-	releaser=$(pgrep -P $rec -x gpuctx-release)
+	releaser=$(pgrep -P $rec -x gctx-resume)
 	kill -KILL $rec
 	wait $rec 2>/dev/null
 	pid=$(cat "$T/$name.pid" 2>/dev/null)

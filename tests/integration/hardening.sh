@@ -130,7 +130,152 @@ sys.exit(0 if int(sys.argv[1]) in pids else 1)' $sl ||
 	result $name $rc
 }
 
-all_tests=(junit_output cgroup_deep)
+# A copy of the CUDA double anyone can map, in a directory of its own.
+cuda_copy() { # DIR
+	mkdir -p "$1" && cp "$D/libcuda.so.1" "$1/" && chmod 755 "$1" && chmod 644 "$1/libcuda.so.1"
+}
+need_double() {
+	[ -e "$D/libcuda.so.1" ] && return 0
+	echo "SKIP hard_$1: build/doubles/libcuda.so.1 was not built (CUDA headers missing)"
+	return 1
+}
+# gap_of JSON LIB: the api-coverage gap reason of LIB in a report, or "held"/"none"
+gap_of() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+cov = json.load(open(sys.argv[1])).get("api_coverage", {})
+g = [x["reason"] for x in cov.get("gaps", []) if x.get("lib", "").endswith(sys.argv[2])]
+h = [x for x in cov.get("holds", []) if x.get("lib", "").endswith(sys.argv[2])]
+print(g[0] if g else "held" if h else "none")
+PY
+}
+
+# 7a. record -- runuser -u nobody -- JOB: runuser waits for its child with WUNTRACED and stops
+# itself when the child stops; a hold left it stopped for good. Now the job is not held (the
+# window is reported) and the run ends with the job's status.
+t_hold_runuser() {
+	local name=hold_runuser rc=0 st g
+	need_double $name || return
+	cuda_copy "$T/ru"
+	timeout 60 "$G" record -q -o "$T/$name.gctx" -- runuser -u nobody -- /usr/bin/python3 -c \
+		"import ctypes; ctypes.CDLL('$T/ru/libcuda.so.1'); exit(7)" >/dev/null 2>"$T/$name.err"
+	st=$?
+	[ $st = 7 ] || { echo "record exited $st, not the job's 7 (124: hung, runuser stopped)" >>"$T/$name.err"; rc=1; }
+	pkill -KILL -f "ctypes.CDLL('$T/ru/" 2>/dev/null
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	g=$(gap_of "$T/$name.json" libcuda.so.1 2>>"$T/$name.err")
+	[ "$g" = not-held-watched ] || { echo "coverage of the library: $g, not not-held-watched" >>"$T/$name.err"; rc=1; }
+	result $name $rc
+}
+
+# 7b. record -p an interactive shell: the job it starts must not be reported Stopped.
+t_hold_shell() {
+	local name=hold_shell rc=0
+	need_double $name || return
+	cuda_copy "$T/sh"
+	python3 - "$G" "$T/$name.gctx" "$T/sh/libcuda.so.1" >"$T/$name.out" 2>"$T/$name.err" <<'PY' || rc=1
+import os, pty, select, subprocess, sys, time
+g, out, lib = sys.argv[1:4]
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["PS1"] = "PROMPT$ "
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+def read_until(word, secs):
+    buf, end = b"", time.time() + secs
+    while time.time() < end and word not in buf:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                buf += os.read(fd, 4096)
+            except OSError:
+                break
+    return buf
+read_until(b"PROMPT$ ", 10)
+rec = subprocess.Popen([g, "record", "-q", "-o", out, "--hold-timeout", "2000", "-p", str(pid)],
+                       stderr=subprocess.PIPE, text=True)
+for line in rec.stderr:
+    if "attached" in line:
+        break
+# the marker is computed: the terminal's echo of the command line does not contain it
+os.write(fd, ("python3 -c \"import ctypes; ctypes.CDLL('%s')\"; echo job-$((40+2))-done-$?\n"
+              % lib).encode())
+buf = read_until(b"job-42-done-", 30)
+os.kill(pid, 9)
+os.waitpid(pid, 0)
+rec.wait(timeout=30)
+if b"Stopped" in buf or b"job-42-done-0" not in buf:
+    sys.exit("the shell saw its job stop, or the job did not end: %r" % buf[-300:])
+PY
+	result $name $rc
+}
+
+# 7c. A parent waiting with WUNTRACED (as any wrapper may) never sees its child stop. (A
+# parent that has not waited yet and shows no other sign is not known to: the child waits.)
+t_hold_waiter() {
+	local name=hold_waiter rc=0 g
+	need_double $name || return
+	cuda_copy "$T/wt"
+	timeout 60 "$G" record -q -o "$T/$name.gctx" -- /usr/bin/python3 -c "
+import ctypes, os, sys, time
+pid = os.fork()
+if pid == 0:
+    time.sleep(0.3)
+    ctypes.CDLL('$T/wt/libcuda.so.1')
+    os._exit(0)
+while True:
+    _, st = os.waitpid(pid, os.WUNTRACED)
+    if os.WIFSTOPPED(st):
+        print('the parent saw its child stop', file=sys.stderr)
+        os.kill(pid, 18)
+        sys.exit(1)
+    sys.exit(os.waitstatus_to_exitcode(st))" >/dev/null 2>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	g=$(gap_of "$T/$name.json" libcuda.so.1 2>>"$T/$name.err")
+	[ "$g" = not-held-watched ] || { echo "coverage of the library: $g" >>"$T/$name.err"; rc=1; }
+	result $name $rc
+}
+
+# 12. `pkill -9 gpuctx` (here: the same match, limited to this run's processes) while a
+# process is held: what it kills must not include what resumes the hold.
+t_hold_pkill() {
+	local name=hold_pkill rc=0 rec wl state victims
+	need_double $name || return
+	cuda_copy "$T/pk"
+	"$G" record -q -o "$T/$name.gctx" --hold-timeout 10000 -- /usr/bin/python3 -c "
+import ctypes, os, time
+open('$T/$name.pid', 'w').write(str(os.getpid()))
+while not os.path.exists('$T/$name.go'):
+    time.sleep(0.01)
+ctypes.CDLL('$T/pk/libcuda.so.1')
+open('$T/$name.done', 'w').write('done')" >/dev/null 2>"$T/$name.err" &
+	rec=$!
+	for _ in $(seq 100); do [ -s "$T/$name.pid" ] && break; sleep 0.05; done
+	wl=$(cat "$T/$name.pid" 2>/dev/null)
+	[ -n "$wl" ] || { kill -KILL $rec; result $name 1 "the workload never started"; return; }
+	sleep 0.3 # the releaser has started and armed holding
+	kill -STOP $rec # the collector cannot release: the hold lasts
+	touch "$T/$name.go"
+	for _ in $(seq 100); do
+		state=$(awk '{print $3}' "/proc/$wl/stat" 2>/dev/null)
+		[ "$state" = T ] && break
+		sleep 0.05
+	done
+	[ "$state" = T ] || echo "the workload was not held (state ${state:-gone})" >>"$T/$name.err"
+	# pkill -9 gpuctx, and pkill -9 -f gpuctx, over this run's processes only
+	victims="$rec $(pgrep -P $rec gpuctx | grep -vx "$wl") $(pgrep -f -P $rec gpuctx | grep -vx "$wl")"
+	kill -KILL $victims 2>/dev/null
+	wait $rec 2>/dev/null
+	for _ in $(seq 60); do [ -e "$T/$name.done" ] && break; sleep 0.05; done
+	if [ ! -e "$T/$name.done" ]; then
+		echo "held pid $wl still stopped 3 s after gpuctx was killed (killed: $victims)" >>"$T/$name.err"
+		kill -CONT "$wl" 2>/dev/null
+		rc=1
+	fi
+	[ "$state" = T ] || rc=1
+	result $name $rc
+}
+
+all_tests=(junit_output cgroup_deep hold_runuser hold_shell hold_waiter hold_pkill)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

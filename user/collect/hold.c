@@ -118,6 +118,45 @@ static void close_others(int a, int b, int c)
 	close_range(lo, ~0u, 0);
 }
 
+/*
+ * What ends gpuctx must not end the releaser with it, or a held process stays stopped for
+ * good: it is in a session of its own (a kill of the job's group or session misses it), the
+ * OOM killer passes it over, and neither its name nor its command line says "gpuctx", so that
+ * `pkill -9 gpuctx`, `pkill -f gpuctx` or `killall gpuctx` kill the collector alone. The
+ * command line is the collector's argv, inherited by fork: overwritten in place.
+ */
+static void releaser_disguise(void)
+{
+	unsigned long start = 0, end = 0;
+	char buf[1024], *p;
+	ssize_t n;
+	int fd, i;
+
+	prctl(PR_SET_NAME, GCTX_RELEASER_NAME);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, "-1000", 5);
+		close(fd);
+	}
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* fields after the comm: 3 (state) onwards */
+	for (i = 3; p && i <= 48; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%lu %lu", &start, &end) != 2 || end <= start)
+		return;
+	memset((void *)start, 0, end - start);
+	memcpy((void *)start, GCTX_RELEASER_NAME,
+	       end - start > sizeof(GCTX_RELEASER_NAME) ? sizeof(GCTX_RELEASER_NAME)
+							: end - start - 1);
+}
+
 static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns, pid_t collector)
 {
 	bool quit = false;
@@ -140,7 +179,7 @@ static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns, pid_t c
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	prctl(PR_SET_NAME, "gpuctx-release");
+	releaser_disguise();
 	while (!releaser_stop) {
 		struct pollfd p = { .fd = rd, .events = POLLIN };
 		char c;

@@ -14,6 +14,9 @@
 
 struct gctx_hold;
 
+/* The releaser's name (comm and command line): nothing a kill aimed at gpuctx matches. */
+#define GCTX_RELEASER_NAME "gctx-resume"
+
 /* Is a hold made at since_ns (CLOCK_MONOTONIC, as the BPF program stamps it) past limit_ns at
  * now_ns? One made after now_ns was read is not: the difference is negative, not huge. */
 static inline bool gctx_hold_expired(__u64 now_ns, __u64 since_ns, __u64 limit_ns)

@@ -281,6 +281,8 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 		reason = GCTX_GAP_NO_HOLD;
 	else if (m->flags & GCTX_APIMAP_OUTSIDE)
 		reason = GCTX_GAP_OUTSIDE;
+	else if (m->flags & GCTX_APIMAP_WATCHED)
+		reason = GCTX_GAP_WATCHED;
 	else
 		reason = GCTX_GAP_HOLD_FAILED;
 	/* not found: the process is gone or unmapped it, and its calls went unseen throughout */

@@ -138,6 +138,8 @@ const char *gctx_gap_reason_name(__u32 reason)
 		return "mapping-lost";
 	case GCTX_GAP_OUTSIDE:
 		return "not-held-attached";
+	case GCTX_GAP_WATCHED:
+		return "not-held-watched";
 	default:
 		return "?";
 	}

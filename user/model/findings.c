@@ -547,6 +547,10 @@ static const char *gap_why(__u32 reason)
 	case GCTX_GAP_OUTSIDE:
 		return "it was attached to (-p, --cgroup) and is not held, because its parent, "
 		       "outside the traced job, would see it stopped";
+	case GCTX_GAP_WATCHED:
+		return "it was not held, because another process would have seen it stopped: its "
+		       "parent watches its children's stops (a shell with job control, su, runuser, "
+		       "sudo) or a tracer is attached to it";
 	default:
 		return "of an unknown cause";
 	}
