@@ -557,6 +557,32 @@ PY
 	result "$name" $rc
 }
 
+# A burst of new libraries in one process (as `import torch` maps ~300 files, in a process with
+# ~1,700 mappings) costs one read of its maps, not one per library: the collector's reads of a
+# big maps file were most of its work while torch was imported (docs/performance.md).
+t_lib_maps_once() {
+	local name=lib_maps_once rc=0 d="$T/lib_maps_once"
+	mkdir -p "$d" && for i in $(seq 40); do
+		cp "$(ldconfig -p | awk '/libz\.so\.1 .*x86-64/ {print $NF; exit}')" "$d/libz$i.so"
+	done
+	"$G" record -v -o "$T/$name.gctx" -- python3 -c '
+import ctypes, os, sys, time
+for i in range(1, 41):
+    ctypes.CDLL(os.path.join(sys.argv[1], "libz%d.so" % i))
+time.sleep(0.5)
+' "$d" >"$T/$name.out" 2>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	python3 - "$T/$name.json" "$T/$name.err" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, re, sys
+ev = json.load(open(sys.argv[1]))["events"]
+assert ev["libmap"] >= 40, f"{ev['libmap']} library mappings for 40 new libraries"
+m = re.search(r"gpuctx: (\d+) maps reads for new libraries", open(sys.argv[2]).read())
+assert m, "no count of maps reads"
+assert int(m.group(1)) <= 15, f"{m.group(1)} maps reads for 40 libraries mapped at once"
+PY
+	result "$name" $rc
+}
+
 # A file the collector has looked at once under another name (not an API library) is known
 # by its inode. When an API library's name comes to that inode (here a hard link; an inode
 # number reused after a delete is the same to the kernel), its mapping is new again: held.
@@ -771,7 +797,7 @@ assert "cuGetProcAddress" in how and "not-pre-resolved" not in how, how' \
 . "$top/tests/integration/agent.sh"
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
-	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan lib_once lib_seen_renamed ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
+	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan lib_once lib_maps_once lib_seen_renamed ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
 	api_hip_real real_amd api_container security dead_node any_checkout "${diag_tests[@]}" "${attach_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone

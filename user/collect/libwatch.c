@@ -24,6 +24,25 @@
 #define FIND_TRIES  20	  /* a held mapping may still be completing: retry the maps this often */
 #define MAX_SEEN    65536 /* executable files looked at, remembered */
 #define MAX_PENDING 1024  /* execs whose libraries are predicted after the ring is drained */
+#define MAX_SNAP    65536 /* file mappings of one process kept from its last maps read */
+
+/* A process's file mappings as its maps file last showed them. A library load maps dozens of
+ * files, each reported on its own, and torch's process has ~1,700 mappings: reading the whole
+ * file for each new library (350 reads for one `import torch`) was most of the collector's
+ * work on it. The snapshot is read again only when it lacks the file asked for, and what it
+ * names is only a hint: map_files is opened checked against (dev, ino). */
+struct snap_ent {
+	__u32 dev;
+	__u64 ino, start, end;
+	char *path;
+};
+
+struct maps_snap {
+	__u32 pid;
+	bool valid;
+	struct snap_ent *v;
+	__u32 n, cap;
+};
 
 struct gctx_libwatch {
 	struct gctx_libwatch_opts o;
@@ -31,7 +50,9 @@ struct gctx_libwatch {
 	struct gctx_ldpath *p;
 	struct gctx_hold *hold;
 	struct gctx_hmap seen; /* (dev, ino) of executable mappings already looked at */
-	bool last_new;	       /* on_lib ran during the last add_lib: the file was new */
+	struct maps_snap snap;
+	__u64 maps_reads; /* /proc/PID/maps reads (verbose: said at the end) */
+	bool last_new;	  /* on_lib ran during the last add_lib: the file was new */
 	int last_ret;
 	/* Processes that exec'd since the last tick: predicted then, unless they exited in
 	 * between (most of a fork/exec storm: its five /proc reads per process would fail). */
@@ -110,55 +131,115 @@ void gctx_libwatch__on_lib(void *ctx, const char *path, dev_t dev, ino_t ino, in
 	mark_known(w, &k, path, GCTX_LIB_PROBED);
 }
 
-struct find_ctx {
-	__u32 dev;
-	__u64 ino, start, end;
-	char *mpath;
-	bool found;
-};
-
-static int find_line(void *ctx, const struct gctx_procmap *pm)
+static void snap_clear(struct maps_snap *sn)
 {
-	struct find_ctx *f = ctx;
+	for (__u32 i = 0; i < sn->n; i++)
+		free(sn->v[i].path);
+	sn->n = 0;
+	sn->valid = false;
+}
 
-	if (pm->path[0] != '/' || gctx_procmap_kdev(pm) != f->dev || pm->ino != f->ino)
+static int snap_add(void *ctx, const struct gctx_procmap *pm)
+{
+	struct maps_snap *sn = ctx;
+	struct snap_ent *e;
+
+	if (pm->path[0] != '/' || !pm->ino || sn->n >= MAX_SNAP)
 		return 0;
-	f->start = pm->start;
-	f->end = pm->end;
-	snprintf(f->mpath, PATH_MAX, "%s", pm->path);
-	f->found = true;
-	return 1;
+	if (sn->n == sn->cap) {
+		__u32 cap = sn->cap ? sn->cap * 2 : 256;
+		struct snap_ent *v = realloc(sn->v, cap * sizeof(*v));
+
+		if (!v)
+			return 0;
+		sn->v = v;
+		sn->cap = cap;
+	}
+	e = &sn->v[sn->n];
+	e->path = strdup(pm->path);
+	if (!e->path)
+		return 0;
+	e->dev = gctx_procmap_kdev(pm);
+	e->ino = pm->ino;
+	e->start = pm->start;
+	e->end = pm->end;
+	sn->n++;
+	return 0;
+}
+
+static void snap_read(struct gctx_libwatch *w, __u32 pid)
+{
+	char path[64];
+	int fd;
+
+	snap_clear(&w->snap);
+	w->snap.pid = pid;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	w->maps_reads++;
+	gctx_procmaps_read_fd(fd, snap_add, &w->snap, NULL);
+	close(fd);
+	w->snap.valid = true;
+}
+
+static const struct snap_ent *snap_find(const struct maps_snap *sn, __u32 pid, __u32 dev, __u64 ino)
+{
+	if (!sn->valid || sn->pid != pid)
+		return NULL;
+	for (__u32 i = 0; i < sn->n; i++)
+		if (sn->v[i].dev == dev && sn->v[i].ino == ino)
+			return &sn->v[i];
+	return NULL;
+}
+
+/* The process exec'd or exited: what its maps showed is no longer so. */
+static void snap_forget(struct gctx_libwatch *w, __u32 pid)
+{
+	if (w->snap.valid && w->snap.pid == pid)
+		snap_clear(&w->snap);
+}
+
+/* Open the mapping e of pid through map_files, checked against (dev, ino). */
+static int open_snap(__u32 pid, const struct snap_ent *e, const struct stat *want, struct stat *st,
+		     char mpath[PATH_MAX])
+{
+	char line[128], err[PATH_MAX + 64];
+
+	snprintf(line, sizeof(line), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	snprintf(mpath, PATH_MAX, "%s", e->path);
+	return gctx_file_open_checked(line, true, want, st, err, sizeof(err));
 }
 
 /* Open pid's mapping or open fd of (dev, ino): the file itself, through /proc/PID/map_files or
  * /proc/PID/fd, never by its path (which the process may have pointed anywhere since). fd or
  * -errno; mpath is the path as the process sees it, out as shown (through /proc/PID/root when
- * its root is not ours). */
-static int open_mapped(__u32 pid, __u32 dev, __u64 ino, struct stat *st, char *out, size_t len,
-		       char mpath[PATH_MAX])
+ * its root is not ours). The maps file is read again only when the snapshot lacks the file or
+ * its mapping there is gone. */
+static int open_mapped(struct gctx_libwatch *w, __u32 pid, __u32 dev, __u64 ino, struct stat *st,
+		       char *out, size_t len, char mpath[PATH_MAX])
 {
 	struct stat want = {.st_dev = makedev(dev >> 20, dev & 0xfffff), .st_ino = ino};
-	struct find_ctx f = {.dev = dev, .ino = ino, .mpath = mpath};
 	char line[PATH_MAX + 128], root[64], fdp[64], err[PATH_MAX + 64];
+	const struct snap_ent *e = snap_find(&w->snap, pid, dev, ino);
 	struct dirent *d;
-	int fd = -ENOENT, mfd;
+	int fd = -ENOENT;
 	DIR *dp;
 
 	gctx_ldpath__root(pid, root, sizeof(root));
-	snprintf(line, sizeof(line), "/proc/%u/maps", pid);
-	mfd = open(line, O_RDONLY | O_CLOEXEC);
-	if (mfd >= 0) {
-		gctx_procmaps_read_fd(mfd, find_line, &f, NULL);
-		close(mfd);
-	}
-	if (f.found) {
-		snprintf(line, sizeof(line), "/proc/%u/map_files/%llx-%llx", pid,
-			 (unsigned long long)f.start, (unsigned long long)f.end);
-		fd = gctx_file_open_checked(line, true, &want, st, err, sizeof(err));
+	if (e)
+		fd = open_snap(pid, e, &want, st, mpath);
+	if (fd < 0) {
+		snap_read(w, pid);
+		e = snap_find(&w->snap, pid, dev, ino);
+		if (e)
+			fd = open_snap(pid, e, &want, st, mpath);
 	}
 	/* not mapped yet: the loader still has the file open */
 	snprintf(fdp, sizeof(fdp), "/proc/%u/fd", pid);
-	dp = f.found ? NULL : opendir(fdp);
+	dp = e ? NULL : opendir(fdp);
 	while (dp && fd < 0 && (d = readdir(dp))) {
 		struct stat ls;
 		ssize_t n;
@@ -249,7 +330,7 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 	gctx_copy_str(name, sizeof(name), m->name, sizeof(m->name));
 	t0 = gctx_now_mono();
 	for (int i = 0; i < (held ? FIND_TRIES : 1) && fd < 0; i++) {
-		fd = open_mapped(m->hdr.tgid, m->dev, m->ino, &st, path, sizeof(path), ns);
+		fd = open_mapped(w, m->hdr.tgid, m->dev, m->ino, &st, path, sizeof(path), ns);
 		if (fd < 0 && held)
 			usleep(1000);
 	}
@@ -307,7 +388,7 @@ static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 		gctx_hmap__put(&w->seen, m->dev, m->ino, 1);
 	if (w->o.known_fd >= 0 && !bpf_map_lookup_elem(w->o.known_fd, &k, &v))
 		return;
-	fd = open_mapped(m->hdr.tgid, m->dev, m->ino, &st, path, sizeof(path), ns);
+	fd = open_mapped(w, m->hdr.tgid, m->dev, m->ino, &st, path, sizeof(path), ns);
 	if (fd < 0)
 		return;
 	base = strrchr(path, '/');
@@ -354,17 +435,23 @@ static void exit_seen(struct gctx_libwatch *w, __u32 pid)
 
 void gctx_libwatch__on_record(struct gctx_libwatch *w, __u32 type, const void *data, __u32 len)
 {
-	if (!w)
+	__u32 tgid;
+
+	if (!w || len < sizeof(struct gctx_ev_hdr))
 		return;
-	if (type == GCTX_EV_APIMAP && len >= sizeof(struct gctx_ev_apimap))
+	tgid = ((const struct gctx_ev_hdr *)data)->tgid;
+	if (type == GCTX_EV_APIMAP && len >= sizeof(struct gctx_ev_apimap)) {
 		on_apimap(w, data);
-	else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap))
+	} else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
 		on_libmap(w, data);
-	else if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec))
-		exec_seen(w, ((const struct gctx_ev_hdr *)data)->tgid);
-	else if (type == GCTX_EV_EXIT && len >= sizeof(struct gctx_ev_exit) &&
-		 ((const struct gctx_ev_exit *)data)->group_dead)
-		exit_seen(w, ((const struct gctx_ev_hdr *)data)->tgid);
+	} else if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec)) {
+		snap_forget(w, tgid);
+		exec_seen(w, tgid);
+	} else if (type == GCTX_EV_EXIT && len >= sizeof(struct gctx_ev_exit) &&
+		   ((const struct gctx_ev_exit *)data)->group_dead) {
+		snap_forget(w, tgid);
+		exit_seen(w, tgid);
+	}
 }
 
 void gctx_libwatch__tick(struct gctx_libwatch *w)
@@ -391,7 +478,12 @@ void gctx_libwatch__free(struct gctx_libwatch *w)
 {
 	if (!w)
 		return;
+	if (w->o.verbose)
+		fprintf(stderr, "gpuctx: %llu maps reads for new libraries\n",
+			(unsigned long long)w->maps_reads);
 	gctx_hold__free(w->hold);
+	snap_clear(&w->snap);
+	free(w->snap.v);
 	gctx_ldpath__free(w->p);
 	gctx_hmap__free(&w->seen);
 	free(w);
