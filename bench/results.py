@@ -139,7 +139,7 @@ def churn_budget(raw, pc):
     return us, max(add, 0) * SPAWN_SYSCALLS / 1000 / us * 100, lin
 
 
-def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc=None):
+def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc=None, su=None):
     L = []
     w = L.append
     w("# gpuctx overhead benchmarks")
@@ -798,6 +798,12 @@ def write_results(path, m, args, ioc, churn, api, thr, col, elapsed, ss=None, pc
                            f"{col('gpuctx', 'stop')} vs {col('bpftrace', 'stop')}"),
                         verdict((rt if rt is not None else r) is not None
                                 and (rt if rt is not None else r) <= 1.0), ""))
+
+    if su is not None:
+        import startup
+        sl, st = startup.render(su)
+        L += sl
+        targets += [(t, meas, v, why or "") for t, meas, v, why in st]
 
     text = "\n".join(L) + "\n"
     tl = ["| target | measured | verdict | why (when missed or close) |", "|---|---|---|---|"]

@@ -12,7 +12,8 @@ shared helpers in bench/common.py.
 
 Usage: python3 bench/run.py [--rounds N] [--secs S] [--only ROW,...] [--quick] [--out FILE]
        python3 bench/run.py --render bench/out/raw.json   (rewrite RESULTS.md only)
-Rows: ioctl, progcost, churn, api, throughput, collector, startstop. Needs root, build/gpuctx, build/fakegpu,
+Rows: ioctl, progcost, churn, api, throughput, collector, startstop, startup (bench/startup.py:
+a traced `import torch`, a DataLoader job, the collector per 1,000 library mappings). Needs root, build/gpuctx, build/fakegpu,
 build/bench/{loops,empty_loader}, bpftrace and strace (make bench builds and installs them).
 """
 import argparse
@@ -33,7 +34,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--secs", type=float, default=0.25, help="seconds per timed loop")
     ap.add_argument("--only",
-                    default="ioctl,progcost,churn,api,throughput,collector,startstop")
+                    default="ioctl,progcost,churn,api,throughput,collector,startstop,startup")
     ap.add_argument("--quick", action="store_true", help="2 rounds, smaller workloads")
     ap.add_argument("--out", default=os.path.join(TOP, "bench/RESULTS.md"))
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -49,7 +50,7 @@ def main():
         QUIET.rounds = r["quiet"]
         targets = write_results(args.out, r["machine"], args, r["ioctl"], r["churn"], r["api"],
                                 r["throughput"], r["collector"], r["elapsed"],
-                                r.get("startstop"), r.get("progcost"))
+                                r.get("startstop"), r.get("progcost"), r.get("startup"))
         log(f"results written to {os.path.relpath(args.out)}")
         return
     if args.quick:
@@ -67,7 +68,7 @@ def main():
     t0 = time.time()
     m = machine()
     env = Env(args)
-    ioc = churn = api = thr = col = ss = pc = None
+    ioc = churn = api = thr = col = ss = pc = su = None
     try:
         if "ioctl" in rows:
             ioc = bench_ioctl(env, args.rounds, args.secs, extra_until=t0 + 200)
@@ -89,6 +90,9 @@ def main():
                                   1000 if args.quick else 12500, 1 if args.quick else 3)
         if "startstop" in rows:
             ss = bench_startstop(env, 3 if args.quick else 9)
+        if "startup" in rows:
+            import startup
+            su = startup.measure(2 if args.quick else args.rounds, log)
     finally:
         env.close()
     elapsed = time.time() - t0
@@ -96,9 +100,9 @@ def main():
     with open(os.path.join(TOP, "bench/out/raw.json"), "w") as f:
         json.dump({"machine": m, "args": {"rounds": args.rounds, "secs": args.secs},
                    "quiet": QUIET.rounds, "elapsed": elapsed, "ioctl": ioc, "churn": churn,
-                   "api": api, "throughput": thr, "collector": col, "startstop": ss, "progcost": pc}, f,
+                   "api": api, "throughput": thr, "collector": col, "startstop": ss, "progcost": pc, "startup": su}, f,
                   indent=1, default=str)
-    targets = write_results(args.out, m, args, ioc, churn, api, thr, col, elapsed, ss, pc)
+    targets = write_results(args.out, m, args, ioc, churn, api, thr, col, elapsed, ss, pc, su)
     log(f"results written to {os.path.relpath(args.out)} in {(time.time() - t0) / 60:.1f} min")
     for t, meas, v, _ in targets:
         log(f"  {v.strip('*')}: {t}: {meas}")
