@@ -26,11 +26,11 @@ BPF_UNITS := gpuctx api
 # user/ by stage of the data path (docs/architecture.md). The live side (collect/, cli/) needs
 # libbpf and root; the pure stages also run on a trace file and are unit tested without root.
 LIVE_DIRS := collect cli
-PURE_DIRS := lib trace decode model output
+PURE_DIRS := lib trace decode model output/report output/timeline
 BPF_USER_SRCS := $(foreach d,$(LIVE_DIRS),$(wildcard user/$(d)/*.c))
 PURE_SRCS := $(foreach d,$(PURE_DIRS),$(wildcard user/$(d)/*.c))
 USER_SRCS := $(PURE_SRCS) $(BPF_USER_SRCS)
-USER_HDRS := $(wildcard user/*/*.h)
+USER_HDRS := $(wildcard user/*/*.h user/*/*/*.h)
 PURE_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(PURE_SRCS))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_UNITS))
@@ -181,7 +181,7 @@ vmlinux:
 	$(Q)tools/gen-vmlinux.sh /sys/kernel/btf/vmlinux $(VMLINUX_H)
 
 format:
-	$(Q)clang-format -i bpf/*.bpf.c user/*/*.c user/*/*.h include/*.h tools/*.c tests/unit/*/*.c tests/workloads/*.c
+	$(Q)clang-format -i bpf/*.bpf.c user/*/*.c user/*/*.h user/*/*/*.c user/*/*/*.h include/*.h tools/*.c tests/unit/*/*.c tests/workloads/*.c
 
 clean:
 	$(Q)rm -rf $(OUTPUT) $(BUILD)

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include "fuzz_common.h"
 #include "lib/json.h"
-#include "output/print.h"
+#include "output/report/print.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,7 +6,7 @@
 #include "fuzz_common.h"
 #include "decode/decode.h"
 #include "model/model.h"
-#include "output/print.h"
+#include "output/report/print.h"
 #include "trace/records.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

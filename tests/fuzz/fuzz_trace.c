@@ -4,10 +4,10 @@
 #include <stdint.h>
 #include "fuzz_common.h"
 #include "model/model.h"
-#include "output/chrome.h"
-#include "output/export.h"
-#include "output/perfetto.h"
-#include "output/report.h"
+#include "output/timeline/chrome.h"
+#include "output/timeline/export.h"
+#include "output/timeline/perfetto.h"
+#include "output/report/report.h"
 #include "trace/tracefile.h"
 
 static void report(const char *path)

@@ -15,7 +15,7 @@
 #include "lib/outfile.h"
 #include "model/analysis.h"
 #include "model/model.h"
-#include "output/junit.h"
+#include "output/report/junit.h"
 #include "trace/hosts.h"
 #include "trace/tracefile.h"
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
-#include "output/export.h"
+#include "output/timeline/export.h"
 #include "trace/hosts.h"
 
 static const char export_usage[] = "Usage: gpuctx export [-q] -f perfetto|chrome -o OUT FILE...\n";

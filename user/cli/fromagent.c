@@ -21,7 +21,7 @@
 #include "collect/discover.h"
 #include "lib/outfile.h"
 #include "model/model.h"
-#include "output/print.h"
+#include "output/report/print.h"
 #include "trace/tracefile.h"
 
 static volatile sig_atomic_t stop;

@@ -9,8 +9,8 @@
 
 #include "cli/cli.h"
 #include "model/model.h"
-#include "output/export.h"
-#include "output/report.h"
+#include "output/timeline/export.h"
+#include "output/report/report.h"
 #include "trace/hosts.h"
 
 void cli_job_free(struct cli_job *job)

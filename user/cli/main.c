@@ -5,7 +5,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "cli/cli.h"
-#include "output/export.h"
+#include "output/timeline/export.h"
 
 static void usage(FILE *out)
 {

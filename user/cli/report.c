@@ -7,7 +7,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "model/model.h"
-#include "output/report.h"
+#include "output/report/report.h"
 #include "trace/hosts.h"
 #include "trace/tracefile.h"
 

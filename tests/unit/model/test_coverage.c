@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "output/report.h"
+#include "output/report/report.h"
 
 #include "builders.h"
 

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
-#include "output/sites.h"
+#include "output/report/sites.h"
 
 struct rec {
 	struct gctx_rec_stack h;

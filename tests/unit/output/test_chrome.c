@@ -23,8 +23,8 @@
 #include <unistd.h>
 #include <linux/types.h>
 
-#include "output/chrome.h"
-#include "output/export.h"
+#include "output/timeline/chrome.h"
+#include "output/timeline/export.h"
 #include "gpuctx_events.h"
 #include "trace/tracefile.h"
 

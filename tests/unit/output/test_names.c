@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "output/names.h"
+#include "output/timeline/names.h"
 
 /* A process is its latest comm; a full 16-byte comm without NUL is kept whole. */
 static void test_comm(void **state)

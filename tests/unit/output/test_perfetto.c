@@ -24,9 +24,9 @@
 #include <unistd.h>
 #include <linux/types.h>
 
-#include "output/export.h"
+#include "output/timeline/export.h"
 #include "gpuctx_events.h"
-#include "output/perfetto.h"
+#include "output/timeline/perfetto.h"
 #include "trace/tracefile.h"
 
 #include "builders.h"

@@ -20,7 +20,7 @@
 #include <linux/types.h>
 
 #include "gpuctx_events.h"
-#include "output/print.h"
+#include "output/report/print.h"
 
 #include "builders.h"
 #include "output_helpers.h"

@@ -22,7 +22,7 @@
 
 #include "gpuctx_events.h"
 #include "model/model.h"
-#include "output/report.h"
+#include "output/report/report.h"
 #include "trace/tracefile.h"
 
 #include "builders.h"

@@ -16,8 +16,8 @@
 
 #include "decode/api.h"
 #include "model/analysis.h"
-#include "output/junit.h"
-#include "output/report.h"
+#include "output/report/junit.h"
+#include "output/report/report.h"
 
 #include "builders.h"
 #include "output_helpers.h"

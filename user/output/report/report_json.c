@@ -11,9 +11,9 @@
 #include "decode/api.h"
 #include "decode/decode.h"
 #include "lib/json.h"
-#include "output/print.h"
-#include "output/report_priv.h"
-#include "output/sites.h"
+#include "output/report/print.h"
+#include "output/report/report_priv.h"
+#include "output/report/sites.h"
 #include "trace/records.h"
 
 #define GCTX_O_CLOEXEC	 02000000u /* kernel value, as in the open record */

@@ -9,8 +9,8 @@
 
 #include "lib/json.h"
 #include "model/analysis.h"
-#include "output/print.h"
-#include "output/report_priv.h"
+#include "output/report/print.h"
+#include "output/report/report_priv.h"
 
 #define LIST_MAX 24 /* pids and finding ids listed in the text before "..." */
 

@@ -10,8 +10,8 @@
 #include "lib/errcode.h"
 #include "decode/decode.h"
 #include "model/model.h"
-#include "output/print.h"
-#include "output/timeline_priv.h"
+#include "output/report/print.h"
+#include "output/timeline/timeline_priv.h"
 #include "trace/records.h"
 
 /* ---- holders: a process's holding of a GPU file description ---- */

@@ -10,7 +10,7 @@
 #include "lib/errcode.h"
 #include "decode/decode.h"
 #include "decode/api.h"
-#include "output/print.h"
+#include "output/report/print.h"
 #include "trace/records.h"
 
 #define NS_PER_SEC 1000000000ULL

@@ -19,8 +19,8 @@
 #include "lib/str.h"
 #include "lib/tsmath.h"
 #include "model/model.h"
-#include "output/export.h"
-#include "output/names.h"
+#include "output/timeline/export.h"
+#include "output/timeline/names.h"
 #include "trace/records.h"
 
 /* Track uuids: the kind in the top byte, model indices below. */

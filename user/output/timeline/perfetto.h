@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include "lib/pb.h"
-#include "output/export.h"
+#include "output/timeline/export.h"
 
 /* trusted_packet_sequence_id of every packet we write */
 #define GCTX_PERFETTO_SEQ_ID 1

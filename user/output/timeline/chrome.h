@@ -14,7 +14,7 @@
 #define __GPUCTX_CHROME_H
 
 #include <stdio.h>
-#include "output/export.h"
+#include "output/timeline/export.h"
 
 /* JSON thread ids of GPU tracks start above any kernel tid (pid_max <= 4194304). */
 #define GCTX_CHROME_LANE_TID 1000000000u

@@ -8,7 +8,7 @@
 
 #include "decode/api.h"
 #include "model/model.h"
-#include "output/timeline_priv.h"
+#include "output/timeline/timeline_priv.h"
 #include "trace/records.h"
 
 /* ---- API-level contexts (CUDA driver API, HIP runtime): the second context source ---- */

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "output/print.h"
-#include "output/timeline_priv.h"
+#include "output/report/print.h"
+#include "output/timeline/timeline_priv.h"
 #include "trace/records.h"
 
 #define CHAIN_MAX 64 /* parents walked to find a forked child's argv */

@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "lib/outfile.h"
-#include "output/chrome.h"
-#include "output/export.h"
-#include "output/perfetto.h"
-#include "output/timeline_priv.h"
+#include "output/timeline/chrome.h"
+#include "output/timeline/export.h"
+#include "output/timeline/perfetto.h"
+#include "output/timeline/timeline_priv.h"
 #include "trace/tracefile.h"
 
 #define OUT_BUF_SIZE (1 << 20)

@@ -10,9 +10,9 @@
 #include "lib/errcode.h"
 #include "decode/api.h"
 #include "decode/decode.h"
-#include "output/print.h"
-#include "output/report_priv.h"
-#include "output/sites.h"
+#include "output/report/print.h"
+#include "output/report/report_priv.h"
+#include "output/report/sites.h"
 #include "trace/records.h"
 
 #define NS_PER_SEC 1000000000ULL

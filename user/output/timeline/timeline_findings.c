@@ -8,9 +8,9 @@
 
 #include "decode/decode.h"
 #include "model/model.h"
-#include "output/print.h"
-#include "output/sites.h"
-#include "output/timeline_priv.h"
+#include "output/report/print.h"
+#include "output/report/sites.h"
+#include "output/timeline/timeline_priv.h"
 #include "trace/records.h"
 
 /* ---- findings ---- */

@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include "lib/outfile.h"
 #include "lib/utf8.h"
-#include "output/junit.h"
-#include "output/report_priv.h"
+#include "output/report/junit.h"
+#include "output/report/report_priv.h"
 
 /* XML 1.0 text: markup escaped, control bytes (not allowed in XML 1.0) as '?', invalid UTF-8
  * (argv and names are the traced program's bytes) as U+FFFD. */

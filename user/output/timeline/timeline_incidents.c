@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "model/analysis.h"
-#include "output/timeline_priv.h"
+#include "output/timeline/timeline_priv.h"
 
 #define FLOWS_MAX 64 /* members linked by a flow per incident; the args list them all */
 

@@ -16,7 +16,7 @@
 #include "lib/json.h"
 #include "model/analysis.h"
 #include "model/model.h"
-#include "output/report.h"
+#include "output/report/report.h"
 #include "trace/tracefile.h"
 
 struct rep_hold_ref {

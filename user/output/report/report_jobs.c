@@ -8,7 +8,7 @@
 
 #include "lib/json.h"
 #include "model/jobattr.h"
-#include "output/report_priv.h"
+#include "output/report/report_priv.h"
 
 #define JOBS_MAX 32 /* distinct jobs listed; the rest are counted */
 #define PIDS_MAX 8  /* root pids listed per job */

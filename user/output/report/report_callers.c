@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "decode/api.h"
-#include "output/report_priv.h"
-#include "output/sites.h"
+#include "output/report/report_priv.h"
+#include "output/report/sites.h"
 
 #define REP_MAX_SITES_PER_FN 4 /* callers listed per function in the text report */
 

@@ -51,8 +51,8 @@
 #include <time.h>
 
 #include "model/model.h"
-#include "output/export.h"
-#include "output/timeline_priv.h"
+#include "output/timeline/export.h"
+#include "output/timeline/timeline_priv.h"
 #include "trace/records.h"
 #include "trace/tracefile.h"
 

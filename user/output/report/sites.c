@@ -2,8 +2,8 @@
 /* Finding sites in the reports (interface in sites.h). */
 #include <string.h>
 
-#include "output/print.h"
-#include "output/sites.h"
+#include "output/report/print.h"
+#include "output/report/sites.h"
 
 void gctx_finding_stacks_in(const struct gctx_model *m, const struct gctx_model *sm,
 			    const struct gctx_finding *f,

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/report_priv.h"
+#include "output/report/report_priv.h"
 
 #define REP_ENDBR64_LEN 4 /* f3 0f 1e fa */
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "lib/str.h"
-#include "output/names.h"
+#include "output/timeline/names.h"
 
 static void name_comm(char *buf, size_t len, const char *comm, const char *what, __u32 id)
 {

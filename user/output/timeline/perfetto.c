@@ -29,8 +29,8 @@
 #include "lib/hmap.h"
 #include "lib/strtab.h"
 #include "lib/tsmath.h"
-#include "output/names.h"
-#include "output/perfetto.h"
+#include "output/timeline/names.h"
+#include "output/timeline/perfetto.h"
 
 /* Field numbers (shared/reference/perfetto.md, section 1.2). */
 enum {

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "lib/json.h"
-#include "output/print.h"
-#include "output/report_priv.h"
+#include "output/report/print.h"
+#include "output/report/report_priv.h"
 
 static const char *released_by(__u32 by)
 {

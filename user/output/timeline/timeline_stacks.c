@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 
 #include "model/model.h"
-#include "output/print.h"
-#include "output/timeline_priv.h"
+#include "output/report/print.h"
+#include "output/timeline/timeline_priv.h"
 #include "trace/tracefile.h"
 
 #define MATCH_NS  1000000000ULL /* a stack further than this from an event is not its */

@@ -13,8 +13,8 @@
 
 #include "decode/api.h"
 #include "decode/decode.h"
-#include "output/print.h"
-#include "output/report_priv.h"
+#include "output/report/print.h"
+#include "output/report/report_priv.h"
 
 #define REP_MAX_INDENT	  32 /* tree levels indented; deeper lines show their depth */
 #define REP_MAX_OBJ_LINES 64 /* objects listed per process and file */

@@ -11,8 +11,8 @@
 
 #include "decode/decode.h"
 #include "model/model.h"
-#include "output/print.h"
-#include "output/timeline_priv.h"
+#include "output/report/print.h"
+#include "output/timeline/timeline_priv.h"
 #include "trace/records.h"
 
 #define FAM_RM 0xffffu /* RM handles share one namespace per client */

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/chrome.h"
+#include "output/timeline/chrome.h"
 #include "lib/json.h"
-#include "output/names.h"
+#include "output/timeline/names.h"
 
 struct gctx_chrome {
 	struct gctx_tl_sink sink;

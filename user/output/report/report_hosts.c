@@ -12,8 +12,8 @@
 #include "lib/json.h"
 #include "model/analysis.h"
 #include "model/jobattr.h"
-#include "output/print.h"
-#include "output/report_priv.h"
+#include "output/report/print.h"
+#include "output/report/report_priv.h"
 #include "trace/hosts.h"
 
 #define JOB_LABELS 4 /* distinct jobs named on the job line */
