@@ -54,9 +54,9 @@ int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks);
 /* report.c: read a whole trace into a finished model. 0, or 1 with a one-line error printed. */
 int cli_load_trace(const char *path, struct gctx_model **out, struct gctx_trace_meta *meta);
 
-/* check.c: "error", "warning", "never" -> severity (GCTX_FAIL_NEVER); -1 when unknown. */
+/* verdict.c: "error", "warning", "never" -> severity (GCTX_FAIL_NEVER); -1 when unknown. */
 int cli_parse_fail_on(const char *arg);
-/* check.c: the diagnosis of a finished model: the verdict and fixes to out after prefix (out
+/* verdict.c: the diagnosis of a finished model: the verdict and fixes to out after prefix (out
  * NULL: none), JUnit to junit (NULL: none). Returns GCTX_EXIT_INCIDENT when an incident is at
  * or above fail_on, 1 when the analysis or the JUnit file failed, else 0. */
 int cli_verdict(const struct gctx_model *m, const struct gctx_trace_meta *meta, int fail_on,
