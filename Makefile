@@ -86,9 +86,9 @@ $(BUILD)/gpuctx-static: $(USER_OBJS) | $(BUILD)
 
 # the emulated driver: tools/fakegpu.c and its per-driver files tools/fakegpu_*.c
 FAKEGPU_SRCS := $(wildcard tools/fakegpu*.c)
-$(BUILD)/fakegpu: $(FAKEGPU_SRCS) $(wildcard tools/fakegpu*.h) tools/gpu_uapi.h | $(BUILD)
+$(BUILD)/fakegpu: $(FAKEGPU_SRCS) $(wildcard tools/fakegpu*.h) include/gpu_uapi.h | $(BUILD)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itools $(shell pkg-config --cflags fuse3) $(FAKEGPU_SRCS) $(shell pkg-config --libs fuse3) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $(shell pkg-config --cflags fuse3) $(FAKEGPU_SRCS) $(shell pkg-config --libs fuse3) -lpthread -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(PURE_OBJS)
 	$(call msg,CC,$@)
@@ -111,14 +111,14 @@ $(patsubst %,$(BUILD)/tests/collect/%,$(COLLECT_TESTS)): $(BUILD)/tests/collect/
 # a live module tested by including its source (no libbpf in it)
 $(BUILD)/tests/collect/test_pymem $(BUILD)/san/collect/test_pymem: user/collect/pymem.c user/collect/pymem.h
 
-$(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
+$(BUILD)/workloads/%: tests/workloads/%.c include/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itools $< -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $< -lpthread -o $@
 
 # The stack test's C workload again, with frame pointers (wl_blame itself has none: -O2).
-$(BUILD)/workloads/wl_blame_fp: tests/workloads/wl_blame.c tools/gpu_uapi.h | $(BUILD)/workloads
+$(BUILD)/workloads/wl_blame_fp: tests/workloads/wl_blame.c include/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -Itools $< -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer $< -lpthread -o $@
 
 all: $(BUILD)/workloads/wl_blame_fp
 
@@ -293,9 +293,9 @@ $(BENCH_BIN)/empty_loader: bench/empty_loader.c $(BENCH_SKELS) | $(BENCH_BIN)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(BENCH_OUT) $< $(LDLIBS) -o $@
 
-$(BENCH_BIN)/loops: bench/loops.c tools/gpu_uapi.h | $(BENCH_BIN)
+$(BENCH_BIN)/loops: bench/loops.c include/gpu_uapi.h | $(BENCH_BIN)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itools $< -ldl -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $< -ldl -lpthread -o $@
 
 $(BENCH_BIN)/load_cost: bench/load_cost.c | $(BENCH_BIN)
 	$(call msg,CC,$@)
@@ -328,7 +328,7 @@ API_HIP_H := $(wildcard $(HIP_INC_DIR)/hip/hip_runtime_api.h)
 # entry points share an address or tail-call one another; local symbols dropped (-x), so the
 # non-exported entry points that cuGetProcAddress hands out are anonymous as in a stripped lib.
 API_DOUBLE_CFLAGS := -O2 -g0 -fPIC -shared -fcf-protection=full -fno-ipa-icf -D_GNU_SOURCE \
-	-Wall -Wextra -Wno-unused-parameter -Itools -Iuser
+	-Wall -Wextra -Wno-unused-parameter -Iinclude -Iuser
 API_DOUBLE_LDFLAGS := -Wl,-x -Wl,-z,noexecstack -lpthread
 API_CUDA_WORKLOADS := $(BUILD)/workloads/api_cuda_fork $(BUILD)/workloads/api_cuda_launch
 API_HIP_WORKLOADS := $(BUILD)/workloads/api_hip_fork
@@ -340,7 +340,7 @@ $(BUILD)/doubles:
 ifneq ($(API_CUDA_H),)
 API_TARGETS += $(BUILD)/doubles/libcuda.so.1 $(API_CUDA_WORKLOADS)
 
-$(BUILD)/doubles/libcuda.so.1: tests/doubles/libcuda_double.c tools/gpu_uapi.h | $(BUILD)/doubles
+$(BUILD)/doubles/libcuda.so.1: tests/doubles/libcuda_double.c include/gpu_uapi.h | $(BUILD)/doubles
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(API_DOUBLE_CFLAGS) -I$(CUDA_INC_DIR) $< -Wl,-soname,libcuda.so.1 \
 		$(API_DOUBLE_LDFLAGS) -o $@
@@ -352,9 +352,9 @@ $(BUILD)/workloads/wl_blame_cxx: tests/workloads/wl_blame_cxx.cc | $(BUILD)/work
 	$(Q)g++ -g -O2 -Wall -I$(CUDA_INC_DIR) $< -L$(CUDA_STUB_DIR) -lcuda -o $@
 
 # Linked against NVIDIA's stub, so NEEDED is libcuda.so.1; run with LD_LIBRARY_PATH=build/doubles.
-$(API_CUDA_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
+$(API_CUDA_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c include/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itools -I$(CUDA_INC_DIR) $< -L$(CUDA_STUB_DIR) -lcuda -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(CUDA_INC_DIR) $< -L$(CUDA_STUB_DIR) -lcuda -lpthread -o $@
 
 # cuInit called by a library (as cuML or torch do) and by the program (issue 11's callers test).
 API_TARGETS += $(BUILD)/workloads/libwl_cuda_init.so
@@ -362,10 +362,10 @@ $(BUILD)/workloads/libwl_cuda_init.so: tests/workloads/lib/wl_cuda_init.c | $(BU
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared -I$(CUDA_INC_DIR) $< -L$(CUDA_STUB_DIR) -lcuda -o $@
 
-$(BUILD)/workloads/api_cuda_caller: tests/workloads/api_cuda_caller.c tools/gpu_uapi.h \
+$(BUILD)/workloads/api_cuda_caller: tests/workloads/api_cuda_caller.c include/gpu_uapi.h \
 		$(BUILD)/workloads/libwl_cuda_init.so
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itools -I$(CUDA_INC_DIR) $< -L$(BUILD)/workloads -lwl_cuda_init \
+	$(Q)$(CC) $(CFLAGS) -I$(CUDA_INC_DIR) $< -L$(BUILD)/workloads -lwl_cuda_init \
 		-Wl,-rpath,'$$ORIGIN' -L$(CUDA_STUB_DIR) -lcuda -o $@
 else
 $(API_CUDA_WORKLOADS) $(BUILD)/workloads/api_cuda_caller:
@@ -376,7 +376,7 @@ ifneq ($(API_HIP_H),)
 API_TARGETS += $(BUILD)/doubles/libamdhip64.so.5 $(API_HIP_WORKLOADS)
 
 $(BUILD)/doubles/libamdhip64.so.5: tests/doubles/libhip_double.c tests/doubles/hip.map \
-		tools/gpu_uapi.h | $(BUILD)/doubles
+		include/gpu_uapi.h | $(BUILD)/doubles
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(API_DOUBLE_CFLAGS) -D__HIP_PLATFORM_AMD__ -I$(HIP_INC_DIR) $< \
 		-Wl,-soname,libamdhip64.so.5 -Wl,--version-script=tests/doubles/hip.map \
@@ -384,14 +384,14 @@ $(BUILD)/doubles/libamdhip64.so.5: tests/doubles/libhip_double.c tests/doubles/h
 
 # The real HIP runtime on the emulated driver (tests/realdriver/amd.sh)
 API_TARGETS += $(BUILD)/workloads/amd_hip
-$(BUILD)/workloads/amd_hip: tests/realdriver/amd_hip.c tools/gpu_uapi.h | $(BUILD)/workloads
+$(BUILD)/workloads/amd_hip: tests/realdriver/amd_hip.c include/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Wno-deprecated-declarations -Itools -D__HIP_PLATFORM_AMD__ $< -lamdhip64 \
+	$(Q)$(CC) $(CFLAGS) -Wno-deprecated-declarations -D__HIP_PLATFORM_AMD__ $< -lamdhip64 \
 		-o $@
 
-$(API_HIP_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c tools/gpu_uapi.h | $(BUILD)/workloads
+$(API_HIP_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c include/gpu_uapi.h | $(BUILD)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Wno-deprecated-declarations -Itools -D__HIP_PLATFORM_AMD__ $< -lamdhip64 \
+	$(Q)$(CC) $(CFLAGS) -Wno-deprecated-declarations -D__HIP_PLATFORM_AMD__ $< -lamdhip64 \
 		-lpthread -o $@
 else
 $(API_HIP_WORKLOADS):

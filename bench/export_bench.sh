@@ -10,7 +10,7 @@ n=${1:-1000000}
 T=$(mktemp -d /tmp/gpuctx-export-bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 make --no-print-directory -s all .output/user/trace/tracefile.o .output/user/lib/crc32.o >/dev/null
-cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Itools tests/export/gen_trace.c \
+cc -O2 -D_GNU_SOURCE -Iinclude -Iuser tests/export/gen_trace.c \
 	.output/user/trace/tracefile.o .output/user/lib/crc32.o -lpthread -o "$T/gen"
 python3 tests/export/check_export.py bench --gpuctx build/gpuctx --gen "$T/gen" --dir "$T" \
 	--records "$n" --rounds 3 | tee "$T/out"

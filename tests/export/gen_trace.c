@@ -15,7 +15,7 @@
  *        gen_trace --rss -- CMD [ARG...]
  *   run CMD and print "maxrss_kb N exit S" for it: the peak RSS of CMD alone (a child of a big
  *   process such as python inherits its parent's peak through fork and exec)
- * Build: cc -Iinclude -Iuser -Itools tests/export/gen_trace.c .output/user/trace/tracefile.o
+ * Build: cc -Iinclude -Iuser tests/export/gen_trace.c .output/user/trace/tracefile.o
  *        .output/user/lib/crc32.o -lpthread
  */
 #include <errno.h>

@@ -64,7 +64,7 @@ build_gen() {
 	[ -x "$GEN" ] && return 0
 	make --no-print-directory -s .output/user/trace/tracefile.o .output/user/lib/crc32.o \
 		>/dev/null 2>&1 || true
-	cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Itools "$HERE/gen_trace.c" .output/user/trace/tracefile.o \
+	cc -O2 -D_GNU_SOURCE -Iinclude -Iuser "$HERE/gen_trace.c" .output/user/trace/tracefile.o \
 		.output/user/lib/crc32.o -lpthread -o "$GEN"
 }
 

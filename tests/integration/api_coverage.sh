@@ -41,7 +41,7 @@ t_cov_runpath() {
 	local name=cov_runpath
 	need_cuda_double $name || return
 	mkdir -p "$T/rp/bin" "$T/rp/lib" && cp "$D/libcuda.so.1" "$T/rp/lib/"
-	if ! cc -D_GNU_SOURCE -Itools -Iuser -I/usr/local/cuda/include \
+	if ! cc -D_GNU_SOURCE -Iinclude -Iuser -I/usr/local/cuda/include \
 		tests/workloads/api_cuda_fork.c -L/usr/local/cuda/lib64/stubs -lcuda -lpthread \
 		-Wl,--enable-new-dtags,-rpath,'$ORIGIN/../lib' -o "$T/rp/bin/api_cuda_fork" \
 		2>"$T/$name.err"; then
