@@ -157,8 +157,8 @@ def measure(rounds=5, log=lambda m: print(f"bench: {m}", file=sys.stderr, flush=
             for h in hs:
                 h.kill()
                 h.wait()
-        res["dataloader"] = interleaved(tmp, DATALOADER, max(3, rounds // 2 + 1), log)
-        res["libs"] = libs_cpu(tmp, 3, 200, log)
+        res["dataloader"] = interleaved(tmp, DATALOADER, max(3, rounds // 2 + 2), log)
+        res["libs"] = libs_cpu(tmp, 3, 1000, log)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     res["load_end"] = loadavg()
@@ -206,7 +206,7 @@ def render(res):
         per = statistics.median(r["per_1000"] for r in libs)
         L += ["", f"Collector CPU per 1,000 library mappings: **{per:.2f} s** (median of "
               f"{len(libs)} rounds; {', '.join('%.2f' % r['per_1000'] for r in libs)}), "
-              "the collector's utime + stime with a process mapping 200 new copies of libz "
+              "the collector's utime + stime with a process mapping 1,000 new copies of libz "
               f"({libs[0]['libmaps']} library records) minus the same process mapping none."]
     L.append("")
     return L, targets
