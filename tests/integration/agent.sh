@@ -41,8 +41,40 @@ agent_wait_dump() {
 	return 1
 }
 
+# agent_attached OUT BEFORE AFTER RECORD_OPTION...: attach_job.py with BEFORE workers forked
+# before the attach and AFTER after it, recorded by `gpuctx record RECORD_OPTION... -q -o OUT.gctx
+# -p JOB` attached once the job is ready; the record's exit status (the job's pid in
+# AGENT_JOB_PID)
+agent_attached() {
+	local out=$1 before=$2 after=$3 rp
+	shift 3
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$AGENT_JOB" --api cuda \
+		--start fork --before "$before" --after "$after" >"$out.wl" 2>&1 &
+	AGENT_JOB_PID=$!
+	for _ in $(seq 200); do grep -q ready "$out.wl" && break; sleep 0.05; done
+	"$G" record "$@" -q -o "$out.gctx" -p $AGENT_JOB_PID >/dev/null 2>"$out.err" &
+	rp=$!
+	for _ in $(seq 300); do grep -qs attached "$out.err" && break; sleep 0.05; done
+	kill -USR1 $AGENT_JOB_PID
+	wait $AGENT_JOB_PID
+	wait $rp
+}
+
+# same_incidents A.json B.json: the same incidents (kind, severity, API, users, members), one
+# poison-fork error first
+same_incidents() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+def key(path):
+    d = json.load(open(path))
+    return [(i["kind"], i["severity"], i["api"], i["used"], len(i["pids"])) for i in d["incidents"]]
+a, b = key(sys.argv[1]), key(sys.argv[2])
+assert a == b and a and a[0][:2] == ("poison-fork", "error"), (a, b)
+PY
+}
+
 t_agent() {
-	local name=agent rc=0 job crash spawn d got want
+	local name=agent rc=0 job crash spawn d got want fj
 	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
 		echo "SKIP agent: the CUDA test double was not built"
 		return
@@ -62,16 +94,9 @@ t_agent() {
 	spawn=$AGENT_JOB_PID
 	sleep 2.5
 	# record --from-agent: a job's trace from the agent, no second tracer
-	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$AGENT_JOB" --api cuda \
-		--start fork --before 1 --after 2 >"$T/$name.fa.wl" 2>&1 &
-	local fj=$!
-	for _ in $(seq 200); do grep -q ready "$T/$name.fa.wl" && break; sleep 0.05; done
-	"$G" record --from-agent --duration 120 -q -o "$T/$name.fa.gctx" -p $fj >/dev/null 2>"$T/$name.fa.err" &
-	local fp=$!
-	for _ in $(seq 300); do grep -qs attached "$T/$name.fa.err" && break; sleep 0.05; done
-	kill -USR1 $fj
-	wait $fj
-	wait $fp || { echo "record --from-agent exited $?: $(cat "$T/$name.fa.err")" >>"$T/$name.err"; rc=1; }
+	agent_attached "$T/$name.fa" 1 2 --from-agent --duration 120 ||
+		{ echo "record --from-agent exited $?: $(cat "$T/$name.fa.err")" >>"$T/$name.err"; rc=1; }
+	fj=$AGENT_JOB_PID
 	grep -q "agent: record --from-agent: sending pid $fj's tree" "$T/$name.out" ||
 		{ echo "the agent did not serve --from-agent" >>"$T/$name.err"; rc=1; }
 	# one agent per node
@@ -94,49 +119,15 @@ t_agent() {
 	grep -q "poison-fork: $d: POISON FORK" "$T/$name.out" ||
 		{ echo "no incident line for $d" >>"$T/$name.err"; rc=1; }
 	# the job --from-agent recorded, attached to directly: the same incidents
-	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$AGENT_JOB" --api cuda \
-		--start fork --before 1 --after 2 >"$T/$name.fd.wl" 2>&1 &
-	fj=$!
-	for _ in $(seq 200); do grep -q ready "$T/$name.fd.wl" && break; sleep 0.05; done
-	"$G" record -q -o "$T/$name.fd.gctx" "${DEVS[@]}" --libcuda "$DOUBLES/libcuda.so.1" -p $fj \
-		>/dev/null 2>"$T/$name.fd.err" &
-	fp=$!
-	for _ in $(seq 300); do grep -qs attached "$T/$name.fd.err" && break; sleep 0.05; done
-	kill -USR1 $fj
-	wait $fj
-	wait $fp
+	agent_attached "$T/$name.fd" 1 2 "${DEVS[@]}" --libcuda "$DOUBLES/libcuda.so.1"
 	"$G" report --json "$T/$name.fa.gctx" >"$T/$name.fa.json" 2>>"$T/$name.err" || rc=1
 	"$G" report --json "$T/$name.fd.gctx" >"$T/$name.fd.json" 2>>"$T/$name.err" || rc=1
-	python3 - "$T/$name.fa.json" "$T/$name.fd.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
-import json, sys
-def key(path):
-    d = json.load(open(path))
-    return [(i["kind"], i["severity"], i["api"], i["used"], len(i["pids"])) for i in d["incidents"]]
-fa, direct = key(sys.argv[1]), key(sys.argv[2])
-assert fa == direct and fa and fa[0][:2] == ("poison-fork", "error"), (fa, direct)
-PY
+	same_incidents "$T/$name.fa.json" "$T/$name.fd.json" >>"$T/$name.err" 2>&1 || rc=1
 	# the same job recorded from its start: the same incidents
-	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$AGENT_JOB" --api cuda \
-		--start fork --before 0 --after 3 >"$T/$name.rec.wl" 2>&1 &
-	local rj=$!
-	for _ in $(seq 200); do grep -q ready "$T/$name.rec.wl" && break; sleep 0.05; done
-	"$G" record -q -o "$T/$name.rec.gctx" "${DEVS[@]}" --libcuda "$DOUBLES/libcuda.so.1" -p $rj \
-		>/dev/null 2>"$T/$name.rec.err" &
-	local rp=$!
-	for _ in $(seq 300); do grep -qs attached "$T/$name.rec.err" && break; sleep 0.05; done
-	kill -USR1 $rj
-	wait $rj
-	wait $rp
+	agent_attached "$T/$name.rec" 0 3 "${DEVS[@]}" --libcuda "$DOUBLES/libcuda.so.1"
 	"$G" report --json "$d" >"$T/$name.dump.json" 2>>"$T/$name.err" || rc=1
 	"$G" report --json "$T/$name.rec.gctx" >"$T/$name.rec.json" 2>>"$T/$name.err" || rc=1
-	python3 - "$T/$name.dump.json" "$T/$name.rec.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
-import json, sys
-def key(path):
-    d = json.load(open(path))
-    return [(i["kind"], i["severity"], i["api"], i["used"], len(i["pids"])) for i in d["incidents"]]
-dump, rec = key(sys.argv[1]), key(sys.argv[2])
-assert dump == rec and dump and dump[0][:2] == ("poison-fork", "error"), (dump, rec)
-PY
+	same_incidents "$T/$name.dump.json" "$T/$name.rec.json" >>"$T/$name.err" 2>&1 || rc=1
 	d=$T/$name.spool/$(agent_dumps "$T/$name.spool" "$crash" | head -1)
 	"$G" report --json "$d" >"$T/$name.crash.json" 2>>"$T/$name.err" || rc=1
 	python3 - "$T/$name.crash.json" "$crash" >>"$T/$name.err" 2>&1 <<'PY' || rc=1

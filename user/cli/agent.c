@@ -42,6 +42,7 @@
 #define MAX_PENDING 256		  /* process trees with an incident not yet written */
 #define TREE_WAIT_NS (30 * 1000000000ull) /* a tree still running is dumped after this */
 #define AGENT_MAX_ARGS 64
+#define PENDING_EVERY_NS (100 * 1000000ull)
 #define METRICS_EVERY_NS (5 * 1000000000ull)
 
 static volatile sig_atomic_t got_hup;
@@ -757,8 +758,11 @@ static void tick(void *ctx, const struct gctx_model *m)
 	}
 	gctx_window__expire(a->win, now);
 	agent_subs__tick(a, m);
-	if (a->npend)
+	/* pending trees are walked in the model: ten times a second is enough, not every turn */
+	if (a->npend && now >= a->last_pending + PENDING_EVERY_NS) {
+		a->last_pending = now;
 		run_pending(a, m, false);
+	}
 	if (a->o.metrics && now >= a->last_metrics + METRICS_EVERY_NS)
 		write_metrics(a, m);
 }

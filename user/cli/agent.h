@@ -55,7 +55,7 @@ struct agent {
 	struct pending *pend;
 	__u32 npend, cap_pend;
 	__u64 pend_dropped;
-	__u64 start_wall, start_mono, last_metrics;
+	__u64 start_wall, start_mono, last_metrics, last_pending;
 	__u64 records, dumps, dump_errors;
 	__u64 incidents[GCTX_INC_MAX][GCTX_SEV_ERROR + 1];
 	__u64 crashes;
