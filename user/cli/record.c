@@ -1023,6 +1023,9 @@ no_trace_file:
 	gctx_callers__tick(st.callers, true);
 	gctx_stacks__flush(st.stacks);
 	record_next_stacks(&st);
+	/* the live lines before the closing warnings and summary on stderr: with both streams
+	 * sent to one file, a buffered line must not be cut by them */
+	fflush(stdout);
 
 	gctx_collector__drops(c, &drops);
 	{
