@@ -10,13 +10,15 @@
  * Never a stop that nothing ends: a hold is made only while the releaser (collect/hold.c, a
  * process of its own that outlives a SIGKILLed collector, named so that a kill aimed at gpuctx
  * misses it) has armed hold_ctl, and the releaser resumes every hold past its timeout and all
- * of them when the collector is gone.
+ * of them when the collector is gone. A signal that would end or stop both is seen by the
+ * guard (bpf/guard.bpf.c) in its sender's syscall, which resumes every hold there.
  * Include after common.bpf.h.
  */
 #ifndef __GPUCTX_HOLD_BPF_H
 #define __GPUCTX_HOLD_BPF_H
 
 #include "gpuctx_hold.h"
+#include "holdmaps.bpf.h"
 
 #define SIG_STOP 19
 #define SIG_CONT 18
@@ -33,21 +35,6 @@ struct {
 	__type(value, __u8);
 } known_libs SEC(".maps");
 
-/* tgid -> hold: processes stopped until their library is probed. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GCTX_MAX_HOLDS);
-	__type(key, __u32);
-	__type(value, struct gctx_hold_val);
-} holds SEC(".maps");
-
-/* [0]: armed while a releaser runs (no hold is made without one), gpuctx's executable. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gctx_hold_ctl);
-} hold_ctl SEC(".maps");
 
 /* A process of gpuctx's own executable (it forked and did not exec): never report or hold. */
 static __always_inline bool is_self_exe(const struct gctx_hold_ctl *ctl)
@@ -220,16 +207,19 @@ static __noinline void watch_apimap(struct file *f, __u32 dev, __u64 ino)
 	} else if ((e->flags = hold_visible())) {
 		/* not held: GCTX_APIMAP_OUTSIDE or GCTX_APIMAP_WATCHED */
 	} else {
+		struct task_struct *t = bpf_get_current_task_btf();
 		struct gctx_hold_val v = {
 			.since_ns = e->hdr.ts_ns, .tid = (__u32)id, .dev = dev, .ino = ino,
+			.ptgid = BPF_CORE_READ(t, real_parent, tgid),
 		};
 
 		/* one hold per process: a second mapping racing the stop is reported unheld */
 		e->flags = GCTX_APIMAP_FAILED;
 		if (!bpf_map_update_elem(&holds, &tgid, &v, BPF_NOEXIST)) {
-			if (!bpf_send_signal(SIG_STOP))
+			if (!bpf_send_signal(SIG_STOP)) {
 				e->flags = GCTX_APIMAP_HELD;
-			else
+				ctl->last_hold_ns = e->hdr.ts_ns; /* the guard looks then */
+			} else
 				bpf_map_delete_elem(&holds, &tgid);
 		}
 	}
@@ -251,15 +241,19 @@ int hold_sigcont(struct trace_event_raw_signal_generate *ctx)
 		return 0;
 	pid = ctx->pid;
 	v = bpf_map_lookup_elem(&holds, &pid);
-	if (v)
-		v->resumed = 1;
+	if (v && !v->resumed)
+		v->resumed = GCTX_HOLD_RESUMED_ELSEWHERE;
 	return 0;
 }
 
-/* The process is gone: nothing to resume. */
+/* The process is gone: nothing to resume. A hold resumed early stays until the collector has
+ * read why (or the releaser's timeout): nobody sends it a SIGCONT. */
 static __always_inline void hold_forget(__u32 tgid)
 {
-	forget(&holds, &tgid);
+	struct gctx_hold_val *v = bpf_map_lookup_elem(&holds, &tgid);
+
+	if (v && !v->resumed)
+		bpf_map_delete_elem(&holds, &tgid);
 	forget(&stop_watchers, &tgid);
 }
 

@@ -57,4 +57,26 @@ struct gctx_tp_enter_waitid {
 	unsigned long ru;
 };
 
+/* syscalls:sys_enter_kill, sys_enter_tkill, sys_enter_rt_sigqueueinfo */
+struct gctx_tp_enter_kill {
+	GCTX_TP_COMMON;
+	unsigned long pid; /* pid_t in the format, 8 bytes wide */
+	unsigned long sig; /* int in the format, 8 bytes wide */
+};
+
+/* syscalls:sys_enter_tgkill, sys_enter_rt_tgsigqueueinfo */
+struct gctx_tp_enter_tgkill {
+	GCTX_TP_COMMON;
+	unsigned long tgid;
+	unsigned long pid;
+	unsigned long sig;
+};
+
+/* syscalls:sys_enter_pidfd_send_signal */
+struct gctx_tp_enter_pidfd_send_signal {
+	GCTX_TP_COMMON;
+	unsigned long pidfd;
+	unsigned long sig;
+};
+
 #endif /* __GPUCTX_TPCTX_BPF_H */

@@ -359,6 +359,9 @@ enum gctx_gap_reason {
 	GCTX_GAP_LOST = 6,	   /* the mapping record was lost (ring buffer full) */
 	GCTX_GAP_OUTSIDE = 7,	   /* not held: its parent is outside the job (-p, --cgroup) */
 	GCTX_GAP_WATCHED = 8,	   /* not held: its parent or a tracer would see the stop */
+	GCTX_GAP_HOLD_WAIT = 9,	   /* resumed early: its parent began waiting for stops */
+	GCTX_GAP_HOLD_ABORT = 10,  /* resumed early, or not held: gpuctx or its releaser was
+				    * sent a signal that ends or stops it */
 };
 
 struct gctx_rec_api_gap {
@@ -376,8 +379,9 @@ struct gctx_rec_api_gap {
 struct gctx_rec_hold {
 	__u32 pid;
 	__u32 tid;
-	__u32 released_by;	  /* 0 the collector (probes live), 1 the timeout, 2 a SIGCONT
-				   * from elsewhere, before the probes */
+	__u32 released_by;	  /* 0 the collector (probes live), 1 the timeout, before the
+				   * probes: 2 a SIGCONT from elsewhere, 3 the guard for the
+				   * parent's wait, 4 the guard as gpuctx was signalled */
 	__u32 dev;
 	__u64 ino;
 	__u64 from_ns;

@@ -29,9 +29,14 @@ struct gctx_hold_val {
 	__u32 tid;		/* the thread that mapped the library */
 	__u32 dev;
 	__u64 ino;
-	__u32 resumed;		/* a SIGCONT from elsewhere resumed it before the probes */
-	__u32 pad;
+	__u32 resumed;		/* resumed before the probes: GCTX_HOLD_RESUMED_* */
+	__u32 ptgid;		/* its parent, when held */
 };
+
+/* Who resumed a hold before the collector had probed the library (gctx_hold_val.resumed). */
+#define GCTX_HOLD_RESUMED_ELSEWHERE 1 /* a SIGCONT from elsewhere (the job's shell, a tracer) */
+#define GCTX_HOLD_RESUMED_WAIT	    2 /* its parent began waiting for stops: resumed first */
+#define GCTX_HOLD_RESUMED_ABORT	    3 /* gpuctx or the releaser was sent a fatal or stop signal */
 
 /* hold_ctl[0]: whether holds may be made, and gpuctx's own executable, whose processes (the
  * cuGetProcAddress resolver child, which maps a library being probed) are never held. */
@@ -39,6 +44,11 @@ struct gctx_hold_ctl {
 	__u32 armed;		/* 1 while a releaser runs */
 	__u32 self_dev;		/* kernel dev_t and inode of gpuctx's executable */
 	__u64 self_ino;
+	__u64 last_hold_ns;	/* when the latest hold was made */
+	__u32 collector;	/* tgids the guard (bpf/guard.bpf.c) watches for signals */
+	__u32 releaser;
+	__u32 tripped;		/* the signal that made the guard end every hold, or 0 */
+	__u32 pad;
 };
 
 #endif /* __GPUCTX_HOLD_H */

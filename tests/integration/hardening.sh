@@ -15,7 +15,7 @@ chmod 755 "$T"
 CG_TOP=""
 cleanup() {
 	[ -n "$CG_TOP" ] && cg_remove "$CG_TOP"
-	rm -rf "$T"
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
 
@@ -235,47 +235,140 @@ while True:
 	result $name $rc
 }
 
+# A hold that lasts: record's job waits for NAME.go, then maps the CUDA double; sets rec, wl
+# (the job) and rel (the releaser).
+hold_victim() { # NAME DIR
+	cuda_copy "$2"
+	"$G" record -q -o "$T/$1.gctx" --hold-timeout 10000 -- /usr/bin/python3 -c "
+import ctypes, os, time
+open('$T/$1.pid', 'w').write(str(os.getpid()))
+while not os.path.exists('$T/$1.go'):
+    time.sleep(0.01)
+ctypes.CDLL('$2/libcuda.so.1')
+open('$T/$1.done', 'w').write('done')" >/dev/null 2>"$T/$1.err" &
+	rec=$!
+	for _ in $(seq 100); do [ -s "$T/$1.pid" ] && break; sleep 0.05; done
+	wl=$(cat "$T/$1.pid" 2>/dev/null)
+	sleep 0.3 # the releaser has started and armed holding
+	rel=$(pgrep -P $rec -x gctx-resume)
+}
+
+held_then() { # NAME: wait until the workload is held; 0 if it was
+	local state
+	touch "$T/$1.go"
+	for _ in $(seq 100); do
+		state=$(awk '{print $3}' "/proc/$wl/stat" 2>/dev/null)
+		[ "$state" = T ] && return 0
+		sleep 0.05
+	done
+	echo "the workload was not held (state ${state:-gone})" >>"$T/$1.err"
+	return 1
+}
+
+resumed_soon() { # NAME WHAT
+	for _ in $(seq 20); do [ -e "$T/$1.done" ] && return 0; sleep 0.05; done
+	echo "held pid $wl still stopped 1 s after $2" >>"$T/$1.err"
+	kill -CONT "$wl" 2>/dev/null
+	return 1
+}
+
 # 12. `pkill -9 gpuctx` (here: the same match, limited to this run's processes) while a
 # process is held: what it kills must not include what resumes the hold.
 t_hold_pkill() {
-	local name=hold_pkill rc=0 rec wl state victims
+	local name=hold_pkill rc=0 rec wl rel victims
 	need_double $name || return
-	cuda_copy "$T/pk"
-	"$G" record -q -o "$T/$name.gctx" --hold-timeout 10000 -- /usr/bin/python3 -c "
-import ctypes, os, time
-open('$T/$name.pid', 'w').write(str(os.getpid()))
-while not os.path.exists('$T/$name.go'):
-    time.sleep(0.01)
-ctypes.CDLL('$T/pk/libcuda.so.1')
-open('$T/$name.done', 'w').write('done')" >/dev/null 2>"$T/$name.err" &
-	rec=$!
-	for _ in $(seq 100); do [ -s "$T/$name.pid" ] && break; sleep 0.05; done
-	wl=$(cat "$T/$name.pid" 2>/dev/null)
+	hold_victim $name "$T/pk"
 	[ -n "$wl" ] || { kill -KILL $rec; result $name 1 "the workload never started"; return; }
-	sleep 0.3 # the releaser has started and armed holding
 	kill -STOP $rec # the collector cannot release: the hold lasts
-	touch "$T/$name.go"
-	for _ in $(seq 100); do
-		state=$(awk '{print $3}' "/proc/$wl/stat" 2>/dev/null)
-		[ "$state" = T ] && break
-		sleep 0.05
-	done
-	[ "$state" = T ] || echo "the workload was not held (state ${state:-gone})" >>"$T/$name.err"
+	held_then $name || rc=1
 	# pkill -9 gpuctx, and pkill -9 -f gpuctx, over this run's processes only
 	victims="$rec $(pgrep -P $rec gpuctx | grep -vx "$wl") $(pgrep -f -P $rec gpuctx | grep -vx "$wl")"
 	kill -KILL $victims 2>/dev/null
 	wait $rec 2>/dev/null
-	for _ in $(seq 60); do [ -e "$T/$name.done" ] && break; sleep 0.05; done
-	if [ ! -e "$T/$name.done" ]; then
-		echo "held pid $wl still stopped 3 s after gpuctx was killed (killed: $victims)" >>"$T/$name.err"
-		kill -CONT "$wl" 2>/dev/null
-		rc=1
-	fi
-	[ "$state" = T ] || rc=1
+	resumed_soon $name "gpuctx was killed (killed: $victims)" || rc=1
 	result $name $rc
 }
 
-all_tests=(junit_output cgroup_deep hold_runuser hold_shell hold_waiter hold_pkill)
+# 12. Whatever stops a process must guarantee it resumes: a held process whose collector cannot
+# release it (stopped) and whose releaser is killed by pid resumes at once, from the kernel;
+# the report says why the hold ended early. Then both killed by pid, in one kill.
+t_hold_kill_releaser() {
+	local name=hold_kill_releaser rc=0 rec wl rel g
+	need_double $name || return
+	hold_victim $name "$T/kr"
+	[ -n "$wl" ] && [ -n "$rel" ] || { kill -KILL $rec; result $name 1 "no workload or releaser"; return; }
+	kill -STOP $rec # the collector cannot release: only the releaser or the kernel can
+	held_then $name || rc=1
+	kill -KILL $rel
+	resumed_soon $name "its releaser was killed, gpuctx stopped" || rc=1
+	kill -CONT $rec
+	wait $rec || { echo "record failed" >>"$T/$name.err"; rc=1; }
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	g=$(gap_of "$T/$name.json" libcuda.so.1 2>>"$T/$name.err")
+	[ "$g" = hold-ended-gpuctx-signalled ] || { echo "coverage of the library: $g" >>"$T/$name.err"; rc=1; }
+	result $name $rc
+}
+
+t_hold_kill_both() {
+	local name=hold_kill_both rc=0 rec wl rel
+	need_double $name || return
+	hold_victim $name "$T/kb"
+	[ -n "$wl" ] && [ -n "$rel" ] || { kill -KILL $rec; result $name 1 "no workload or releaser"; return; }
+	kill -STOP $rec
+	held_then $name || rc=1
+	kill -KILL $rec $rel
+	wait $rec 2>/dev/null
+	resumed_soon $name "gpuctx and its releaser were killed by pid" || rc=1
+	result $name $rc
+}
+
+# 7. A parent that starts waiting for stops (waitpid WUNTRACED) while its child is held never
+# sees the stop: the child is resumed before the wait looks, and the report says so.
+t_hold_wait_late() {
+	local name=hold_wait_late rc=0 rec g
+	need_double $name || return
+	cuda_copy "$T/wl"
+	"$G" record -q -o "$T/$name.gctx" --hold-timeout 10000 -- /usr/bin/python3 -c "
+import ctypes, os, sys, time
+open('$T/$name.pid', 'w').write(str(os.getpid()))
+pid = os.fork()
+if pid == 0:
+    while not os.path.exists('$T/$name.go'):
+        time.sleep(0.01)
+    ctypes.CDLL('$T/wl/libcuda.so.1')
+    os._exit(0)
+while not os.path.exists('$T/$name.go'):
+    time.sleep(0.01)
+for _ in range(200):
+    st = open('/proc/%d/stat' % pid).read().rsplit(')', 1)[1].split()[0]
+    if st == 'T':
+        break
+    time.sleep(0.01)
+open('$T/$name.state', 'w').write(st)
+_, st = os.waitpid(pid, os.WUNTRACED)
+if os.WIFSTOPPED(st):
+    print('the parent saw its child stop', file=sys.stderr)
+    os.kill(pid, 18)
+    sys.exit(1)
+sys.exit(os.waitstatus_to_exitcode(st))" >/dev/null 2>"$T/$name.err" &
+	rec=$!
+	for _ in $(seq 100); do [ -s "$T/$name.pid" ] && break; sleep 0.05; done
+	sleep 0.3
+	kill -STOP $rec # the collector cannot release: the hold lasts until the parent waits
+	touch "$T/$name.go"
+	for _ in $(seq 100); do [ -s "$T/$name.state" ] && break; sleep 0.05; done
+	sleep 0.5 # the parent's wait has returned, or hangs on a stopped child
+	kill -CONT $rec
+	wait $rec || { echo "record (the job) failed" >>"$T/$name.err"; rc=1; }
+	[ "$(cat "$T/$name.state" 2>/dev/null)" = T ] || { echo "the child was not held" >>"$T/$name.err"; rc=1; }
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	g=$(gap_of "$T/$name.json" libcuda.so.1 2>>"$T/$name.err")
+	[ "$g" = hold-ended-parent-waited ] || { echo "coverage of the library: $g" >>"$T/$name.err"; rc=1; }
+	result $name $rc
+}
+
+all_tests=(junit_output cgroup_deep hold_runuser hold_shell hold_waiter hold_pkill hold_kill_releaser
+	hold_kill_both hold_wait_late)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

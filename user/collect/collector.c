@@ -160,14 +160,14 @@ static int ctx_members(const struct btf *btf, const struct bpf_program *prog,
 /* prog reads the record of tracepoint cat/name through its context struct: it must lay the
  * fields out as the kernel's format file does (collect/tpformat.c), or it would read other
  * bytes than it names. */
-static int check_tp(struct gctx_collector *c, const struct bpf_program *prog, const char *cat,
-		    const char *name, char *err, size_t errlen)
+static int check_tp(const struct bpf_object *obj, const struct bpf_program *prog,
+		    const char *cat, const char *name, char *err, size_t errlen)
 {
 	struct gctx_tp_member m[32];
 	char format[4096], why[160];
 	int n, ret;
 
-	n = ctx_members(bpf_object__btf(c->skel->obj), prog, m, 32);
+	n = ctx_members(bpf_object__btf(obj), prog, m, 32);
 	if (n < 0) {
 		snprintf(err, errlen, "BPF program %s: no BTF for its context struct",
 			 bpf_program__name(prog));
@@ -191,19 +191,18 @@ static int check_tp(struct gctx_collector *c, const struct bpf_program *prog, co
 	return 0;
 }
 
-/* Every loaded tp/CAT/NAME program against its tracepoint's format, before anything attaches. */
-static int check_tps(struct gctx_collector *c, char *err, size_t errlen)
+int gctx_check_tracepoints(const struct bpf_object *obj, char *err, size_t errlen)
 {
 	struct bpf_program *prog;
 
-	bpf_object__for_each_program (prog, c->skel->obj) {
+	bpf_object__for_each_program (prog, obj) {
 		const char *sec = bpf_program__section_name(prog);
 		char cat[64], name[64];
 
 		if (!bpf_program__autoload(prog) || strncmp(sec, "tp/", 3) ||
 		    sscanf(sec + 3, "%63[^/]/%63s", cat, name) != 2)
 			continue;
-		if (check_tp(c, prog, cat, name, err, errlen))
+		if (check_tp(obj, prog, cat, name, err, errlen))
 			return -1;
 	}
 	return 0;
@@ -219,7 +218,7 @@ static int attach_opens(struct gctx_collector *c, char *err, size_t errlen)
 	for (int i = 0; i < 2; i++) {
 		if (!tracepoint_exists("syscalls", tps[i]))
 			continue;
-		if (check_tp(c, c->skel->progs.open_exit_all, "syscalls", tps[i], err, errlen))
+		if (check_tp(c->skel->obj, c->skel->progs.open_exit_all, "syscalls", tps[i], err, errlen))
 			return -1;
 		c->open_links[i] = bpf_program__attach_tracepoint(c->skel->progs.open_exit_all,
 								  "syscalls", tps[i]);
@@ -321,7 +320,7 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 	if (o->cgroup && set_cgroup(c, o->cgroup, err, errlen))
 		goto err_destroy;
 	task_offsets(c);
-	if (check_tps(c, err, errlen))
+	if (gctx_check_tracepoints(c->skel->obj, err, errlen))
 		goto err_destroy;
 	ret = gpuctx_bpf__attach(c->skel);
 	if (ret) {

@@ -82,4 +82,9 @@ __u32 gctx_collector__task_fsbase_off(const struct gctx_collector *c);
 int gctx_collector__map_fd(const struct gctx_collector *c, const char *name);
 void gctx_collector__free(struct gctx_collector *c);
 
+struct bpf_object;
+/* Every tp/CAT/NAME program of a loaded object against its tracepoint's format file
+ * (collect/tpformat.c): 0, or -1 with the first mismatch in err. */
+int gctx_check_tracepoints(const struct bpf_object *obj, char *err, size_t errlen);
+
 #endif /* __GPUCTX_COLLECTOR_H */

@@ -2,9 +2,9 @@
 /*
  * The releaser of holds (see hold.h). It is forked before anything is armed, in a session of
  * its own (a Ctrl-C or a kill of the job's process group does not reach it), keeps only the
- * two map fds and its end of a pipe (so it keeps no BPF program attached), and polls the holds
- * map every few milliseconds. The collector's end of the pipe closing, by exit or by SIGKILL,
- * tells it to disarm and resume everyone.
+ * two map fds, its end of a socket pair and the guard's links (no other BPF program), and
+ * polls the holds map every few milliseconds. The collector's end of the socket closing, by
+ * exit or by SIGKILL, tells it to disarm and resume everyone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,15 +17,21 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "gpuctx_hold.h"
+#include "collect/collector.h"
 #include "collect/hold.h"
+#include "guard.skel.h"
 
-#define SWEEP_MS	   5
-#define ORPHAN_SWEEP_MS	   1000 /* after a collector died: programs may still be detaching */
+#define SWEEP_MS	5
+#define ORPHAN_SWEEP_MS 1000 /* after a collector died: programs may still be detaching */
+#define GUARD_MARGIN_MS 5000 /* a hold lives at most the timeout and this */
+#define MAX_KEEP	16   /* fds the releaser keeps: two maps, its socket, the guard's links */
 
 static volatile sig_atomic_t releaser_stop;
 
@@ -39,6 +45,8 @@ struct gctx_hold {
 	int ctl_fd;
 	int pipe_wr;
 	pid_t releaser;
+	struct guard_bpf *guard; /* NULL where it did not load (guard_why says why) */
+	char guard_why[160];
 };
 
 static __u64 now_ns(void)
@@ -89,31 +97,35 @@ static void sweep(int holds_fd, __u64 limit_ns)
 
 		if (bpf_map_lookup_elem(holds_fd, &keys[i], &v))
 			continue;
+		/* one resumed early stays until the collector says why, or the timeout */
 		if (limit_ns && !gctx_hold_expired(now_ns(), v.since_ns, limit_ns))
 			continue;
-		if (!bpf_map_delete_elem(holds_fd, &keys[i]))
+		/* one resumed already (the guard, a SIGCONT from elsewhere) gets no second
+		 * SIGCONT: it runs, and may have a handler */
+		if (!bpf_map_delete_elem(holds_fd, &keys[i]) && !v.resumed)
 			kill((pid_t)keys[i], SIGCONT);
 	}
 }
 
-/* Close every fd but the three kept: no link or program of the collector stays open here. */
-static void close_others(int a, int b, int c)
+/* Close every fd but the n kept: no link or program of the collector stays open here, only
+ * the guard's links, which keep the guard attached while the releaser lives. */
+static void close_others(int *keep, int n)
 {
-	int k[3] = { a, b, c }, lo = 3, t;
+	int lo = 3, t;
 
-	for (int i = 0; i < 3; i++)
-		for (int j = i + 1; j < 3; j++)
-			if (k[j] < k[i]) {
-				t = k[i];
-				k[i] = k[j];
-				k[j] = t;
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (keep[j] < keep[i]) {
+				t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
 			}
-	for (int i = 0; i < 3; i++) {
-		if (k[i] < lo)
+	for (int i = 0; i < n; i++) {
+		if (keep[i] < lo)
 			continue;
-		if (k[i] > lo)
-			close_range(lo, k[i] - 1, 0);
-		lo = k[i] + 1;
+		if (keep[i] > lo)
+			close_range(lo, keep[i] - 1, 0);
+		lo = keep[i] + 1;
 	}
 	close_range(lo, ~0u, 0);
 }
@@ -157,7 +169,8 @@ static void releaser_disguise(void)
 							: end - start - 1);
 }
 
-static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns, pid_t collector)
+static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns, pid_t collector, int *keep,
+		     int nkeep)
 {
 	bool quit = false;
 	__u64 until;
@@ -169,10 +182,10 @@ static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns, pid_t c
 		dup2(null, 0);
 		dup2(null, 1);
 		dup2(null, 2);
-		if (null > 2 && null != holds_fd && null != ctl_fd && null != rd)
+		if (null > 2)
 			close(null);
 	}
-	close_others(holds_fd, ctl_fd, rd);
+	close_others(keep, nkeep);
 	/* the collector's handlers came along with fork: a SIGTERM here ends the releaser the
 	 * way the collector's death does, resuming everyone */
 	signal(SIGTERM, on_releaser_stop);
@@ -181,7 +194,7 @@ static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns, pid_t c
 	signal(SIGPIPE, SIG_IGN);
 	releaser_disguise();
 	while (!releaser_stop) {
-		struct pollfd p = { .fd = rd, .events = POLLIN };
+		struct pollfd p = {.fd = rd, .events = POLLIN};
 		char c;
 
 		if (poll(&p, 1, SWEEP_MS) > 0) {
@@ -209,11 +222,64 @@ static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns, pid_t c
 	_exit(0);
 }
 
+/* Load and attach the guard (bpf/guard.bpf.c) over the same two maps. It needs kfuncs of
+ * Linux 6.13; where it does not load, holds keep the releaser alone, and why is kept. */
+static void guard_start(struct gctx_hold *h, __u32 timeout_ms)
+{
+	struct guard_bpf *g = guard_bpf__open();
+	int ret;
+
+	if (!g) {
+		snprintf(h->guard_why, sizeof(h->guard_why), "cannot open: %s", strerror(errno));
+		return;
+	}
+	g->rodata->hold_live_ns = ((__u64)timeout_ms + GUARD_MARGIN_MS) * 1000000ull;
+	if (bpf_map__reuse_fd(g->maps.holds, h->holds_fd) ||
+	    bpf_map__reuse_fd(g->maps.hold_ctl, h->ctl_fd)) {
+		snprintf(h->guard_why, sizeof(h->guard_why), "cannot share the hold maps: %s",
+			 strerror(errno));
+		goto err;
+	}
+	ret = guard_bpf__load(g);
+	if (ret) {
+		snprintf(h->guard_why, sizeof(h->guard_why),
+			 "this kernel cannot resume another process from BPF "
+			 "(bpf_send_signal_task needs Linux 6.13): %s",
+			 strerror(-ret));
+		goto err;
+	}
+	if (gctx_check_tracepoints(g->obj, h->guard_why, sizeof(h->guard_why)))
+		goto err;
+	ret = guard_bpf__attach(g);
+	if (ret) {
+		snprintf(h->guard_why, sizeof(h->guard_why), "cannot attach: %s", strerror(-ret));
+		goto err;
+	}
+	h->guard = g;
+	return;
+err:
+	guard_bpf__destroy(g);
+}
+
+/* Arm holding, and tell the guard whose signals to watch. */
+static void arm(int ctl_fd, pid_t collector, pid_t releaser)
+{
+	struct gctx_hold_ctl ctl = {};
+	__u32 zero = 0;
+
+	bpf_map_lookup_elem(ctl_fd, &zero, &ctl);
+	ctl.collector = collector;
+	ctl.releaser = releaser;
+	ctl.tripped = 0;
+	ctl.armed = 1;
+	bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
+}
+
 struct gctx_hold *gctx_hold__new(int holds_fd, int ctl_fd, __u32 timeout_ms, char *err,
 				 size_t errlen)
 {
 	struct gctx_hold *h = calloc(1, sizeof(*h));
-	int p[2];
+	int p[2], keep[MAX_KEEP], nkeep = 0;
 
 	if (!h) {
 		snprintf(err, errlen, "out of memory");
@@ -223,9 +289,22 @@ struct gctx_hold *gctx_hold__new(int holds_fd, int ctl_fd, __u32 timeout_ms, cha
 		snprintf(err, errlen, "the hold maps are missing");
 		goto err_free;
 	}
-	if (pipe2(p, O_CLOEXEC)) {
-		snprintf(err, errlen, "cannot create the releaser's pipe: %s", strerror(errno));
+	h->holds_fd = holds_fd;
+	h->ctl_fd = ctl_fd;
+	guard_start(h, timeout_ms);
+	/* a socket, not a pipe: telling a releaser that was killed must not SIGPIPE us */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p)) {
+		snprintf(err, errlen, "cannot create the releaser's socket: %s", strerror(errno));
 		goto err_free;
+	}
+	keep[nkeep++] = holds_fd;
+	keep[nkeep++] = ctl_fd;
+	keep[nkeep++] = p[0];
+	for (int i = 0; h->guard && i < h->guard->skeleton->prog_cnt && nkeep < MAX_KEEP; i++) {
+		struct bpf_link *l = *h->guard->skeleton->progs[i].link;
+
+		if (l)
+			keep[nkeep++] = bpf_link__fd(l);
 	}
 	h->releaser = fork();
 	if (h->releaser < 0) {
@@ -236,18 +315,33 @@ struct gctx_hold *gctx_hold__new(int holds_fd, int ctl_fd, __u32 timeout_ms, cha
 	}
 	if (h->releaser == 0) {
 		close(p[1]);
-		releaser(holds_fd, ctl_fd, p[0], (__u64)timeout_ms * 1000000ull, getppid());
+		releaser(holds_fd, ctl_fd, p[0], (__u64)timeout_ms * 1000000ull, getppid(), keep,
+			 nkeep);
 	}
 	close(p[0]);
-	h->holds_fd = holds_fd;
-	h->ctl_fd = ctl_fd;
 	h->pipe_wr = p[1];
-	set_armed(ctl_fd, 1);
+	arm(ctl_fd, getpid(), h->releaser);
 	return h;
 
 err_free:
+	guard_bpf__destroy(h->guard);
 	free(h);
 	return NULL;
+}
+
+const char *gctx_hold__unguarded(const struct gctx_hold *h)
+{
+	return h && !h->guard ? h->guard_why : NULL;
+}
+
+int gctx_hold__tripped(const struct gctx_hold *h)
+{
+	struct gctx_hold_ctl ctl = {};
+	__u32 zero = 0;
+
+	if (!h || bpf_map_lookup_elem(h->ctl_fd, &zero, &ctl))
+		return 0;
+	return ctl.tripped;
 }
 
 int gctx_hold__release(struct gctx_hold *h, __u32 tgid, __u64 since_ns)
@@ -260,9 +354,11 @@ int gctx_hold__release(struct gctx_hold *h, __u32 tgid, __u64 since_ns)
 		return 0;
 	if (bpf_map_delete_elem(h->holds_fd, &tgid))
 		return 0; /* the releaser got there first */
+	if (v.resumed)
+		return 1 + v.resumed; /* running already: no second SIGCONT */
 	if (kill((pid_t)tgid, SIGCONT))
 		return -errno;
-	return v.resumed ? 2 : 1;
+	return 1;
 }
 
 void gctx_hold__free(struct gctx_hold *h)
@@ -271,8 +367,14 @@ void gctx_hold__free(struct gctx_hold *h)
 		return;
 	/* the map fds here may be closed with the collector: the releaser disarms and sweeps */
 	/* a failed write: the releaser is gone, and resumed everyone as it went */
-	(void)!write(h->pipe_wr, "q", 1);
+	(void)!send(h->pipe_wr, "q", 1, MSG_NOSIGNAL);
 	close(h->pipe_wr);
 	waitpid(h->releaser, NULL, 0);
+	if (h->guard && h->guard->bss->guard_failed)
+		fprintf(stderr,
+			"gpuctx: warning: %llu held processes could not be resumed from the "
+			"kernel (their releaser resumed them)\n",
+			(unsigned long long)h->guard->bss->guard_failed);
+	guard_bpf__destroy(h->guard);
 	free(h);
 }

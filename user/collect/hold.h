@@ -31,9 +31,14 @@ struct gctx_hold *gctx_hold__new(int holds_fd, int ctl_fd, __u32 timeout_ms, cha
 /* Tell the BPF side which executable is gpuctx's: its own children are never held. */
 int gctx_hold__set_self(int ctl_fd);
 /* The library that held tgid since since_ns is probed: resume it. 1 resumed here, 0 it was
- * no longer held (the timeout resumed it first), 2 a SIGCONT from elsewhere had resumed it
- * before, -errno. */
+ * no longer held (the timeout resumed it first), else 1 + GCTX_HOLD_RESUMED_* (it was resumed
+ * before: by a SIGCONT from elsewhere, for its waiting parent, or when gpuctx was signalled),
+ * -errno. */
 int gctx_hold__release(struct gctx_hold *h, __u32 tgid, __u64 since_ns);
+/* Why holds are not guarded in the kernel (bpf/guard.bpf.c did not load), or NULL. */
+const char *gctx_hold__unguarded(const struct gctx_hold *h);
+/* The signal sent to gpuctx or its releaser that ended every hold and disarmed holding, or 0. */
+int gctx_hold__tripped(const struct gctx_hold *h);
 /* Call after the BPF programs are detached: disarm, resume whatever is left, stop the
  * releaser. NULL is fine. */
 void gctx_hold__free(struct gctx_hold *h);

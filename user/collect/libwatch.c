@@ -78,6 +78,11 @@ struct gctx_libwatch *gctx_libwatch__new(const struct gctx_libwatch_opts *o, cha
 			free(w);
 			return NULL;
 		}
+		if (gctx_hold__unguarded(w->hold))
+			fprintf(stderr,
+				"gpuctx: warning: a held process is resumed by gpuctx's "
+				"releaser alone, not by the kernel if both are killed: %s\n",
+				gctx_hold__unguarded(w->hold));
 	}
 	return w;
 }
@@ -349,7 +354,7 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 	}
 	if (held) {
 		rel = gctx_hold__release(w->hold, m->hdr.tgid, m->hdr.ts_ns);
-		emit_hold(w, m, rel == 1 ? 0 : rel == 2 ? 2 : 1, now, found ? path : name);
+		emit_hold(w, m, rel == 1 ? 0 : rel >= 2 ? (__u32)rel : 1, now, found ? path : name);
 	}
 	if (found && ret == -ENOENT)
 		return; /* named like one, but exports none of the functions: nothing to miss */
@@ -357,7 +362,12 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 	if (held && rel == 1)
 		reason = probed ? 0 : GCTX_GAP_PROBE_FAILED;
 	else if (held)
-		reason = rel == 2 ? GCTX_GAP_HOLD_FAILED : GCTX_GAP_HOLD_TIMEOUT;
+		reason = rel == 1 + GCTX_HOLD_RESUMED_WAIT    ? GCTX_GAP_HOLD_WAIT
+			 : rel == 1 + GCTX_HOLD_RESUMED_ABORT ? GCTX_GAP_HOLD_ABORT
+			 : rel == 2			      ? GCTX_GAP_HOLD_FAILED
+							      : GCTX_GAP_HOLD_TIMEOUT;
+	else if ((m->flags & GCTX_APIMAP_NO_HOLD) && gctx_hold__tripped(w->hold))
+		reason = GCTX_GAP_HOLD_ABORT;
 	else if (m->flags & GCTX_APIMAP_NO_HOLD)
 		reason = GCTX_GAP_NO_HOLD;
 	else if (m->flags & GCTX_APIMAP_OUTSIDE)

@@ -140,6 +140,10 @@ const char *gctx_gap_reason_name(__u32 reason)
 		return "not-held-attached";
 	case GCTX_GAP_WATCHED:
 		return "not-held-watched";
+	case GCTX_GAP_HOLD_WAIT:
+		return "hold-ended-parent-waited";
+	case GCTX_GAP_HOLD_ABORT:
+		return "hold-ended-gpuctx-signalled";
 	default:
 		return "?";
 	}

@@ -551,6 +551,12 @@ static const char *gap_why(__u32 reason)
 		return "it was not held, because another process would have seen it stopped: its "
 		       "parent watches its children's stops (a shell with job control, su, runuser, "
 		       "sudo) or a tracer is attached to it";
+	case GCTX_GAP_HOLD_WAIT:
+		return "its parent began waiting for its children's stops while it was held, so "
+		       "gpuctx resumed it at once: the parent never saw it stopped";
+	case GCTX_GAP_HOLD_ABORT:
+		return "gpuctx or its releaser of holds was sent a signal that ends or stops it, "
+		       "so every hold was ended and no process was held after";
 	default:
 		return "of an unknown cause";
 	}

@@ -13,7 +13,10 @@
 
 static const char *released_by(__u32 by)
 {
-	return by == 0 ? "collector" : by == 1 ? "timeout" : by == 2 ? "foreign-sigcont" : "?";
+	static const char *const names[] = { "collector", "timeout", "foreign-sigcont",
+					     "parent-waited", "gpuctx-signalled" };
+
+	return by < sizeof(names) / sizeof(names[0]) ? names[by] : "?";
 }
 
 static __u64 hold_ns(const struct gctx_rec_hold *h)
