@@ -416,6 +416,9 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 		return;
 	fill_hdr(&e->hdr, GCTX_EV_EXEC);
 	e->old_tid = old_pid;
+	/* the job's cgroup as the kernel has it now: userspace reads /proc too late for a
+	 * process that exits at once */
+	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->filename[0] = 0;
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
 	as = BPF_CORE_READ(task, mm, arg_start);

@@ -102,7 +102,10 @@ struct gctx_ev_exec {
 	__u32 args_len;			 /* bytes valid in args */
 	char filename[GCTX_PATH_LEN];	 /* binary path as passed to exec */
 	char args[GCTX_ARGS_LEN];	 /* argv, NUL-separated, possibly truncated */
+	__u64 cgroup_id; /* cgroup v2 id (its directory's inode) at exec, read in the kernel:
+			  * the job of a process gone before /proc is read; 0 unknown */
 };
+#define GCTX_EV_EXEC_V3_LEN 432 /* struct gctx_ev_exec without cgroup_id (older traces) */
 
 struct gctx_ev_exit {
 	struct gctx_ev_hdr hdr;
@@ -262,7 +265,7 @@ _Static_assert(sizeof(struct gctx_ev_hdr) == 40, "hdr size");
 _Static_assert(sizeof(struct gctx_ev_api) == 200, "api size");
 _Static_assert(sizeof(struct gctx_ev_libmap) == 56, "libmap size");
 _Static_assert(sizeof(struct gctx_ev_fork) == 56, "fork size");
-_Static_assert(sizeof(struct gctx_ev_exec) == 432, "exec size");
+_Static_assert(sizeof(struct gctx_ev_exec) == 440, "exec size");
 _Static_assert(sizeof(struct gctx_ev_exit) == 48, "exit size");
 _Static_assert(sizeof(struct gctx_ev_open) == 200, "open size");
 _Static_assert(sizeof(struct gctx_ev_ioctl) == 296, "ioctl size");

@@ -3,6 +3,7 @@
 """Checks of the cluster tests (cluster.sh): job attribution, merged hosts.
 
   check_cluster.py job_attr PREFIX   PREFIX.json (report --json), PREFIX.txt (report)
+  check_cluster.py job_quick PREFIX  PREFIX.json
   check_cluster.py merge PREFIX      PREFIX.{txt,json,direct.json,check,pftrace,self.pftrace}
 """
 import json
@@ -48,6 +49,22 @@ def job_attr(prefix):
     line = [l for l in txt.splitlines() if l.startswith("  jobs:")]
     check(line and "slurm job 4242 step 0: 3 processes, from pid %d" % root["pid"] in line[0],
           "text report's jobs line: %r" % line)
+
+
+def job_quick(prefix):
+    r = json.load(open(prefix + ".json"))
+    quick = [p for p in r["processes"] if p["comm"] == "true"]
+    check(len(quick) == 30, "want the 30 quick children, got %d: %r" %
+          (len(quick), [p["comm"] for p in r["processes"]]))
+    wrong = [(p["pid"], p["job"]) for p in quick if not p["job"] or p["job"]["kind"] != "slurm"
+             or p["job"]["id"] != "4343" or p["job"]["step"] != "0" or p["job"]["task"] != "2"]
+    check(not wrong, "%d of 30 quick children not in slurm job 4343 step 0 task 2: %r" %
+          (len(wrong), wrong[:5]))
+    parents = [p for p in r["processes"] if p["pid"] in [q["ppid"] for q in quick]]
+    check(parents and all(not p["job"] or p["job"]["id"] != "4343" for p in parents),
+          "the children's parent is outside the job: %r" % [(p["pid"], p["job"]) for p in parents])
+    jobs = [j for j in r["jobs"] if j["label"] == "slurm job 4343 step 0"]
+    check(len(jobs) == 1 and jobs[0]["processes"] == 30, "jobs %r" % r["jobs"])
 
 
 def strip_sources(r):
@@ -122,7 +139,7 @@ def merge(prefix):
 
 def main():
     what, prefix = sys.argv[1], sys.argv[2]
-    {"job_attr": job_attr, "merge": merge}[what](prefix)
+    {"job_attr": job_attr, "job_quick": job_quick, "merge": merge}[what](prefix)
 
 
 if __name__ == "__main__":

@@ -4,24 +4,45 @@
 # merged into one report and one Perfetto trace with a machine per host.
 CHECK_CLUSTER="python3 $top/tests/integration/check_cluster.py"
 
+# job_cgroup NAME PATH: the cgroup v2 directory PATH under a private prefix (base: the prefix,
+# cg: the directory), or a SKIP line and 1 without a cgroup v2 hierarchy
+job_cgroup() {
+	local root
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -z "$root" ]; then
+		echo "SKIP $1: no cgroup v2 hierarchy mounted"
+		return 1
+	fi
+	base=$root/gpuctx-it.$$
+	cg=$base/$2
+	mkdir -p "$cg"
+}
+
 # A cgroup v2 directory shaped as Slurm's (cgroup v1 layout: slurm/uid_N/job_N/step_N/task_N)
 # under a private prefix: a command moved into it before its exec is attributed to the job.
 t_job_attr() {
-	local name=job_attr rc=0 root base cg
-	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-	if [ -z "$root" ]; then
-		echo "SKIP $name: no cgroup v2 hierarchy mounted"
-		return
-	fi
-	base=$root/gpuctx-it.$$
-	cg=$base/slurm/uid_0/job_4242/step_0/task_1
-	mkdir -p "$cg"
+	local name=job_attr rc=0 base cg
+	job_cgroup $name slurm/uid_0/job_4242/step_0/task_1 || return
 	# (the shell that moved itself lives on a moment: gpuctx reads its cgroup at its exec)
 	record "$name" -- sh -c "echo \$\$ >$cg/cgroup.procs &&
 		exec sh -c 'sleep 0.5; exec $W/wl_fork_child_ioctl $MNT'" || rc=1
 	"$G" report "$T/$name.gctx" >"$T/$name.txt" 2>>"$T/$name.err" || rc=1
 	find "$base" -depth -type d -exec rmdir {} + 2>/dev/null
 	[ $rc = 0 ] && { $CHECK_CLUSTER job_attr "$T/$name" >>"$T/$name.err" 2>&1; rc=$?; }
+	result "$name" $rc
+}
+
+# Children that move into a job's cgroup and exec a program that exits at once, each reaped by
+# its parent outside the job before gpuctx reads /proc/PID/cgroup: the cgroup the kernel gave
+# at exec (the exec record's cgroup id) attributes every one to the job, not to the parent's.
+t_job_quick() {
+	local name=job_quick rc=0 base cg
+	job_cgroup $name system.slice/slurmstepd.scope/job_4343/step_0/user/task_2 || return
+	record "$name" -- sh -c "for i in \$(seq 30); do
+		sh -c 'echo \$\$ >$cg/cgroup.procs && exec true'; done" || rc=1
+	"$G" report "$T/$name.gctx" >"$T/$name.txt" 2>>"$T/$name.err" || rc=1
+	find "$base" -depth -type d -exec rmdir {} + 2>/dev/null
+	[ $rc = 0 ] && { $CHECK_CLUSTER job_quick "$T/$name" >>"$T/$name.err" 2>&1; rc=$?; }
 	result "$name" $rc
 }
 
@@ -96,4 +117,4 @@ EOF
 	result $name $?
 }
 
-cluster_tests=(job_attr merge k8s_manifest)
+cluster_tests=(job_attr job_quick merge k8s_manifest)

@@ -180,7 +180,7 @@ struct rec_size {
 #define REC_SIZE(type, st) { type, sizeof(struct st) }
 
 static const struct rec_size rec_sizes[] = {
-	REC_SIZE(GCTX_EV_FORK, gctx_ev_fork),	REC_SIZE(GCTX_EV_EXEC, gctx_ev_exec),
+	REC_SIZE(GCTX_EV_FORK, gctx_ev_fork),	{ GCTX_EV_EXEC, GCTX_EV_EXEC_V3_LEN },
 	REC_SIZE(GCTX_EV_EXIT, gctx_ev_exit),	REC_SIZE(GCTX_EV_OPEN, gctx_ev_open),
 	{ GCTX_EV_IOCTL, offsetof(struct gctx_ev_ioctl, in) },	REC_SIZE(GCTX_EV_MMAP, gctx_ev_mmap),
 	REC_SIZE(GCTX_EV_CLOSE, gctx_ev_fd),	REC_SIZE(GCTX_EV_FD_KEPT, gctx_ev_fd),

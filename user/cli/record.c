@@ -33,6 +33,7 @@
 #include "collect/pyprobe.h"
 #include "collect/libwatch.h"
 #include "collect/jobcg.h"
+#include "model/jobattr.h"
 
 #define POLL_MS 10
 #define MAX_DURATION_S (366.0 * 24 * 3600) /* --duration: a year at most */
@@ -79,6 +80,7 @@ struct record_state {
 	int write_err;
 	bool started; /* tracing was live: the trace file is worth keeping */
 	char cgroup_rel[GCTX_CGROUP_LEN]; /* --cgroup DIR in its hierarchy ("/a/b"), else "" */
+	struct gctx_cgpaths *cgpaths;	  /* exec records' cgroup ids to paths */
 };
 
 static volatile sig_atomic_t stop_signal, nsignals, signal_from_tty;
@@ -384,16 +386,21 @@ static void watch_python(void *ctx, __u32 pid)
 static int on_record(void *ctx, __u32 type, const void *data, __u32 len);
 
 /* The cgroup of pid, recorded when it is not the one the model already gives the process
- * (its parent's): one record per job root, not one per exec. */
-static void note_cgroup(struct record_state *st, __u32 pid)
+ * (its parent's): one record per job root, not one per exec. cgid: the cgroup v2 id the
+ * kernel gave at exec (0 unknown). When its path names a job it is the answer, and right for a
+ * process that exited before we got here; else /proc/PID/cgroup (v1 job hierarchies). */
+static void note_cgroup(struct record_state *st, __u32 pid, __u64 cgid)
 {
 	const struct gctx_proc *p = gctx_model__proc_by_pid(st->model, pid);
 	struct gctx_rec_cgroup r = { .pid = pid, .ts_ns = gctx_now_mono() };
+	struct gctx_job_attr a;
 
 	if (!p)
 		return;
-	/* gone before we read it: under --cgroup it was followed for exec'ing in that cgroup */
-	if (gctx_proc_cgroup(pid, r.path, sizeof(r.path)) &&
+	if ((gctx_cgpaths__path(st->cgpaths, cgid, r.path, sizeof(r.path)) ||
+	     gctx_job_attr_parse(r.path, &a) == GCTX_JOB_NONE) &&
+	    gctx_proc_cgroup(pid, r.path, sizeof(r.path)) &&
+	    /* gone before we read it: under --cgroup it was followed for exec'ing in there */
 	    (!st->cgroup_rel[0] ||
 	     snprintf(r.path, sizeof(r.path), "%s", st->cgroup_rel) >= (int)sizeof(r.path)))
 		return;
@@ -430,8 +437,11 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len)
 	if (st->uprobes)
 		gctx_uprobes__on_record(st->uprobes, type, data, len);
 	gctx_libwatch__on_record(st->libwatch, type, data, len);
-	if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_hdr))
-		note_cgroup(st, ((const struct gctx_ev_hdr *)data)->tgid);
+	if (type == GCTX_EV_EXEC && len >= GCTX_EV_EXEC_V3_LEN) {
+		const struct gctx_ev_exec *e = data;
+
+		note_cgroup(st, e->hdr.tgid, len >= sizeof(*e) ? e->cgroup_id : 0);
+	}
 	return 0;
 }
 
@@ -683,7 +693,7 @@ static int record_present(struct record_state *st, struct gctx_collector *c,
 	gctx_sort_parents_first(procs, n);
 	for (__u32 i = 0; i < n; i++) {
 		on_record(st, GCTX_REC_PROC_PRESENT, &procs[i], sizeof(procs[i]));
-		note_cgroup(st, procs[i].pid);
+		note_cgroup(st, procs[i].pid, 0);
 		gctx_proc_threads(procs[i].pid, on_thread, st);
 	}
 	ret = record_gpu_state(st, c, procs, n);
@@ -888,6 +898,7 @@ no_trace_file:
 		fprintf(stderr, "gpuctx: %s\n", err);
 		goto cleanup_child;
 	}
+	st.cgpaths = gctx_cgpaths__new(); /* NULL: /proc alone tells the jobs */
 	if (env.verbose) {
 		char nodes[2 * GCTX_PATH_LEN + 256];
 
@@ -943,7 +954,7 @@ no_trace_file:
 
 		snprintf(f.hdr.comm, sizeof(f.hdr.comm), "gpuctx");
 		on_record(&st, GCTX_EV_FORK, &f, sizeof(f));
-		note_cgroup(&st, child);
+		note_cgroup(&st, child, 0);
 	} else {
 		ret = record_present(&st, c, &seeds, &npresent);
 		if (ret) {
@@ -1088,6 +1099,7 @@ no_trace_file:
 	gctx_detach_after_exit(); /* the links are released after we return */
 
 cleanup_collector:
+	gctx_cgpaths__free(st.cgpaths);
 	gctx_uprobes__free(st.uprobes);
 	gctx_callers__free(st.callers);
 	gctx_stacks__free(st.stacks);

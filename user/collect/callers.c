@@ -271,7 +271,7 @@ void gctx_callers__on_record(struct gctx_callers *c, __u32 type, const void *dat
 		gctx_stacks__on_record(c->stacks, type, data, len);
 	if (type == GCTX_EV_FORK && len >= sizeof(struct gctx_ev_fork))
 		on_fork(c, data);
-	else if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec))
+	else if (type == GCTX_EV_EXEC && len >= GCTX_EV_EXEC_V3_LEN)
 		on_exec(c, ((const struct gctx_ev_exec *)data)->hdr.tgid);
 	else if (type == GCTX_EV_API && len >= sizeof(struct gctx_ev_api))
 		on_api(c, data);

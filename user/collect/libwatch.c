@@ -454,7 +454,7 @@ void gctx_libwatch__on_record(struct gctx_libwatch *w, __u32 type, const void *d
 		on_apimap(w, data);
 	} else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
 		on_libmap(w, data);
-	} else if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec)) {
+	} else if (type == GCTX_EV_EXEC && len >= GCTX_EV_EXEC_V3_LEN) {
 		snap_forget(w, tgid);
 		exec_seen(w, tgid);
 	} else if (type == GCTX_EV_EXIT && len >= sizeof(struct gctx_ev_exit) &&

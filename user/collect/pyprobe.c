@@ -202,7 +202,7 @@ void gctx_pyprobe__on_record(struct gctx_pyprobe *p, __u32 type, const void *dat
 {
 	const struct gctx_ev_exec *e = data;
 
-	if (!p || type != GCTX_EV_EXEC || len < sizeof(*e))
+	if (!p || type != GCTX_EV_EXEC || len < GCTX_EV_EXEC_V3_LEN)
 		return;
 	/* Only what looks like an interpreter is looked at: no work per exec of anything else
 	 * (process churn). A program embedding libpython under another name is found only

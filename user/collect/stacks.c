@@ -237,7 +237,7 @@ void gctx_stacks__on_record(struct gctx_stacks *st, __u32 type, const void *data
 			p->exec_since_fork = false;
 			p->gone = false;
 		}
-	} else if (type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec)) {
+	} else if (type == GCTX_EV_EXEC && len >= GCTX_EV_EXEC_V3_LEN) {
 		const struct gctx_ev_exec *e = data;
 
 		p = sproc_find(st, e->hdr.tgid);

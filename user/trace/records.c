@@ -21,8 +21,8 @@ __u32 gctx_record_min_len(__u32 type)
 	switch (type) {
 	case GCTX_EV_FORK:
 		return sizeof(struct gctx_ev_fork);
-	case GCTX_EV_EXEC:
-		return sizeof(struct gctx_ev_exec);
+	case GCTX_EV_EXEC: /* older traces: without cgroup_id (read as 0) */
+		return GCTX_EV_EXEC_V3_LEN;
 	case GCTX_EV_EXIT:
 		return sizeof(struct gctx_ev_exit);
 	case GCTX_EV_OPEN:
@@ -81,6 +81,8 @@ __u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32
 
 	if (type == GCTX_EV_API)
 		size = sizeof(struct gctx_ev_api);
+	else if (type == GCTX_EV_EXEC)
+		size = sizeof(struct gctx_ev_exec);
 	else if (type == GCTX_EV_IOCTL)
 		size = sizeof(struct gctx_ev_ioctl);
 	if (!need || len < need || !data)

@@ -320,6 +320,19 @@ static void test_record_types(void **state)
 		assert_int_equal(gctx_record_min_len(rec_sizes[i].type), rec_sizes[i].len);
 	/* an API record of a trace written before the caller field is still read */
 	assert_int_equal(gctx_record_min_len(GCTX_EV_API), GCTX_EV_API_V2_LEN);
+	/* an exec record of a trace written before its cgroup id: read, the id unknown (0) */
+	{
+		struct gctx_ev_exec ex = ev_exec(7, 1, "sh", "/bin/sh", "sh", 3);
+		union gctx_record r;
+
+		ex.cgroup_id = 4242;
+		assert_int_equal(gctx_record_copy(&r, GCTX_EV_EXEC, &ex, sizeof(ex)), sizeof(ex));
+		assert_int_equal(r.exec.cgroup_id, 4242);
+		assert_int_equal(gctx_record_copy(&r, GCTX_EV_EXEC, &ex, GCTX_EV_EXEC_V3_LEN),
+				 sizeof(ex));
+		assert_int_equal(r.exec.cgroup_id, 0);
+		assert_string_equal(r.exec.filename, "/bin/sh");
+	}
 	assert_int_equal(gctx_record_min_len(GCTX_REC_CALLER), sizeof(struct gctx_rec_caller));
 	assert_int_equal(gctx_record_min_len(GCTX_REC_CALLER_DROPS),
 			 sizeof(struct gctx_rec_caller_drops));
