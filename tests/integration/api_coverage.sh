@@ -268,12 +268,15 @@ while time.time() < end:
     ctypes.CDLL(d + "/libcuda.so.1")
     i += 1
     time.sleep(0.005)
-open("$T/$name.done", "w").write(str(i))
+open("$T/$name.done.tmp", "w").write(str(i))
+os.replace("$T/$name.done.tmp", "$T/$name.done") # never read half-written
 EOS
 	"$G" record -q -o "$T/$name.gctx" -- /usr/bin/python3 "$T/$name.py" >/dev/null \
 		2>"$T/$name.err" &
 	local rec=$!
-	sleep 1.5
+	# killed while the workload loads libraries, however long a loaded machine takes to start
+	for _ in $(seq 200); do [ -s "$T/$name.pid" ] && break; sleep 0.1; done
+	sleep 0.5
 	local releaser
 	releaser=$(pgrep -P $rec -x gctx-resume)
 	kill -KILL $rec

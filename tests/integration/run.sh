@@ -663,12 +663,16 @@ t_sigkill() {
 	local name=sigkill rc=0
 	"$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -- sh -c 'while :; do /bin/true; done' \
 		>/dev/null 2>"$T/$name.err" &
-	local rec=$!
-	sleep 1.5
+	local rec=$! part
+	# killed once records are on disk, however long a loaded machine takes to start gpuctx
+	for _ in $(seq 200); do
+		part=$(ls "$T/.$name.gctx."* 2>/dev/null | head -1)
+		[ -n "$part" ] && [ "$(stat -c %s "$part")" -gt 16384 ] && break
+		sleep 0.1
+	done
 	kill -KILL "$rec"
 	wait "$rec" 2>/dev/null
 	pkill -f 'while :; do /bin/true; done'
-	local part
 	part=$(ls "$T/.$name.gctx."* 2>/dev/null | head -1)
 	[ -n "$part" ] || { echo "no partial trace .$name.gctx.* left" >>"$T/$name.err"; result "$name" 1; return; }
 	"$G" report --json "$part" >"$T/$name.json" 2>>"$T/$name.err" || rc=1

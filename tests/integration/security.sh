@@ -241,10 +241,11 @@ t_disk_full() {
 t_signal() {
 	local rc
 	"$G" record -q -o "$T/sig.gctx" -- sh -c \
-		"trap 'echo got-term >$T/sig.mark; exit 3' TERM; sleep 5 & wait" \
+		"trap 'echo got-term >$T/sig.mark; exit 3' TERM; : >$T/sig.ready; sleep 10 & wait" \
 		>/dev/null 2>"$T/signal.err" &
 	local rec=$!
-	sleep 1
+	# the command has set its trap (a loaded machine may take seconds to get there)
+	for _ in $(seq 200); do [ -e "$T/sig.ready" ] && break; sleep 0.1; done
 	kill -TERM "$rec"
 	wait "$rec"
 	rc=$?
