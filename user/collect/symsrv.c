@@ -6,9 +6,12 @@
  * and parses it, unwinds, and sends back frames with their raw names, which gpuctx demangles
  * (lib/demangle.h, itself bounded). A helper that crashes (a file truncated under libdw's
  * mapping: SIGBUS), loops or stalls past the deadline is killed: that stack keeps its frame-
- * pointer addresses with module and offset, and a new helper serves the next one.
+ * pointer addresses with module and offset, and a new helper serves the next one. Failures are
+ * counted per user (the real uid of the process whose stack it was): one user's files can
+ * turn symbols off for that user's stacks for an hour, never for another user's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,12 +19,13 @@
 #include <unistd.h>
 
 #include "collect/unwind_priv.h"
+#include "lib/failbudget.h"
 #include "lib/grow.h"
 #include "lib/sandbox.h"
 #include "lib/str.h"
 
 #define SYMSRV_TIMEOUT_MS 10000 /* one stack: libdw's first look at torch takes seconds */
-#define SYMSRV_MAX_FAILS  8	/* helpers lost, then no more symbols for this recording */
+#define SYMSRV_MAX_FAILS  8	/* helpers lost on one user's stacks in an hour, then none */
 #define MAPS_CHUNK	  128	/* mappings per message (a message is at most ~200 KiB) */
 #define MAX_MAPS	  4096
 #define NEVER		  (~0ull)
@@ -166,7 +170,8 @@ static const struct gctx_sandbox_opts srv_opts = {
 static struct {
 	pthread_mutex_t lock; /* held by the callers of unwind.h around calls and note */
 	struct gctx_sandbox sb;
-	unsigned int fails;
+	struct gctx_failbudget fails; /* per uid */
+	bool fails_init;
 	char note[128];
 	char names[GCTX_STACK_MAX_FRAMES][UW_NAME_MAX];
 } srv = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -189,7 +194,7 @@ const char *gctx_unwind_note(void)
 void gctx_unwind_cache_clear(void)
 {
 	gctx_sandbox__stop(&srv.sb);
-	srv.fails = 0;
+	srv.fails_init = false;
 	srv.note[0] = 0;
 	gctx_modfiles_clear();
 	gctx_demangle_stop();
@@ -205,9 +210,41 @@ static void frame_clean(struct gctx_rec_frame *f)
 		f->kind = GCTX_FRAME_NATIVE;
 }
 
+/* The real uid of pid, from its status: /proc/PID's owner is root for a process that made
+ * itself not dumpable. (__u32)-1 (a user of its own) when it cannot be read. */
+static __u32 uid_of(__u32 pid)
+{
+	char path[64], buf[2048], *u;
+	unsigned int uid;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return (__u32)-1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return (__u32)-1;
+	buf[len] = 0;
+	u = strstr(buf, "\nUid:\t");
+	return u && sscanf(u + 6, "%u", &uid) == 1 ? uid : (__u32)-1;
+}
+
+static struct gctx_failbudget *fails(void)
+{
+	if (!srv.fails_init) {
+		gctx_failbudget_init(&srv.fails, SYMSRV_MAX_FAILS, 3600 * 1000ull);
+		srv.fails_init = true;
+	}
+	return &srv.fails;
+}
+
 /* Send a request with its mappings (and raw stack), answer the helper's requests for files,
- * collect up to max frames with their names. 0 with *n and *done, or -errno. */
-static int call(const struct req *q, const struct gctx_maps *maps, const void *raw,
+ * collect up to max frames with their names. 0 with *n and *done, or -errno (-EPERM: this
+ * user's budget of failures is spent). */
+static int call(const struct req *q, __u32 uid, const struct gctx_maps *maps, const void *raw,
 		struct gctx_rec_frame *out, int max, int *n, struct msg_done *done)
 {
 	static union msg m;
@@ -215,9 +252,9 @@ static int call(const struct req *q, const struct gctx_maps *maps, const void *r
 	int err;
 
 	*n = 0;
+	if (!gctx_failbudget_ok(fails(), uid, gctx_sandbox_now_ms()))
+		return -EPERM;
 	if (srv.sb.pid <= 0) {
-		if (srv.fails >= SYMSRV_MAX_FAILS)
-			return -EPERM;
 		err = gctx_sandbox__start(&srv.sb, &srv_opts, helper_main);
 		if (err)
 			return err;
@@ -266,17 +303,18 @@ static int call(const struct req *q, const struct gctx_maps *maps, const void *r
 	return err;
 }
 
-/* The helper failed on this request: kill it, and say why in the stack's note. */
-static void lost(int err)
+/* The helper failed on a request for uid's stack: kill it, and say why in the stack's note. */
+static void lost(int err, __u32 uid)
 {
-	gctx_sandbox__stop(&srv.sb);
-	if (err == -EPERM && srv.fails >= SYMSRV_MAX_FAILS) {
+	if (err == -EPERM) {
 		snprintf(srv.note, sizeof(srv.note),
-			 "no native symbols: the symboliser failed %u times, turned off",
+			 "no native symbols: the symboliser failed %u times within an hour on "
+			 "this user's files, turned off for them",
 			 SYMSRV_MAX_FAILS);
 		return;
 	}
-	srv.fails++;
+	gctx_sandbox__stop(&srv.sb);
+	gctx_failbudget_fail(fails(), uid, gctx_sandbox_now_ms());
 	snprintf(srv.note, sizeof(srv.note), "no native symbols: the symboliser %s on these files",
 		 err == -ETIMEDOUT ? "timed out" : "crashed");
 }
@@ -318,6 +356,7 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 {
 	static char how_buf[32];
 	struct req q = {.op = REQ_UNWIND, .pid = maps->pid};
+	__u32 uid = uid_of(maps->pid);
 	unsigned long refused;
 	struct msg_done done;
 	int n, err;
@@ -331,15 +370,15 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 	q.max = max;
 	q.nmaps = maps->n < MAX_MAPS ? maps->n : MAX_MAPS;
 	q.rawlen = len < sizeof(*s) ? len : sizeof(*s);
-	err = call(&q, maps, s, out, max, &n, &done);
+	err = call(&q, uid, maps, s, out, max, &n, &done);
 	if (err == -EPIPE) {
 		/* crashed (a file truncated under its mapping): a new helper sees the file as it
 		 * is now, and symbolises what is left */
-		lost(err);
-		err = call(&q, maps, s, out, max, &n, &done);
+		lost(err, uid);
+		err = call(&q, uid, maps, s, out, max, &n, &done);
 	}
 	if (err) {
-		lost(err);
+		lost(err, uid);
 		*how = "no symboliser";
 		return unsymbolised(s, maps, out, max);
 	}
@@ -362,6 +401,7 @@ int gctx_unwind(const struct gctx_ev_stack *s, size_t len, const struct gctx_map
 int gctx_unwind_symbolise(const struct gctx_maps *maps, __u64 addr, struct gctx_rec_frame *out)
 {
 	struct req q = {.op = REQ_SYMBOLISE, .addr = addr, .max = 1};
+	__u32 uid = maps ? uid_of(maps->pid) : (__u32)-1;
 	struct msg_done done;
 	int n, err;
 
@@ -372,9 +412,9 @@ int gctx_unwind_symbolise(const struct gctx_maps *maps, __u64 addr, struct gctx_
 		return -ENOENT;
 	q.pid = maps->pid;
 	q.nmaps = maps->n < MAX_MAPS ? maps->n : MAX_MAPS;
-	err = call(&q, maps, NULL, out, 1, &n, &done);
+	err = call(&q, uid, maps, NULL, out, 1, &n, &done);
 	if (err) {
-		lost(err);
+		lost(err, uid);
 		memset(out, 0, sizeof(*out));
 		out->kind = GCTX_FRAME_NATIVE;
 		out->addr = addr;
