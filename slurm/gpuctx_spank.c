@@ -13,7 +13,9 @@
  * Where each part runs (spank.h's order):
  *   slurmstepd (remote, root), init_post_opt: the step's cgroup (Slurm's own under cgroup v2,
  *     else one of ours in the cgroup v2 hierarchy, named as Slurm would), then the tracer,
- *     waited for until it says it is attached
+ *     waited for until it says it is attached: where `gpuctx agent` runs on the node, a
+ *     `record --from-agent --cgroup` that takes the step from the agent (no second set of BPF
+ *     programs), else, or when the agent does not serve it, a `record --cgroup` of its own
  *   slurmstepd, task_post_fork (root, before any task execs): a task joins our cgroup when it
  *     is ours; the first task's stderr is kept for the verdict
  *   slurmstepd, task_exit of the last local task: the tracer stopped (SIGINT: it writes the end
@@ -34,12 +36,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "cli/agent_proto.h"
 #include "model/jobattr.h"
 
 SPANK_PLUGIN(gpuctx, 1);
@@ -279,11 +284,68 @@ static int trace_dir(spank_t sp, char *buf, size_t len)
 	return spank_getenv(sp, "SLURM_SUBMIT_DIR", buf, (int)len) == ESPANK_SUCCESS ? 0 : -1;
 }
 
+/* Whether a gpuctx agent listens on this node (its socket is root's: so are we). */
+static bool agent_answers(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", AGENT_SOCK);
+	ok = fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Start argv as the step's tracer and wait until it says it is attached: no task may exec
+ * before it follows the cgroup. false, with why, when it did not. */
+static bool tracer_start(char *const argv[], char *why, size_t whylen)
+{
+	int fd = log_file(), waited;
+
+	g.tracer = spawn(argv, fd);
+	if (g.tracer < 0) {
+		snprintf(why, whylen, "cannot start %s: %s", g.bin, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	for (waited = 0; waited < ATTACH_WAIT_S * 20; waited++) {
+		int st;
+
+		if (attached(fd))
+			break;
+		if (waitpid(g.tracer, &st, WNOHANG) == g.tracer) {
+			g.tracer = -1;
+			break;
+		}
+		usleep(50000);
+	}
+	if (g.tracer < 0 || waited == ATTACH_WAIT_S * 20) {
+		ssize_t n = fd >= 0 ? pread(fd, why, whylen - 1, 0) : 0;
+
+		why[n > 0 ? n : 0] = '\0';
+		why[strcspn(why, "\n")] = '\0';
+		if (g.tracer > 0) {
+			kill(g.tracer, SIGKILL);
+			waitpid(g.tracer, NULL, 0);
+			g.tracer = -1;
+		}
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-	char *argv[32], dir[1024], host[64] = "", sbuf[16], errs[256];
+	char *argv[32], dir[1024], host[64] = "", sbuf[16], errs[256], why[1100];
 	uint32_t job = 0, stepid = 0;
-	int fd, err, waited;
+	bool from_agent = false;
+	int err;
 
 	(void)ac;
 	(void)av;
@@ -308,7 +370,6 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		say("no cgroup v2 directory for the step (%s): step %s untraced", errs, g.step);
 		return 0;
 	}
-	fd = log_file();
 	argv[0] = g.bin;
 	argv[1] = "record";
 	argv[2] = "-q";
@@ -317,47 +378,28 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	argv[5] = g.trace;
 	argv[6] = "--cgroup";
 	argv[7] = g.cgroup;
-	for (int i = 0; i < g.nrec_opts; i++)
-		argv[8 + i] = g.rec_opts[i];
-	argv[8 + g.nrec_opts] = NULL;
-	g.tracer = spawn(argv, fd);
-	if (g.tracer < 0) {
-		say("cannot start %s: %s", g.bin, strerror(errno));
-		close(fd);
-		cgroup_remove();
-		return 0;
+	if (agent_answers()) {
+		/* the node's agent already follows every process: the step's history and records
+		 * from it (its own devices and options), not a second set of BPF programs */
+		argv[8] = "--from-agent";
+		argv[9] = NULL;
+		from_agent = tracer_start(argv, why, sizeof(why));
+		if (!from_agent)
+			say("the agent did not serve step %s (%s): a tracer of its own follows it",
+			    g.step, why);
 	}
-	/* no task may exec before the tracer follows the cgroup */
-	for (waited = 0; waited < ATTACH_WAIT_S * 20; waited++) {
-		int st;
-
-		if (attached(fd))
-			break;
-		if (waitpid(g.tracer, &st, WNOHANG) == g.tracer) {
-			g.tracer = -1;
-			break;
+	if (!from_agent) {
+		for (int i = 0; i < g.nrec_opts; i++)
+			argv[8 + i] = g.rec_opts[i];
+		argv[8 + g.nrec_opts] = NULL;
+		if (!tracer_start(argv, why, sizeof(why))) {
+			say("the tracer did not attach (%s): step %s untraced", why, g.step);
+			cgroup_remove();
+			return 0;
 		}
-		usleep(50000);
 	}
-	if (g.tracer < 0 || waited == ATTACH_WAIT_S * 20) {
-		char buf[512] = "";
-		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-		buf[n > 0 ? n : 0] = '\0';
-		buf[strcspn(buf, "\n")] = '\0';
-		say("the tracer did not attach (%s): step %s untraced", buf, g.step);
-		if (g.tracer > 0) {
-			kill(g.tracer, SIGKILL);
-			waitpid(g.tracer, NULL, 0);
-			g.tracer = -1;
-		}
-		close(fd);
-		cgroup_remove();
-		return 0;
-	}
-	close(fd);
-	slurm_info("gpuctx: tracer pid %d follows %s for job %u step %s into %s", (int)g.tracer,
-		   g.cgroup, job, g.step, g.trace);
+	slurm_info("gpuctx: tracer pid %d follows %s for job %u step %s into %s%s", (int)g.tracer,
+		   g.cgroup, job, g.step, g.trace, from_agent ? " (from the agent)" : "");
 	return 0;
 }
 

@@ -144,6 +144,56 @@ PY
 	result agent $rc
 }
 
+# record --from-agent --cgroup DIR of a cgroup that is empty when it asks (a Slurm step's, as
+# the plugin asks before any task): the agent follows the cgroup, so a job that moves into it
+# and execs afterwards, and its fork worker, are in the trace, with the incidents record
+# --cgroup gives of the same job; a job outside the cgroup is not; SIGINT ends the trace with
+# the job's last records (the agent sends what its ring buffer held until then).
+t_agent_cgroup() {
+	local name=agent_cgroup rc=0 base cg fa rp
+	job_cgroup $name system.slice/slurmstepd.scope/job_77/step_0 || return
+	agent_start $name || { result $name 1; return; }
+	"$G" record --from-agent --cgroup "$cg" -q -o "$T/$name.fa.gctx" >/dev/null \
+		2>"$T/$name.fa.err" &
+	fa=$!
+	for _ in $(seq 300); do grep -qs attached "$T/$name.fa.err" && break; sleep 0.05; done
+	grep -q "following cgroup $cg (0 processes in it now)" "$T/$name.out" ||
+		{ echo "the agent did not follow the empty cgroup" >>"$T/$name.err"; rc=1; }
+	agent_cgroup_jobs "$T/$name.wl"
+	kill -INT $fa
+	wait $fa || { echo "record --from-agent exited $?" >>"$T/$name.err"; rc=1; }
+	# the same jobs under record --cgroup, a tracer of its own
+	"$G" record -q --cgroup "$cg" -o "$T/$name.rec.gctx" "${DEVS[@]}" >/dev/null \
+		2>"$T/$name.rec.err" &
+	rp=$!
+	for _ in $(seq 300); do grep -qs attached "$T/$name.rec.err" && break; sleep 0.05; done
+	agent_cgroup_jobs "$T/$name.wl2"
+	kill -INT $rp
+	wait $rp
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID
+	find "$base" -depth -type d -exec rmdir {} + 2>/dev/null
+	for t in fa rec; do
+		"$G" report --json "$T/$name.$t.gctx" >"$T/$name.$t.json" 2>>"$T/$name.err" || rc=1
+	done
+	[ $rc = 0 ] && { same_incidents "$T/$name.fa.json" "$T/$name.rec.json" >>"$T/$name.err" 2>&1 || rc=1; }
+	[ $rc = 0 ] && python3 - "$T/$name.fa.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+comms = sorted(p["comm"] for p in d["processes"])
+assert comms == ["wl_fork_child_i", "wl_fork_child_i"], comms
+for p in d["processes"]:
+    assert p["job"] and p["job"]["id"] == "77" and p["job"]["step"] == "0", p
+PY
+	result $name $rc
+}
+
+# agent_cgroup_jobs OUT: a poison-fork job that joins $cg and execs, and a spawn job beside it
+agent_cgroup_jobs() {
+	sh -c "echo \$\$ >$cg/cgroup.procs && exec $W/wl_fork_child_ioctl $MNT" >"$1" 2>&1
+	"$W/wl_fork_exec_own" "$MNT" >>"$1" 2>&1
+}
+
 # The spool cap (oldest dumps go, never a file the agent did not make) and SIGTERM's flush of a
 # dump still in its grace period.
 t_agent_spool() {
@@ -209,4 +259,4 @@ t_agent_unit() {
 	result $name $rc
 }
 
-agent_tests=(agent agent_spool agent_unit)
+agent_tests=(agent agent_cgroup agent_spool agent_unit)

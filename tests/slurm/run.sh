@@ -9,6 +9,11 @@
 #   record srun --gpuctx=record:DIR: the trace lands in DIR, srun's status is the job's
 #   batch  sbatch with #SBATCH --gpuctx=record: the batch step's trace; an srun --gpuctx=check
 #          inside it, from another directory, fails with 86 and its verdict in the job's output
+#   agent  `gpuctx agent` runs on the node: the fork and spawn steps give the same exit statuses,
+#          verdicts and traces, each taken from the agent (record --from-agent --cgroup of the
+#          step's cgroup, empty when it asks): inside the step, the only gpuctx record of this
+#          build is that client and it holds no BPF program (the agent's are the only ones);
+#          an agent that answers but serves nothing: the plugin's own tracer takes the step
 # and every step had exactly one tracer (slurmd's log names one per step), whose trace names the
 # job (its cgroup: job attribution). Needs root, Debian's slurm-wlm and munge (tools/install-deps.sh
 # slurm); skipped without them. Usage: tests/slurm/run.sh [TEST...]
@@ -178,10 +183,11 @@ sys.exit(0 if ok else 1)
 EOF
 }
 
-# srun -n2 --gpuctx=check WORKLOAD: exit status, the verdict on stderr, the step's trace
+# srun -n2 --gpuctx=check [WRAPPER] WORKLOAD: exit status, the verdict on stderr, the step's
+# trace (the job in LAST_JOB)
 t_check() {
-	local name=$1 wl=$2 want_rc=$3 rc=0 job
-	(cd "$T/work" && srun -n2 --gpuctx=check "$W/$wl" "$MNT" >"$T/$name.out" 2>"$T/$name.err")
+	local name=$1 wl=$2 want_rc=$3 wrap=${4:-} rc=0 job
+	(cd "$T/work" && srun -n2 --gpuctx=check $wrap "$W/$wl" "$MNT" >"$T/$name.out" 2>"$T/$name.err")
 	local got=$?
 	[ "$got" = "$want_rc" ] || { why "$name" "srun exited $got, want $want_rc"; rc=1; }
 	job=$(newest_job)
@@ -193,7 +199,9 @@ t_check() {
 			{ why "$name" "no verdict in the step's stderr"; rc=1; }
 	fi
 	[ $rc = 0 ] && { step_checks "$name" "$job" 0 "$T/work" $([ "$want_rc" = 86 ] && echo 1 || echo 0) || rc=1; }
-	result "$name" $rc
+	LAST_JOB=$job
+	[ -z "$wrap" ] && result "$name" $rc
+	return $rc
 }
 
 t_fork() { t_check fork wl_fork_child_ioctl 86; }
@@ -238,7 +246,74 @@ EOF
 	result $name $rc
 }
 
-all_tests=(fork spawn record batch)
+# A node where `gpuctx agent` runs: the plugin takes each step from it, no second tracer.
+t_agent() {
+	local name=agent rc=0 apid job f n p
+	for _ in $(seq 600); do [ -e /run/gpuctx-agent.sock ] || break; sleep 0.1; done
+	"$G" agent --spool "$T/agent.spool" ${DEVOPTS//record-opt=/} >"$T/agent.log" 2>&1 &
+	apid=$!
+	PIDS+=($apid)
+	for _ in $(seq 300); do grep -qs "attached to" "$T/agent.log" && break; sleep 0.05; done
+	grep -qs "attached to" "$T/agent.log" ||
+		{ why $name "the agent did not start: $(cat "$T/agent.log")"; result $name 1; return; }
+	# inside each task: this build's gpuctx processes and the BPF programs each holds
+	cat >"$T/work/probe.sh" <<'EOF'
+#!/bin/sh
+for p in /proc/[0-9]*; do
+	a=$(cat $p/cmdline 2>/dev/null | tr '\0' ' ')
+	case "$a" in
+	"$PROBE_G record"* | "$PROBE_G agent"*)
+		echo "${p#/proc/} $(ls -l $p/fd 2>/dev/null | grep -c 'anon_inode:bpf-prog') $a" ;;
+	esac
+done >"$PROBE_OUT.$SLURM_PROCID"
+exec "$@"
+EOF
+	chmod 755 "$T/work/probe.sh"
+	export PROBE_G=$G PROBE_OUT=$T/agent.procs
+	for f in fork:wl_fork_child_ioctl:86 spawn:wl_fork_exec_own:0; do
+		n=agent_${f%%:*}
+		t_check $n "$(echo $f | cut -d: -f2)" "${f##*:}" "$T/work/probe.sh" ||
+			{ why $name "$n: $(cat "$T/$n.why" 2>/dev/null)"; rc=1; }
+		job=$LAST_JOB
+		grep -q "gpuctx: tracer pid [0-9]* follows .* for job $job step 0 .*(from the agent)" \
+			"$T/slurmd.log" || { why $name "$n: slurmd's log: the agent did not serve $job"; rc=1; }
+		for p in 0 1; do
+			# the agent holds programs; the one gpuctx record is its client, holding none
+			awk -v a="$apid" '$1 == a && $2 > 0 { ok = 1 } END { exit !ok }' "$PROBE_OUT.$p" &&
+				[ "$(grep -c " $G record" "$PROBE_OUT.$p")" = 1 ] &&
+				grep " $G record" "$PROBE_OUT.$p" | grep -q "^[0-9]* 0 $G record .*--from-agent" ||
+				{ why $name "$n task $p: $(cat "$PROBE_OUT.$p")"; rc=1; }
+		done
+	done
+	kill "$apid"
+	wait "$apid" 2>/dev/null
+	# an agent that answers but serves nothing: the plugin's own tracer takes the step
+	python3 - "$T/fake.ready" <<'EOF' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind("/run/gpuctx-agent.sock")
+os.chmod("/run/gpuctx-agent.sock", 0o600)
+s.listen(8)
+open(sys.argv[1], "w").close()
+while True:
+    s.accept()[0].close()
+EOF
+	apid=$!
+	PIDS+=($apid)
+	for _ in $(seq 100); do [ -e "$T/fake.ready" ] && break; sleep 0.05; done
+	t_check agent_fallback wl_fork_child_ioctl 86 "$T/work/probe.sh" ||
+		{ why $name "agent_fallback: $(cat "$T/agent_fallback.why" 2>/dev/null)"; rc=1; }
+	kill "$apid"
+	wait "$apid" 2>/dev/null
+	rm -f /run/gpuctx-agent.sock
+	grep -q "gpuctx: the agent did not serve step 0 .*: a tracer of its own follows it" "$T/slurmd.log" &&
+		grep -q "gpuctx: tracer pid [0-9]* follows .* for job $LAST_JOB step 0 .*gctx$" "$T/slurmd.log" &&
+		grep " $G record" "$PROBE_OUT.0" | grep -vq -- "--from-agent" ||
+		{ why $name "agent_fallback: no tracer of the plugin's own took job $LAST_JOB"; rc=1; }
+	result $name $rc
+}
+
+all_tests=(fork spawn record batch agent)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

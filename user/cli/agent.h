@@ -73,9 +73,10 @@ struct tree {
 	__u32 *idx;
 	__u32 nidx, cap_idx;
 	bool alive;		/* a member still runs */
+	__u32 skip;		/* never a member (a client of the agent), 0 none */
 };
 
-/* Add root and its descendants (the agent itself left out). 0 or -ENOMEM. */
+/* Add root and its descendants (the agent itself and t->skip left out). 0 or -ENOMEM. */
 int tree_add(struct tree *t, const struct gctx_model *m, __u32 root);
 bool tree_has(const struct tree *t, __u32 pid);
 void tree_free(struct tree *t);

@@ -39,8 +39,10 @@ int tree_add(struct tree *t, const struct gctx_model *m, __u32 root)
 			t->pids[t->n++] = p->pid;
 		}
 		for (__u32 k = 0; k < p->nchildren; k++) {
-			if (gctx_model__proc(m, p->children[k])->pid == (__u32)getpid())
-				continue; /* the agent is nobody's job */
+			__u32 pid = gctx_model__proc(m, p->children[k])->pid;
+
+			if (pid == (__u32)getpid() || pid == t->skip)
+				continue; /* the agent (and its client) is nobody's job */
 			if (gctx_grow(&t->idx, &t->cap_idx, t->nidx + 1, sizeof(*t->idx)))
 				return -ENOMEM;
 			t->idx[t->nidx++] = p->children[k];

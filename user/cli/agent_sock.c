@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The agent's side of `gpuctx record --from-agent`: a root-only unix socket. A client names
- * processes ("pids 12,34\n"); it gets their trees' history from the window, then their
- * records live, framed as (type, length, bytes), and an end frame once every member has
- * exited. A client never blocks the agent: its socket is non-blocking, what it has not read
+ * processes ("pids 12,34\n") or a cgroup ("cgroup DIR\n"); it gets their trees' history from
+ * the window, then their records live, framed as (type, length, bytes), and an end frame once
+ * every member has exited (a cgroup's: once the client says "end": more may join by exec).
+ * A client never blocks the agent: its socket is non-blocking, what it has not read
  * waits in a bounded buffer, and one that falls too far behind is cut off (it is told).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,27 +21,33 @@
 #include "cli/agent.h"
 #include "cli/agent_proto.h"
 #include "collect/discover.h"
+#include "collect/jobcg.h"
 #include "lib/grow.h"
 #include "trace/window.h"
 
 #define SUB_MAX 16
 #define REQ_WAIT_NS (3 * 1000000000ull)
 #define SUB_BUF_MAX (64u << 20) /* unread bytes a client may leave before it is cut off */
+#define END_TICKS 2 /* turns of the event loop after "end": each drains the ring buffer */
 
 struct sub {
 	int fd;
 	struct tree t;
-	char req[256];
+	char req[PATH_MAX + 16]; /* "cgroup DIR\n" */
 	size_t reqlen;
 	bool live;	/* history sent, records follow */
 	__u64 asked_ns;	/* when the request came: its processes may not have reached the model */
 	bool closing;	/* end frame queued: close once flushed */
+	bool cg;	/* a cgroup followed: members also join by exec'ing in it */
+	__u32 ending;	/* turns since the client said "end" (0: it did not) */
+	char cg_rel[GCTX_CGROUP_LEN]; /* the cgroup below the cgroup2 mount ("/a/b") */
 	char *buf;
 	size_t len, off, cap;
 };
 
 struct agent_subs {
 	int lfd;
+	struct gctx_cgpaths *cgpaths; /* an exec record's cgroup id to its path */
 	struct sub v[SUB_MAX];
 	__u32 n;
 };
@@ -68,6 +76,7 @@ int agent_subs__open(struct agent *a, char *err, size_t errlen)
 		return -1;
 	}
 	umask(old);
+	s->cgpaths = gctx_cgpaths__new();
 	a->subs = s;
 	return 0;
 }
@@ -126,13 +135,93 @@ static void drop(struct agent_subs *s, __u32 i)
 	s->v[i] = s->v[--s->n];
 }
 
+/* The tree's history from the window, then live. */
+static void go_live(struct agent *a, struct sub *c, const struct gctx_model *m)
+{
+	struct agent_cut cut = { .t = &c->t, .sink = put_sink, .sink_ctx = c };
+	int ret;
+
+	ret = agent_cut__scan(&cut, a->win);
+	if (!ret)
+		ret = agent_cut__emit(&cut, a, m);
+	agent_cut__free(&cut);
+	if (!ret)
+		ret = put(c, AGENT_FRAME_LIVE, NULL, 0);
+	if (ret) {
+		put_end(c, AGENT_FRAME_ERROR, "the agent could not send the history");
+		return;
+	}
+	c->live = true;
+}
+
+/* Whether a cgroup path ("/a/b/c") is rel ("/a/b") or below it. */
+static bool cg_under(const char *path, const char *rel)
+{
+	size_t n = strlen(rel);
+
+	if (!strcmp(rel, "/"))
+		return path[0] == '/';
+	return !strncmp(path, rel, n) && (path[n] == '/' || !path[n]);
+}
+
+static int add_member(struct sub *c, const struct gctx_model *m, const struct gctx_proc *p)
+{
+	if (p->pid == c->t.skip || p->pid == (__u32)getpid() || tree_has(&c->t, p->pid))
+		return 0;
+	return tree_add(&c->t, m, p->idx);
+}
+
+/* "cgroup DIR": the processes in its subtree now and those the window saw in it (exited
+ * ones too), then, live, every process that execs in it (as record --cgroup follows). */
+static void start_cgroup(struct agent *a, struct sub *c, const struct gctx_model *m, char *dir)
+{
+	struct gctx_pidset now = {};
+	__u32 skipped = 0;
+	int ret = 0;
+
+	dir[strcspn(dir, "\n")] = '\0';
+	if (dir[0] != '/' || gctx_cgroup_rel(dir, c->cg_rel, sizeof(c->cg_rel))) {
+		put_end(c, AGENT_FRAME_ERROR, "not a cgroup v2 directory");
+		return;
+	}
+	if (gctx_add_cgroup_procs(&now, dir, &skipped)) {
+		put_end(c, AGENT_FRAME_ERROR, "cannot read the cgroup's processes");
+		return;
+	}
+	c->cg = true;
+	for (__u32 i = 0; !ret && i < now.n; i++) {
+		const struct gctx_proc *p = gctx_model__proc_by_pid(m, now.pids[i]);
+
+		if (p)
+			ret = add_member(c, m, p);
+	}
+	gctx_pidset__clear(&now);
+	for (__u32 i = 0; !ret && i < gctx_model__nprocs(m); i++) {
+		const struct gctx_proc *p = gctx_model__proc(m, i);
+
+		if (p->cgroup[0] && cg_under(p->cgroup, c->cg_rel))
+			ret = add_member(c, m, p);
+	}
+	if (ret) {
+		put_end(c, AGENT_FRAME_ERROR, "the agent is out of memory");
+		return;
+	}
+	go_live(a, c, m);
+	if (c->live)
+		agent_log(a, "record --from-agent: following cgroup %s (%u processes in it now)%s",
+			  dir, c->t.n, skipped ? " (some of its cgroups not read)" : "");
+}
+
 /* "pids 12,34": their trees, history then live. */
 static void start(struct agent *a, struct sub *c, const struct gctx_model *m)
 {
-	struct agent_cut cut = { .t = &c->t, .sink = put_sink, .sink_ctx = c };
 	char *p = c->req, *end;
 	int ret = 0;
 
+	if (!strncmp(p, "cgroup ", 7)) {
+		start_cgroup(a, c, m, p + 7);
+		return;
+	}
 	if (strncmp(p, "pids ", 5)) {
 		put_end(c, AGENT_FRAME_ERROR, "bad request");
 		return;
@@ -156,18 +245,14 @@ static void start(struct agent *a, struct sub *c, const struct gctx_model *m)
 		put_end(c, AGENT_FRAME_ERROR, "the agent knows no such process");
 		return;
 	}
-	if (!ret)
-		ret = agent_cut__scan(&cut, a->win);
-	if (!ret)
-		ret = agent_cut__emit(&cut, a, m);
-	agent_cut__free(&cut);
 	if (ret) {
 		put_end(c, AGENT_FRAME_ERROR, "the agent could not send the history");
 		return;
 	}
-	c->live = true;
-	agent_log(a, "record --from-agent: sending pid %u's tree (%u processes)", c->t.pids[0],
-		  c->t.n);
+	go_live(a, c, m);
+	if (c->live)
+		agent_log(a, "record --from-agent: sending pid %u's tree (%u processes)",
+			  c->t.pids[0], c->t.n);
 }
 
 static void accept_new(struct agent *a)
@@ -185,6 +270,7 @@ static void accept_new(struct agent *a)
 			continue;
 		}
 		memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
+		s->v[s->n].t.skip = cr.pid; /* in the job's cgroup maybe, never in its trace */
 		s->v[s->n++].fd = fd;
 	}
 }
@@ -228,8 +314,19 @@ void agent_subs__tick(struct agent *a, const struct gctx_model *m)
 			}
 			else if (c->reqlen == sizeof(c->req) - 1)
 				put_end(c, AGENT_FRAME_ERROR, "request too long");
-		} else if (c->live && !c->closing && tree_ended(&c->t, m)) {
-			put_end(c, AGENT_FRAME_END, NULL);
+		} else if (c->live && !c->closing) {
+			char b[8];
+
+			/* "end" (the client stopped), or the client gone */
+			n = recv(c->fd, b, sizeof(b), MSG_DONTWAIT);
+			if (n == 0) {
+				drop(s, i);
+				continue;
+			}
+			if (n > 0 && !c->ending)
+				c->ending = 1;
+			if (c->ending ? c->ending++ > END_TICKS : !c->cg && tree_ended(&c->t, m))
+				put_end(c, AGENT_FRAME_END, NULL);
 		}
 		while (c->off < c->len) {
 			n = write(c->fd, c->buf + c->off, c->len - c->off);
@@ -246,6 +343,21 @@ void agent_subs__tick(struct agent *a, const struct gctx_model *m)
 	}
 }
 
+static void cg_exec(struct agent_subs *s, struct sub *c, const struct gctx_ev_exec *e)
+{
+	char path[GCTX_CGROUP_LEN];
+	__u32 pid = e->hdr.tgid;
+
+	if (pid == c->t.skip || tree_has(&c->t, pid) ||
+	    /* the kernel's cgroup at exec; /proc where the id does not resolve */
+	    ((gctx_cgpaths__path(s->cgpaths, e->cgroup_id, path, sizeof(path)) &&
+	      gctx_proc_cgroup(pid, path, sizeof(path))) ||
+	     !cg_under(path, c->cg_rel)))
+		return;
+	if (!gctx_grow(&c->t.pids, &c->t.cap, c->t.n + 1, sizeof(__u32)))
+		c->t.pids[c->t.n++] = pid;
+}
+
 void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 len)
 {
 	struct agent_subs *s = a->subs;
@@ -258,6 +370,9 @@ void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 
 
 		if (!c->live || c->closing)
 			continue;
+		/* a process that execs in a followed cgroup joins, as record --cgroup follows it */
+		if (c->cg && type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec))
+			cg_exec(s, c, data);
 		/* a member's new child joins its tree */
 		if (type == GCTX_EV_FORK && gctx_record_pids(type, data, len, pids) == 2 &&
 		    tree_has(&c->t, pids[0]) && !tree_has(&c->t, pids[1]) &&
@@ -297,6 +412,7 @@ void agent_subs__close(struct agent *a)
 	}
 	close(s->lfd);
 	unlink(AGENT_SOCK);
+	gctx_cgpaths__free(s->cgpaths);
 	free(s);
 	a->subs = NULL;
 }

@@ -32,11 +32,13 @@ struct cli_record_hooks {
 	void (*tick)(void *ctx, const struct gctx_model *m); /* each turn of the event loop */
 	void (*finish)(void *ctx, const struct gctx_model *m); /* recording stopped */
 };
-/* fromagent.c: record --from-agent (-p or --cgroup's processes): the trace from the agent. */
+/* fromagent.c: record --from-agent (-p's processes, or a --cgroup followed by the agent): the
+ * trace from the agent. */
 struct cli_from_agent {
 	const char *output;
 	const __u32 *pids;
 	__u32 npids;
+	const char *cgroup; /* absolute path of a cgroup v2 directory, else NULL: pids */
 	double duration;
 	bool quiet, silent;
 	const struct gctx_trace_meta *meta;

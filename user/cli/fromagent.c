@@ -24,11 +24,14 @@
 #include "output/report/print.h"
 #include "trace/tracefile.h"
 
-static volatile sig_atomic_t stop;
+#define DRAIN_WAIT_NS (5 * 1000000000ull) /* after "end": the agent's last records */
+
+static volatile sig_atomic_t stop, nstops;
 
 static void on_stop(int sig)
 {
 	stop = sig;
+	nstops++;
 }
 
 static int connect_agent(char *err, size_t errlen)
@@ -48,8 +51,10 @@ static int connect_agent(char *err, size_t errlen)
 	return fd;
 }
 
-/* Read exactly n bytes; 0, or -1 on EOF/error or a stop signal. */
-static int read_full(int fd, void *buf, size_t n, __u64 deadline)
+/* Read exactly n bytes; 0, or -1 on EOF/error, the deadline or a second stop signal; -2 when
+ * stoppable and a stop signal came before the first byte (between frames: the stream stays
+ * whole). */
+static int read_full(int fd, void *buf, size_t n, __u64 deadline, bool stoppable)
 {
 	size_t got = 0;
 
@@ -57,7 +62,9 @@ static int read_full(int fd, void *buf, size_t n, __u64 deadline)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t r;
 
-		if (stop || (deadline && gctx_now_mono() >= deadline))
+		if (stoppable && !got && stop)
+			return -2;
+		if (nstops > 1 || (deadline && gctx_now_mono() >= deadline))
 			return -1;
 		if (poll(&p, 1, 100) <= 0)
 			continue;
@@ -79,6 +86,41 @@ static void on_finding(const struct gctx_finding *f, void *ctx)
 	gctx_print_finding(o->quiet ? stderr : stdout, f, o->meta->start_mono_ns);
 }
 
+static void say_attached(const struct cli_from_agent *o)
+{
+	if (o->cgroup)
+		fprintf(stderr, "gpuctx: attached to the agent, following cgroup %s; Ctrl-C to "
+				"stop\n", o->cgroup);
+	else
+		fprintf(stderr, "gpuctx: attached to the agent's history of %u process%s; Ctrl-C "
+				"to stop\n", o->npids, o->npids == 1 ? "" : "es");
+}
+
+static int send_request(int fd, const struct cli_from_agent *o)
+{
+	char req[4096];
+	size_t off;
+
+	if (o->cgroup) {
+		off = snprintf(req, sizeof(req), "cgroup %s\n", o->cgroup);
+		if (off >= sizeof(req)) {
+			fprintf(stderr, "gpuctx: --cgroup %s: path too long\n", o->cgroup);
+			return -1;
+		}
+	} else {
+		off = snprintf(req, sizeof(req), "pids ");
+		for (__u32 i = 0; i < o->npids && off < sizeof(req) - 16; i++)
+			off += snprintf(req + off, sizeof(req) - off, "%s%u", i ? "," : "",
+					o->pids[i]);
+		req[off++] = '\n';
+	}
+	if (write(fd, req, off) != (ssize_t)off) {
+		fprintf(stderr, "gpuctx: writing to the agent: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int cli_record_from_agent(const struct cli_from_agent *o)
 {
 	struct gctx_trace_writer *w = NULL;
@@ -86,26 +128,19 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 	struct gctx_model *m = NULL;
 	struct gctx_rec_end end = { .exit_status = -1 };
 	struct sigaction sa = { .sa_handler = on_stop };
-	char err[512], req[4096];
+	char err[512];
 	__u64 records = 0, deadline = 0;
-	size_t off;
 	void *buf = NULL;
-	int fd, ret = 1, werr = 0;
-	bool ended = false;
+	int fd, ret = 1, werr = 0, r;
+	bool ended = false, live = false, draining = false;
 
 	fd = connect_agent(err, sizeof(err));
 	if (fd < 0) {
 		fprintf(stderr, "gpuctx: %s\n", err);
 		return 1;
 	}
-	off = snprintf(req, sizeof(req), "pids ");
-	for (__u32 i = 0; i < o->npids && off < sizeof(req) - 16; i++)
-		off += snprintf(req + off, sizeof(req) - off, "%s%u", i ? "," : "", o->pids[i]);
-	req[off++] = '\n';
-	if (write(fd, req, off) != (ssize_t)off) {
-		fprintf(stderr, "gpuctx: writing to the agent: %s\n", strerror(errno));
+	if (send_request(fd, o))
 		goto out;
-	}
 	out = gctx_outfile__new(o->output, err, sizeof(err));
 	if (!out) {
 		fprintf(stderr, "gpuctx: %s\n", err);
@@ -123,16 +158,21 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 	gctx_model__set_finding_cb(m, on_finding, (void *)o);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	fprintf(stderr, "gpuctx: attached to the agent's history of %u process%s; Ctrl-C to "
-			"stop\n", o->npids, o->npids == 1 ? "" : "es");
 	if (o->duration > 0)
 		deadline = gctx_now_mono() + (__u64)(o->duration * 1e9);
 	for (;;) {
 		struct agent_frame f;
 
-		if (read_full(fd, &f, sizeof(f), deadline))
+		r = read_full(fd, &f, sizeof(f), deadline, !draining);
+		if (r == -2 && live && send(fd, "end\n", 4, MSG_NOSIGNAL) == 4) {
+			/* stopped: what the agent's ring buffer held until now still comes */
+			draining = true;
+			deadline = gctx_now_mono() + DRAIN_WAIT_NS;
+			continue;
+		}
+		if (r)
 			break;
-		if (f.len > AGENT_FRAME_MAX || read_full(fd, buf, f.len, 0)) {
+		if (f.len > AGENT_FRAME_MAX || read_full(fd, buf, f.len, 0, false)) {
 			fprintf(stderr, "gpuctx: the agent's stream broke off\n");
 			break;
 		}
@@ -144,6 +184,11 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 			fprintf(stderr, "gpuctx: the agent: %.*s\n", (int)f.len, (char *)buf);
 			break;
 		}
+		if (f.type == AGENT_FRAME_LIVE) {
+			live = true;
+			say_attached(o);
+			continue;
+		}
 		records++;
 		gctx_trace_writer__append(w, f.type, buf, f.len);
 		if (!o->quiet)
@@ -151,14 +196,14 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 		gctx_model__feed(m, f.type, buf, f.len);
 	}
 	end.end_ns = gctx_now_mono();
-	end.reason = ended ? 0 : stop ? 1 : 2;
+	end.reason = stop ? 1 : ended ? 0 : 2;
 	end.events = records;
 	gctx_trace_writer__append_final(w, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__feed(m, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__finish(m);
 	werr = gctx_trace_writer__free(w);
 	w = NULL;
-	if (werr || (!records && !ended)) {
+	if (werr || !live) {
 		fprintf(stderr, "gpuctx: %s: %s\n", o->output,
 			werr ? strerror(-werr) : "nothing came from the agent");
 		goto out;

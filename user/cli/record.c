@@ -4,6 +4,7 @@
  * the trace file, feed the live model, print events and findings as they happen.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
@@ -784,26 +785,24 @@ static void export_at_end(const char *trace, const char *out, int format, int *r
 	}
 }
 
-/* --from-agent: -p's processes, or --cgroup's (and their descendants, as the agent knows) */
+/* --from-agent: -p's processes, or --cgroup's: the agent follows the cgroup itself (the
+ * processes in it now, those that exec in it later, their descendants), as record does */
 static int record_from_agent(struct record_env *env, const struct gctx_trace_meta *meta)
 {
 	struct cli_from_agent fa = { .output = env->output, .duration = env->duration,
-				     .quiet = env->quiet, .silent = env->silent, .meta = meta };
-	struct gctx_pidset set = {};
-	__u32 skipped = 0;
+				     .quiet = env->quiet, .silent = env->silent, .meta = meta,
+				     .pids = env->pids.pids, .npids = env->pids.n };
+	char dir[PATH_MAX];
 	int ret;
 
-	for (__u32 i = 0; i < env->pids.n; i++)
-		gctx_pidset__add(&set, env->pids.pids[i]);
-	if (env->cgroup && gctx_add_cgroup_procs(&set, env->cgroup, &skipped)) {
-		fprintf(stderr, "gpuctx: cannot read %s/cgroup.procs: %s\n", env->cgroup,
-			strerror(errno));
-		return 1;
+	if (env->cgroup) {
+		if (!realpath(env->cgroup, dir)) {
+			fprintf(stderr, "gpuctx: --cgroup %s: %s\n", env->cgroup, strerror(errno));
+			return 1;
+		}
+		fa.cgroup = dir;
 	}
-	fa.pids = set.pids;
-	fa.npids = set.n;
 	ret = cli_record_from_agent(&fa);
-	gctx_pidset__clear(&set);
 	gctx_pidset__clear(&env->pids);
 	return ret;
 }

@@ -223,6 +223,7 @@ __u32 gctx_record_pids(__u32 type, const void *data, __u32 len, __u32 pids[2])
 	case GCTX_REC_HOLD:
 	case GCTX_REC_STACK:
 	case GCTX_REC_CALLER:
+	case GCTX_REC_CGROUP:
 		/* each of these starts with the pid it concerns */
 		return first_u32(data, len, pids);
 	default:

@@ -107,6 +107,7 @@ static void test_record_pids(void **state)
 	struct gctx_ev_ioctl io = { .hdr = { .type = GCTX_EV_IOCTL, .tgid = 12 } };
 	struct gctx_rec_file rf = { .pid = 13 };
 	struct gctx_rec_device dev = {};
+	struct gctx_rec_cgroup cg = { .pid = 14 };
 	__u32 pids[2] = {};
 
 	assert_int_equal(gctx_record_pids(GCTX_EV_FORK, &f, sizeof(f), pids), 2);
@@ -117,6 +118,9 @@ static void test_record_pids(void **state)
 	assert_int_equal(gctx_record_pids(GCTX_REC_FILE_PRESENT, &rf, sizeof(rf), pids), 1);
 	assert_int_equal(pids[0], 13);
 	assert_int_equal(gctx_record_pids(GCTX_REC_DEVICE, &dev, sizeof(dev), pids), 0);
+	/* a process's cgroup goes with it: a dump or --from-agent trace names its job */
+	assert_int_equal(gctx_record_pids(GCTX_REC_CGROUP, &cg, sizeof(cg), pids), 1);
+	assert_int_equal(pids[0], 14);
 	/* short records name nobody rather than read past their end */
 	assert_int_equal(gctx_record_pids(GCTX_EV_FORK, &f, 8, pids), 0);
 	assert_int_equal(gctx_record_pids(GCTX_EV_IOCTL, &io, 8, pids), 0);
