@@ -44,6 +44,8 @@
 #define AGENT_MAX_ARGS 64
 #define PENDING_EVERY_NS (100 * 1000000ull)
 #define METRICS_EVERY_NS (5 * 1000000000ull)
+#define FOLD_EVERY_NS (1000000000ull)
+#define FOLD_AFTER_NS (10 * 1000000000ull) /* an exit this old: its late records are in */
 
 static volatile sig_atomic_t got_hup;
 
@@ -724,7 +726,12 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 	fprintf(f, "# HELP gpuctx_spool_files Dumps in the spool.\n"
 		   "# TYPE gpuctx_spool_files gauge\ngpuctx_spool_files %u\n", su.files);
 	fprintf(f, "# HELP gpuctx_processes Processes the agent's model holds.\n"
-		   "# TYPE gpuctx_processes gauge\ngpuctx_processes %u\n", gctx_model__nprocs(m));
+		   "# TYPE gpuctx_processes gauge\ngpuctx_processes %u\n",
+		gctx_model__nlive_slots(m));
+	fprintf(f, "# HELP gpuctx_processes_folded_total Exited processes that never touched a "
+		   "GPU, forgotten.\n# TYPE gpuctx_processes_folded_total counter\n"
+		   "gpuctx_processes_folded_total %llu\n",
+		(unsigned long long)gctx_model__folded(m));
 	if (fclose(f) || gctx_outfile__commit(out, err, sizeof(err)))
 		agent_log(a, "cannot write metrics %s", a->o.metrics);
 	gctx_outfile__free(out);
@@ -732,7 +739,7 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 	a->last_metrics = gctx_now_mono();
 }
 
-static void tick(void *ctx, const struct gctx_model *m)
+static void tick(void *ctx, struct gctx_model *m)
 {
 	struct agent *a = ctx;
 	__u64 now = gctx_now_mono();
@@ -762,6 +769,12 @@ static void tick(void *ctx, const struct gctx_model *m)
 	if (a->npend && now >= a->last_pending + PENDING_EVERY_NS) {
 		a->last_pending = now;
 		run_pending(a, m, false);
+	}
+	/* bounded for weeks: exited subtrees that never touched a GPU are forgotten a while
+	 * after they end (their records stay in the window for dumps) */
+	if (now >= a->last_fold + FOLD_EVERY_NS && now > FOLD_AFTER_NS) {
+		a->last_fold = now;
+		gctx_model__fold(m, now - FOLD_AFTER_NS);
 	}
 	if (a->o.metrics && now >= a->last_metrics + METRICS_EVERY_NS)
 		write_metrics(a, m);

@@ -55,7 +55,7 @@ struct agent {
 	struct pending *pend;
 	__u32 npend, cap_pend;
 	__u64 pend_dropped;
-	__u64 start_wall, start_mono, last_metrics, last_pending;
+	__u64 start_wall, start_mono, last_metrics, last_pending, last_fold;
 	__u64 records, dumps, dump_errors;
 	__u64 incidents[GCTX_INC_MAX][GCTX_SEV_ERROR + 1];
 	__u64 crashes;
@@ -89,7 +89,7 @@ typedef int (*agent_sink)(void *ctx, __u32 type, const void *data, __u32 len);
  * registrations and probes, the members whose start the window lost (as at attach), then
  * every record of the tree in the window. */
 struct agent_cut {
-	const struct tree *t;
+	struct tree *t; /* the scan adds children the model folded */
 	agent_sink sink;
 	void *sink_ctx;
 	__u32 *covered; /* pids whose fork or attach record is in the window */
@@ -98,7 +98,8 @@ struct agent_cut {
 	__u64 records;	/* emitted */
 };
 
-/* Find what the window holds of the tree (first_ns, covered pids). 0 or -ENOMEM. */
+/* Find what the window holds of the tree (first_ns, covered pids, forked children). 0 or
+ * -ENOMEM. */
 int agent_cut__scan(struct agent_cut *c, const struct gctx_window *win);
 /* Emit it all to the sink. 0 or the sink's error. */
 int agent_cut__emit(struct agent_cut *c, const struct agent *a, const struct gctx_model *m);

@@ -78,6 +78,14 @@ static int scan_one(void *ctx, __u64 ts, __u32 type, const void *data, __u32 len
 	if (!c->first_ns)
 		c->first_ns = ts;
 	n = gctx_record_pids(type, data, len, pids);
+	/* a child the model folded (exited, never touched a GPU) is the tree's still: its
+	 * fork, exec and exit are in the window, in order */
+	if (type == GCTX_EV_FORK && n == 2 && pids[1] != (__u32)getpid() &&
+	    !tree_has(c->t, pids[1])) {
+		if (gctx_grow(&c->t->pids, &c->t->cap, c->t->n + 1, sizeof(*c->t->pids)))
+			return -ENOMEM;
+		c->t->pids[c->t->n++] = pids[1];
+	}
 	if ((type == GCTX_EV_FORK && n == 2) || type == GCTX_REC_PROC_PRESENT) {
 		__u32 pid = type == GCTX_EV_FORK ? pids[1] : pids[0];
 

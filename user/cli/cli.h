@@ -29,7 +29,8 @@ struct cli_record_hooks {
 	void (*on_record)(void *ctx, const struct gctx_model *m, __u32 type, const void *data,
 			  __u32 len);
 	void (*on_finding)(void *ctx, const struct gctx_model *m, const struct gctx_finding *f);
-	void (*tick)(void *ctx, const struct gctx_model *m); /* each turn of the event loop */
+	/* each turn of the event loop; it may fold the model (gctx_model__fold) */
+	void (*tick)(void *ctx, struct gctx_model *m);
 	void (*finish)(void *ctx, const struct gctx_model *m); /* recording stopped */
 };
 /* fromagent.c: record --from-agent (-p's processes, or a --cgroup followed by the agent): the

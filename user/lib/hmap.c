@@ -29,14 +29,22 @@ static struct gctx_hent *hmap_slot(const struct gctx_hmap *h, __u64 k1, __u64 k2
 	return &h->e[i];
 }
 
-bool gctx_hmap__get(const struct gctx_hmap *h, __u64 k1, __u64 k2, __u32 *val)
+/* The entry of (k1, k2), NULL when absent. */
+static struct gctx_hent *hmap_find(const struct gctx_hmap *h, __u64 k1, __u64 k2)
 {
 	struct gctx_hent *e;
 
 	if (!h->cap)
-		return false;
+		return NULL;
 	e = hmap_slot(h, k1, k2);
-	if (!e->used)
+	return e->used ? e : NULL;
+}
+
+bool gctx_hmap__get(const struct gctx_hmap *h, __u64 k1, __u64 k2, __u32 *val)
+{
+	struct gctx_hent *e = hmap_find(h, k1, k2);
+
+	if (!e)
 		return false;
 	*val = e->val;
 	return true;
@@ -71,6 +79,31 @@ int gctx_hmap__put(struct gctx_hmap *h, __u64 k1, __u64 k2, __u32 val)
 	}
 	e->val = val;
 	return 0;
+}
+
+/* Linear probing without tombstones: the entries after the hole that probed past it move
+ * back, so a long-running map (the agent's) does not fill with dead slots. */
+bool gctx_hmap__del(struct gctx_hmap *h, __u64 k1, __u64 k2)
+{
+	struct gctx_hent *e = hmap_find(h, k1, k2);
+	__u32 mask, i, j;
+
+	if (!e)
+		return false;
+	mask = h->cap - 1;
+	i = (__u32)(e - h->e);
+	for (j = (i + 1) & mask; h->e[j].used; j = (j + 1) & mask) {
+		__u32 home = (__u32)hmix(h->e[j].k1, h->e[j].k2) & mask;
+
+		/* j's entry may fill the hole at i when its home is not in (i, j] */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			h->e[i] = h->e[j];
+			i = j;
+		}
+	}
+	h->e[i].used = 0;
+	h->n--;
+	return true;
 }
 
 void gctx_hmap__free(struct gctx_hmap *h)

@@ -27,6 +27,8 @@ bool gctx_hmap__get(const struct gctx_hmap *h, __u64 k1, __u64 k2, __u32 *val);
 /* Insert or overwrite (k1, k2) -> val. 0, or -ENOMEM (the map is unchanged). */
 int gctx_hmap__put(struct gctx_hmap *h, __u64 k1, __u64 k2, __u32 val);
 /* Release the entries; the map is empty again. */
+/* Remove (k1, k2); false when it was not there. */
+bool gctx_hmap__del(struct gctx_hmap *h, __u64 k1, __u64 k2);
 void gctx_hmap__free(struct gctx_hmap *h);
 
 #endif /* __GPUCTX_HMAP_H */

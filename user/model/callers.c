@@ -137,6 +137,7 @@ static struct gctx_callsite *site_new(struct mdl_callers *c, struct proc_priv *p
 		return NULL;
 	}
 	pl->v[pl->n++] = *idx;
+	p->pinned = true; /* its call sites are indexed by its slot */
 	s->proc_idx = p->pub.idx;
 	s->fn = fn;
 	s->addr = addr;

@@ -37,6 +37,7 @@ static int ev_gap(struct gctx_model *m, struct mdl_coverage *c, const struct gct
 	g->proc_idx = p ? p->pub.idx : 0;
 	if (!p)
 		return 0;
+	p->pinned = true; /* the gap names its slot */
 	if (mdl_unseen_raise(m, p, r))
 		return -ENOMEM;
 	g->finding_id = m->findings.n;

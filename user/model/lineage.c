@@ -95,13 +95,13 @@ static const char *intern_args(struct gctx_model *m, const char *src, __u32 len,
 static struct proc_priv *proc_new(struct gctx_model *m, __u32 pid, __u32 ppid, int parent_idx,
 				  const char *comm, __u64 start_ns)
 {
-	struct proc_priv *p = gctx_chunks__add(&m->procs);
+	struct proc_priv *p = mdl_proc_slot(m);
 	struct proc_priv *parent;
 	__u32 idx;
 
 	if (!p)
 		return NULL;
-	idx = m->procs.n - 1;
+	idx = p->pub.idx;
 	p->pub.idx = idx;
 	p->pub.pid = pid;
 	p->pub.ppid = ppid;
@@ -170,6 +170,7 @@ static void proc_end(struct gctx_model *m, struct proc_priv *p, __u64 ts)
 	}
 	p->nkept = 0;
 	p->kept_seen = false;
+	mdl_fold_note_exit(m, p);
 }
 
 /* ---- record handlers ---- */

@@ -112,6 +112,7 @@ void gctx_model__free(struct gctx_model *m)
 	free(m->stack);
 	mdl_stacks_free(m);
 	mdl_callers_free(m);
+	mdl_fold_free(m);
 	free(m);
 }
 

@@ -252,6 +252,18 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
  * children still alive). Idempotent. */
 void gctx_model__finish(struct gctx_model *m);
 
+/*
+ * Fold (forget) exited process subtrees that never touched GPU state: no GPU file, ioctl,
+ * mmap, API call or inherited API state, nothing an API gap or call site names. A process is
+ * folded once it and every descendant exited before before_ns (CLOCK_MONOTONIC, the events'
+ * clock); its slot is reused by a later process, so gctx_model__proc of a folded index is an
+ * empty exited process (pid 0). Only a model that runs for weeks calls this (gpuctx agent):
+ * exits are remembered for folding from the first call on. Returns the processes folded.
+ */
+__u32 gctx_model__fold(struct gctx_model *m, __u64 before_ns);
+__u64 gctx_model__folded(const struct gctx_model *m); /* processes folded so far */
+__u32 gctx_model__nlive_slots(const struct gctx_model *m); /* process slots in use */
+
 __u32 gctx_model__nprocs(const struct gctx_model *m);
 const struct gctx_proc *gctx_model__proc(const struct gctx_model *m, __u32 idx);
 /* Latest process with this pid (a reused pid maps to its newest process); NULL if none. */

@@ -62,6 +62,13 @@ struct proc_priv {
 	int hip_device;
 	__u32 *ctxs; /* API context ids of this process */
 	__u32 nctxs, cap_ctxs;
+	bool pinned; /* something outside the lineage names it (API coverage, call sites) */
+	__u32 gen;   /* reuses of this slot after folding (fold.c) */
+};
+
+/* An exited process waiting to be folded (fold.c): its slot and that slot's generation. */
+struct fold_ent {
+	__u32 idx, gen;
 };
 
 struct file_priv {
@@ -117,6 +124,13 @@ struct gctx_model {
 	struct mdl_stacks *stk; /* stacks.c */
 	struct mdl_coverage *cov; /* API coverage (coverage.c), NULL until a record needs it */
 	struct mdl_callers *callers; /* callers.c, NULL until a record needs it */
+	/* fold.c: exited processes in exit order, free slots, processes folded so far */
+	bool fold_on;
+	struct fold_ent *exq;
+	__u32 exq_head, nexq, cap_exq;
+	__u32 *free_procs;
+	__u32 nfree, cap_free;
+	__u64 folded;
 };
 
 static inline struct proc_priv *P(const struct gctx_model *m, __u32 idx)
@@ -152,6 +166,11 @@ static inline struct gctx_api_ctx *CTX(const struct gctx_model *m, __u32 id)
 
 /* model.c: snprintf for human-readable text, where cutting a long line short is fine */
 __attribute__((format(printf, 3, 4))) void mdl_textf(char *buf, size_t len, const char *fmt, ...);
+
+/* fold.c: a slot for a new process (a folded one first); an exited one to fold later */
+struct proc_priv *mdl_proc_slot(struct gctx_model *m);
+void mdl_fold_note_exit(struct gctx_model *m, struct proc_priv *p);
+void mdl_fold_free(struct gctx_model *m);
 
 /* stacks.c: GCTX_REC_STACK and friends */
 int mdl_stack_feed(struct gctx_model *m, __u32 type, const void *data, __u32 len);

@@ -51,12 +51,41 @@ static void test_put_get_grow(void **state)
 	assert_false(gctx_hmap__get(&h, 42, ~42ULL, &v));
 }
 
+/* Deleting keeps every other key findable (entries behind the hole move back) and the map
+ * does not grow when keys come and go, as the agent's pid map does for weeks. */
+static void test_del_churn(void **state)
+{
+	struct gctx_hmap h = {0};
+	__u32 v, i, cap;
+
+	(void)state;
+	assert_false(gctx_hmap__del(&h, 1, 0));
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(gctx_hmap__put(&h, i, 0, i), 0);
+	cap = h.cap;
+	for (i = 1000; i < 200000; i++) {
+		assert_int_equal(gctx_hmap__put(&h, i, 0, i), 0);
+		assert_true(gctx_hmap__del(&h, i - 1000, 0));
+		assert_false(gctx_hmap__del(&h, i - 1000, 0));
+	}
+	assert_int_equal(h.n, 1000);
+	assert_true(h.cap <= cap * 2);
+	for (i = 0; i < 199000; i++)
+		assert_false(gctx_hmap__get(&h, i, 0, &v));
+	for (i = 199000; i < 200000; i++) {
+		assert_true(gctx_hmap__get(&h, i, 0, &v));
+		assert_int_equal(v, i);
+	}
+	gctx_hmap__free(&h);
+}
+
 int main(void)
 {
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_put_get_grow),
+		cmocka_unit_test(test_del_churn),
 	};
 	/* clang-format on */
 
