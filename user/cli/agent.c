@@ -521,17 +521,33 @@ static int dump_put(void *ctx, __u32 type, const void *data, __u32 len)
 	return 0;
 }
 
+/* Events lost since the last dump: every dump says what the node lost before it, as a
+ * recording's closing drops record does (report shows them). */
+static void dump_drops(const struct agent *a, struct gctx_rec_drops *lost)
+{
+	const struct gctx_rec_drops *now = &a->drops, *was = &a->drops_dumped;
+
+	for (int i = 0; i < GCTX_EV_KERNEL_MAX; i++)
+		lost->drops[i] = now->drops[i] - was->drops[i];
+	lost->missed_stash = now->missed_stash - was->missed_stash;
+	lost->unfollowed = now->unfollowed - was->unfollowed;
+}
+
 static int dump_pass(struct agent_cut *c, struct dump_sink *d, const struct agent *a,
 		     const struct gctx_model *m, __u64 now)
 {
 	struct gctx_rec_end end = { .end_ns = now, .exit_status = -1, .reason = 1 };
+	struct gctx_rec_drops lost;
 	int ret;
 
 	c->records = 0;
 	c->sink = dump_put;
 	c->sink_ctx = d;
 	ret = agent_cut__emit(c, a, m);
-	end.events = c->records + 1;
+	dump_drops(a, &lost);
+	if (!ret)
+		ret = dump_put(d, GCTX_REC_DROPS, &lost, sizeof(lost));
+	end.events = c->records + 2;
 	return ret ? ret : dump_put(d, GCTX_REC_END, &end, sizeof(end));
 }
 
@@ -603,6 +619,7 @@ static int write_dump(struct agent *a, const struct gctx_model *m, struct pendin
 	if (!ret) {
 		agent_log(a, "%s: %s: %s", kind, path, verdict);
 		a->dumps += !p->written;
+		a->drops_dumped = a->drops;
 		p->written = true;
 		p->alive_at_write = t.alive;
 		spool_prune(a->spool_fd, a->o.spool_max_bytes, a->o.spool_max_files, p->name);
@@ -796,7 +813,7 @@ int cmd_agent(int argc, char **argv)
 	struct agent a = { .spool_fd = -1 };
 	struct cli_record_hooks hooks = {
 		.ctx = &a, .on_record = on_record, .on_finding = on_finding, .tick = tick,
-		.finish = finish,
+		.finish = finish, .drops = &a.drops,
 	};
 	char *rargv[AGENT_MAX_ARGS] = { "record", "-a", "--silent" }, err[512];
 	int rn = 3, lock_fd, ret;

@@ -59,7 +59,8 @@ struct agent {
 	__u64 records, dumps, dump_errors;
 	__u64 incidents[GCTX_INC_MAX][GCTX_SEV_ERROR + 1];
 	__u64 crashes;
-	struct gctx_rec_drops drops;
+	struct gctx_rec_drops drops;	     /* so far (record refreshes it) */
+	struct gctx_rec_drops drops_dumped; /* as the last dump written said */
 	bool metrics_dirty;
 };
 

@@ -32,6 +32,8 @@ struct cli_record_hooks {
 	/* each turn of the event loop; it may fold the model (gctx_model__fold) */
 	void (*tick)(void *ctx, struct gctx_model *m);
 	void (*finish)(void *ctx, const struct gctx_model *m); /* recording stopped */
+	/* non-NULL: record keeps it at the drop counts so far (refreshed once a second) */
+	struct gctx_rec_drops *drops;
 };
 /* fromagent.c: record --from-agent (-p's processes, or a --cgroup followed by the agent): the
  * trace from the agent. */

@@ -39,6 +39,7 @@
 #define POLL_MS 10
 #define MAX_DURATION_S (366.0 * 24 * 3600) /* --duration: a year at most */
 #define SIGNAL_GRACE_NS (10 * 1000000000ull) /* -- CMD: how long a forwarded signal may take */
+#define DROPS_EVERY_NS (1000000000ull) /* hooks->drops refreshed this often */
 
 struct record_env {
 	const char *output;
@@ -812,6 +813,18 @@ int cmd_record(int argc, char **argv)
 	return cli_record_run(argc, argv, NULL);
 }
 
+/* What the kernel and the API probes could not deliver so far. */
+static void record_drops(struct gctx_collector *c, struct record_state *st,
+			 struct gctx_rec_drops *d)
+{
+	__u64 api_drops, api_missed;
+
+	gctx_collector__drops(c, d);
+	gctx_uprobes__drops(st->uprobes, &api_drops, &api_missed);
+	d->drops[GCTX_EV_API] += api_drops;
+	d->missed_stash += api_missed;
+}
+
 int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks)
 {
 	struct record_env env = {};
@@ -828,7 +841,7 @@ int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks)
 	char err[512];
 	int go_fd = -1, status = 0, ret = 1, werr;
 	pid_t child = 0;
-	__u64 deadline = 0, grace_end = 0;
+	__u64 deadline = 0, grace_end = 0, drops_next = 0;
 	bool child_done = false;
 	__u32 npresent = 0;
 
@@ -1011,6 +1024,10 @@ no_trace_file:
 		gctx_libwatch__tick(st.libwatch);
 		if (st.w)
 			gctx_trace_writer__flush(st.w);
+		if (hooks && hooks->drops && gctx_now_mono() >= drops_next) {
+			record_drops(c, &st, hooks->drops); /* the agent's dumps say what was lost */
+			drops_next = gctx_now_mono() + DROPS_EVERY_NS;
+		}
 		if (hooks)
 			hooks->tick(hooks->ctx, st.model);
 		gctx_pyprobe__tick(st.pyprobe);
@@ -1037,14 +1054,7 @@ no_trace_file:
 	 * sent to one file, a buffered line must not be cut by them */
 	fflush(stdout);
 
-	gctx_collector__drops(c, &drops);
-	{
-		__u64 api_drops, api_missed;
-
-		gctx_uprobes__drops(st.uprobes, &api_drops, &api_missed);
-		drops.drops[GCTX_EV_API] += api_drops;
-		drops.missed_stash += api_missed;
-	}
+	record_drops(c, &st, &drops);
 	gctx_libwatch__finish(st.libwatch, gctx_collector__apimap_lost(c));
 	gctx_uprobes__finish(st.uprobes);
 	on_record(&st, GCTX_REC_DROPS, &drops, sizeof(drops));
