@@ -277,7 +277,7 @@ BENCH_ARGS ?=
 $(BENCH_OUT) $(BENCH_BIN):
 	$(Q)mkdir -p $@
 
-$(BENCH_OUT)/%.tmp.bpf.o: bench/%.bpf.c $(VMLINUX_H) | $(BENCH_OUT)
+$(BENCH_OUT)/%.tmp.bpf.o: bench/%.bpf.c bpf/tpctx.bpf.h $(VMLINUX_H) | $(BENCH_OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

@@ -20,6 +20,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "../bpf/tpctx.bpf.h" /* the syscalls:* records as their format files lay them out */
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
@@ -114,14 +115,14 @@ static __always_inline __u32 classify_core(struct inode *inode)
 }
 
 SEC("tp/syscalls/sys_enter_ioctl")
-int filter_core_enter(struct trace_event_raw_sys_enter *ctx)
+int filter_core_enter(struct gctx_tp_enter_ioctl *ctx)
 {
 	struct task_struct *task;
 	struct fdtable *fdt;
 	struct file **fds;
 	struct file *f = NULL;
 	struct inode *inode;
-	__s32 fd = ctx->args[0];
+	__s32 fd = ctx->fd;
 
 	if (!followed_tgid() || fd < 0)
 		return 0;
@@ -189,27 +190,27 @@ static __always_inline bool gpu_cmd_type(__u32 cmd)
 }
 
 SEC("tp/syscalls/sys_enter_ioctl")
-int filter_typed_enter(struct trace_event_raw_sys_enter *ctx)
+int filter_typed_enter(struct gctx_tp_enter_ioctl *ctx)
 {
 	if (followed_tgid())
-		filter_typed(ctx->args[0]);
+		filter_typed(ctx->fd);
 	return 0;
 }
 
 SEC("tp/syscalls/sys_enter_ioctl")
-int filter_cmd_enter(struct trace_event_raw_sys_enter *ctx)
+int filter_cmd_enter(struct gctx_tp_enter_ioctl *ctx)
 {
-	if (gpu_cmd_type(ctx->args[1]) && followed_tgid())
-		filter_typed(ctx->args[0]);
+	if (gpu_cmd_type(ctx->cmd) && followed_tgid())
+		filter_typed(ctx->fd);
 	return 0;
 }
 
 SEC("tp/syscalls/sys_enter_ioctl")
-int filter_fast_enter(struct trace_event_raw_sys_enter *ctx)
+int filter_fast_enter(struct gctx_tp_enter_ioctl *ctx)
 {
 	__u64 *v;
 
-	if (!gpu_cmd_type(ctx->args[1]) || !followed_tgid() || !filter_typed(ctx->args[0]))
+	if (!gpu_cmd_type(ctx->cmd) || !followed_tgid() || !filter_typed(ctx->fd))
 		return 0;
 	v = bpf_task_storage_get(&task_stash, bpf_get_current_task_btf(), 0,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -221,7 +222,7 @@ int filter_fast_enter(struct trace_event_raw_sys_enter *ctx)
 }
 
 SEC("tp/syscalls/sys_exit_ioctl")
-int filter_fast_exit(struct trace_event_raw_sys_exit *ctx)
+int filter_fast_exit(struct gctx_tp_sys_exit *ctx)
 {
 	__u64 *v;
 
@@ -237,7 +238,7 @@ int filter_fast_exit(struct trace_event_raw_sys_exit *ctx)
 
 /* gpuctx's ioctl exit program looks its per-task stash up for every ioctl of every process. */
 SEC("tp/syscalls/sys_exit_ioctl")
-int filter_exit(struct trace_event_raw_sys_exit *ctx)
+int filter_exit(struct gctx_tp_sys_exit *ctx)
 {
 	__u64 *v = bpf_task_storage_get(&task_stash, bpf_get_current_task_btf(), 0, 0);
 

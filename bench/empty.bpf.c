@@ -12,18 +12,19 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "../bpf/tpctx.bpf.h" /* the syscalls:* records as their format files lay them out */
 #include <bpf/bpf_tracing.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
 SEC("tp/syscalls/sys_enter_ioctl")
-int empty_ioctl_enter(struct trace_event_raw_sys_enter *ctx)
+int empty_ioctl_enter(struct gctx_tp_enter_ioctl *ctx)
 {
 	return 0;
 }
 
 SEC("tp/syscalls/sys_exit_ioctl")
-int empty_ioctl_exit(struct trace_event_raw_sys_exit *ctx)
+int empty_ioctl_exit(struct gctx_tp_sys_exit *ctx)
 {
 	return 0;
 }
