@@ -11,6 +11,7 @@
 #include <linux/types.h>
 #include "cli/spool.h"
 #include "gpuctx_events.h"
+#include "lib/hmap.h"
 #include "model/analysis.h"
 #include "model/model.h"
 
@@ -71,6 +72,7 @@ struct agent {
 struct tree {
 	__u32 *pids;
 	__u32 n, cap;
+	struct gctx_hmap set;	/* the pids again, for tree_has: a tree may have 100,000s */
 	__u32 *idx;
 	__u32 nidx, cap_idx;
 	bool alive;		/* a member still runs */
@@ -80,6 +82,8 @@ struct tree {
 /* Add root and its descendants (the agent itself and t->skip left out). 0 or -ENOMEM. */
 int tree_add(struct tree *t, const struct gctx_model *m, __u32 root);
 bool tree_has(const struct tree *t, __u32 pid);
+/* Add pid as a member (nothing if it is one). 0 or -ENOMEM. */
+int tree_put(struct tree *t, __u32 pid);
 void tree_free(struct tree *t);
 /* Whether any of the pids a record concerns is in the tree. */
 bool tree_wants(const struct tree *t, __u32 type, const void *data, __u32 len);
@@ -93,8 +97,7 @@ struct agent_cut {
 	struct tree *t; /* the scan adds children the model folded */
 	agent_sink sink;
 	void *sink_ctx;
-	__u32 *covered; /* pids whose fork or attach record is in the window */
-	__u32 ncovered, cap_covered;
+	struct gctx_hmap covered; /* pids whose fork or attach record is in the window */
 	__u64 first_ns; /* the tree's first record in the window (0: none) */
 	__u64 records;	/* emitted */
 };

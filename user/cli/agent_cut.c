@@ -15,10 +15,20 @@
 
 bool tree_has(const struct tree *t, __u32 pid)
 {
-	for (__u32 i = 0; i < t->n; i++)
-		if (t->pids[i] == pid)
-			return true;
-	return false;
+	__u32 i;
+
+	return gctx_hmap__get(&t->set, pid, 0, &i);
+}
+
+int tree_put(struct tree *t, __u32 pid)
+{
+	if (tree_has(t, pid))
+		return 0;
+	if (gctx_grow(&t->pids, &t->cap, t->n + 1, sizeof(*t->pids)) ||
+	    gctx_hmap__put(&t->set, pid, 0, t->n))
+		return -ENOMEM;
+	t->pids[t->n++] = pid;
+	return 0;
 }
 
 int tree_add(struct tree *t, const struct gctx_model *m, __u32 root)
@@ -33,11 +43,8 @@ int tree_add(struct tree *t, const struct gctx_model *m, __u32 root)
 
 		if (!p->exited)
 			t->alive = true;
-		if (!tree_has(t, p->pid)) {
-			if (gctx_grow(&t->pids, &t->cap, t->n + 1, sizeof(*t->pids)))
-				return -ENOMEM;
-			t->pids[t->n++] = p->pid;
-		}
+		if (tree_put(t, p->pid))
+			return -ENOMEM;
 		for (__u32 k = 0; k < p->nchildren; k++) {
 			__u32 pid = gctx_model__proc(m, p->children[k])->pid;
 
@@ -55,6 +62,7 @@ void tree_free(struct tree *t)
 {
 	free(t->pids);
 	free(t->idx);
+	gctx_hmap__free(&t->set);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -81,17 +89,13 @@ static int scan_one(void *ctx, __u64 ts, __u32 type, const void *data, __u32 len
 	/* a child the model folded (exited, never touched a GPU) is the tree's still: its
 	 * fork, exec and exit are in the window, in order */
 	if (type == GCTX_EV_FORK && n == 2 && pids[1] != (__u32)getpid() &&
-	    !tree_has(c->t, pids[1])) {
-		if (gctx_grow(&c->t->pids, &c->t->cap, c->t->n + 1, sizeof(*c->t->pids)))
-			return -ENOMEM;
-		c->t->pids[c->t->n++] = pids[1];
-	}
+	    pids[1] != c->t->skip && tree_put(c->t, pids[1]))
+		return -ENOMEM;
 	if ((type == GCTX_EV_FORK && n == 2) || type == GCTX_REC_PROC_PRESENT) {
 		__u32 pid = type == GCTX_EV_FORK ? pids[1] : pids[0];
 
-		if (gctx_grow(&c->covered, &c->cap_covered, c->ncovered + 1, sizeof(__u32)))
+		if (gctx_hmap__put(&c->covered, pid, 0, 1))
 			return -ENOMEM;
-		c->covered[c->ncovered++] = pid;
 	}
 	return 0;
 }
@@ -116,10 +120,9 @@ static int emit_window(void *ctx, __u64 ts, __u32 type, const void *data, __u32 
 
 static bool covered(const struct agent_cut *c, __u32 pid)
 {
-	for (__u32 i = 0; i < c->ncovered; i++)
-		if (c->covered[i] == pid)
-			return true;
-	return false;
+	__u32 v;
+
+	return gctx_hmap__get(&c->covered, pid, 0, &v);
 }
 
 /* A tree member whose start the window no longer holds: as attach would have seen it. */
@@ -182,7 +185,5 @@ int agent_cut__emit(struct agent_cut *c, const struct agent *a, const struct gct
 
 void agent_cut__free(struct agent_cut *c)
 {
-	free(c->covered);
-	c->covered = NULL;
-	c->ncovered = c->cap_covered = 0;
+	gctx_hmap__free(&c->covered);
 }

@@ -354,8 +354,7 @@ static void cg_exec(struct agent_subs *s, struct sub *c, const struct gctx_ev_ex
 	      gctx_proc_cgroup(pid, path, sizeof(path))) ||
 	     !cg_under(path, c->cg_rel)))
 		return;
-	if (!gctx_grow(&c->t.pids, &c->t.cap, c->t.n + 1, sizeof(__u32)))
-		c->t.pids[c->t.n++] = pid;
+	tree_put(&c->t, pid);
 }
 
 void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 len)
@@ -375,9 +374,8 @@ void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 
 			cg_exec(s, c, data);
 		/* a member's new child joins its tree */
 		if (type == GCTX_EV_FORK && gctx_record_pids(type, data, len, pids) == 2 &&
-		    tree_has(&c->t, pids[0]) && !tree_has(&c->t, pids[1]) &&
-		    !gctx_grow(&c->t.pids, &c->t.cap, c->t.n + 1, sizeof(__u32)))
-			c->t.pids[c->t.n++] = pids[1];
+		    tree_has(&c->t, pids[0]))
+			tree_put(&c->t, pids[1]);
 		if (tree_wants(&c->t, type, data, len) && put(c, type, data, len)) {
 			c->len = c->off = 0; /* what was queued is dropped with the client */
 			put_end(c, AGENT_FRAME_ERROR, "the client read too slowly: cut off");
