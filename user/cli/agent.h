@@ -72,7 +72,9 @@ struct agent {
 struct tree {
 	__u32 *pids;
 	__u32 n, cap;
-	struct gctx_hmap set;	/* the pids again, for tree_has: a tree may have 100,000s */
+	struct gctx_hmap set;	/* pid -> index in pids: a tree may have 100,000s */
+	__u64 *since, *until;	/* each member's start and exit (0: unknown, running) */
+	__u32 cap_since, cap_until;
 	__u32 *idx;
 	__u32 nidx, cap_idx;
 	bool alive;		/* a member still runs */
@@ -84,6 +86,8 @@ int tree_add(struct tree *t, const struct gctx_model *m, __u32 root);
 bool tree_has(const struct tree *t, __u32 pid);
 /* Add pid as a member (nothing if it is one). 0 or -ENOMEM. */
 int tree_put(struct tree *t, __u32 pid);
+/* The same, knowing when it started and ended (0: unknown, running). */
+int tree_put_span(struct tree *t, __u32 pid, __u64 since, __u64 until);
 void tree_free(struct tree *t);
 /* Whether any of the pids a record concerns is in the tree. */
 bool tree_wants(const struct tree *t, __u32 type, const void *data, __u32 len);

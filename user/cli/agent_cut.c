@@ -20,15 +20,24 @@ bool tree_has(const struct tree *t, __u32 pid)
 	return gctx_hmap__get(&t->set, pid, 0, &i);
 }
 
-int tree_put(struct tree *t, __u32 pid)
+int tree_put_span(struct tree *t, __u32 pid, __u64 since, __u64 until)
 {
 	if (tree_has(t, pid))
 		return 0;
 	if (gctx_grow(&t->pids, &t->cap, t->n + 1, sizeof(*t->pids)) ||
+	    gctx_grow(&t->since, &t->cap_since, t->n + 1, sizeof(*t->since)) ||
+	    gctx_grow(&t->until, &t->cap_until, t->n + 1, sizeof(*t->until)) ||
 	    gctx_hmap__put(&t->set, pid, 0, t->n))
 		return -ENOMEM;
+	t->since[t->n] = since;
+	t->until[t->n] = until;
 	t->pids[t->n++] = pid;
 	return 0;
+}
+
+int tree_put(struct tree *t, __u32 pid)
+{
+	return tree_put_span(t, pid, 0, 0);
 }
 
 int tree_add(struct tree *t, const struct gctx_model *m, __u32 root)
@@ -43,7 +52,7 @@ int tree_add(struct tree *t, const struct gctx_model *m, __u32 root)
 
 		if (!p->exited)
 			t->alive = true;
-		if (tree_put(t, p->pid))
+		if (tree_put_span(t, p->pid, p->start_ns, p->exited ? p->exit_ns : 0))
 			return -ENOMEM;
 		for (__u32 k = 0; k < p->nchildren; k++) {
 			__u32 pid = gctx_model__proc(m, p->children[k])->pid;
@@ -61,6 +70,8 @@ int tree_add(struct tree *t, const struct gctx_model *m, __u32 root)
 void tree_free(struct tree *t)
 {
 	free(t->pids);
+	free(t->since);
+	free(t->until);
 	free(t->idx);
 	gctx_hmap__free(&t->set);
 	memset(t, 0, sizeof(*t));
@@ -76,6 +87,38 @@ bool tree_wants(const struct tree *t, __u32 type, const void *data, __u32 len)
 	return false;
 }
 
+/* A fork by the member itself, not by an older or later process that had its pid (on a busy
+ * node pids wrap within seconds: taking their children would take the whole window). */
+static bool fork_of_member(const struct tree *t, const void *data, __u32 parent)
+{
+	struct gctx_ev_hdr h;
+	__u32 i;
+
+	memcpy(&h, data, sizeof(h));
+	if (!gctx_hmap__get(&t->set, parent, 0, &i))
+		return false;
+	return h.ts_ns >= t->since[i] && (!t->until[i] || h.ts_ns <= t->until[i]);
+}
+
+static __u64 fork_ts(const void *data)
+{
+	struct gctx_ev_hdr h;
+
+	memcpy(&h, data, sizeof(h));
+	return h.ts_ns;
+}
+
+static void member_exit(struct tree *t, const void *data)
+{
+	struct gctx_ev_exit e;
+	__u32 i;
+
+	memcpy(&e, data, sizeof(e));
+	if (e.group_dead && gctx_hmap__get(&t->set, e.hdr.tgid, 0, &i) && !t->until[i] &&
+	    e.hdr.ts_ns >= t->since[i])
+		t->until[i] = e.hdr.ts_ns;
+}
+
 static int scan_one(void *ctx, __u64 ts, __u32 type, const void *data, __u32 len)
 {
 	struct agent_cut *c = ctx;
@@ -89,8 +132,11 @@ static int scan_one(void *ctx, __u64 ts, __u32 type, const void *data, __u32 len
 	/* a child the model folded (exited, never touched a GPU) is the tree's still: its
 	 * fork, exec and exit are in the window, in order */
 	if (type == GCTX_EV_FORK && n == 2 && pids[1] != (__u32)getpid() &&
-	    pids[1] != c->t->skip && tree_put(c->t, pids[1]))
+	    pids[1] != c->t->skip && fork_of_member(c->t, data, pids[0]) &&
+	    tree_put_span(c->t, pids[1], fork_ts(data), 0))
 		return -ENOMEM;
+	if (type == GCTX_EV_EXIT && len >= sizeof(struct gctx_ev_exit))
+		member_exit(c->t, data);
 	if ((type == GCTX_EV_FORK && n == 2) || type == GCTX_REC_PROC_PRESENT) {
 		__u32 pid = type == GCTX_EV_FORK ? pids[1] : pids[0];
 
