@@ -228,7 +228,7 @@ int guard_tgsigqueue(struct gctx_tp_enter_tgkill *ctx)
 	return 0;
 }
 
-/* pidfd_send_signal(2): the pidfd's file holds the struct pid of the process it names. */
+/* pidfd_send_signal(2): the pidfd's inode holds the struct pid of the process it names. */
 SEC("tp/syscalls/sys_enter_pidfd_send_signal")
 int guard_pidfd(struct gctx_tp_enter_pidfd_send_signal *ctx)
 {
@@ -248,18 +248,19 @@ int guard_pidfd(struct gctx_tp_enter_pidfd_send_signal *ctx)
 	fds = BPF_CORE_READ(cur, files, fdt, fd);
 	if (fd >= max || !fds || bpf_core_read(&f, sizeof(f), &fds[fd & 0xfffff]) || !f)
 		return 0;
-	pid = BPF_CORE_READ(f, private_data);
+	pid = BPF_CORE_READ(f, f_inode, i_private); /* pidfs keeps the struct pid there */
 	tgids[0] = ctl->releaser;
 	tgids[1] = ctl->collector;
 	for (int i = 0; i < 2; i++) {
-		void *tp;
+		bool hit;
 
 		t = tgids[i] ? bpf_task_from_pid(tgids[i]) : NULL;
 		if (!t)
 			continue;
-		tp = BPF_CORE_READ(t, thread_pid);
+		hit =
+		    BPF_CORE_READ(t, thread_pid) == pid && ends(t, sig, tgids[i] == ctl->releaser);
 		bpf_task_release(t);
-		if (tp == pid && hits(ctl, tgids[i], sig)) {
+		if (hit) {
 			trip(ctl, sig);
 			break;
 		}

@@ -322,6 +322,21 @@ t_hold_kill_both() {
 	result $name $rc
 }
 
+# The same through a pidfd (pidfd_send_signal, as systemd and newer kill(1) send signals).
+t_hold_kill_pidfd() {
+	local name=hold_kill_pidfd rc=0 rec wl rel
+	need_double $name || return
+	hold_victim $name "$T/kp"
+	[ -n "$wl" ] && [ -n "$rel" ] || { kill -KILL $rec; result $name 1 "no workload or releaser"; return; }
+	kill -STOP $rec
+	held_then $name || rc=1
+	/usr/bin/python3 -c "import os, signal; signal.pidfd_send_signal(os.pidfd_open($rel), 9)"
+	resumed_soon $name "its releaser was killed through a pidfd, gpuctx stopped" || rc=1
+	kill -KILL $rec
+	wait $rec 2>/dev/null
+	result $name $rc
+}
+
 # 7. A parent that starts waiting for stops (waitpid WUNTRACED) while its child is held never
 # sees the stop: the child is resumed before the wait looks, and the report says so.
 t_hold_wait_late() {
@@ -368,7 +383,7 @@ sys.exit(os.waitstatus_to_exitcode(st))" >/dev/null 2>"$T/$name.err" &
 }
 
 all_tests=(junit_output cgroup_deep hold_runuser hold_shell hold_waiter hold_pkill hold_kill_releaser
-	hold_kill_both hold_wait_late)
+	hold_kill_both hold_kill_pidfd hold_wait_late)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

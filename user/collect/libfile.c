@@ -170,6 +170,7 @@ int gctx_cred__of_pid(__u32 pid, struct gctx_cred *c)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "Uid: %lu %lu %lu %lu", &r, &e, &sv, &fs) == 4) {
 			c->uid = (uid_t)fs;
+			c->ruid = (uid_t)r;
 			have |= 1;
 		} else if (sscanf(line, "Gid: %lu %lu %lu %lu", &r, &e, &sv, &fs) == 4) {
 			c->gid = (gid_t)fs;

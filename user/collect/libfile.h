@@ -39,7 +39,8 @@ bool gctx_libfile_trusted(int fd, const char *root, const char *path);
  * that process could not read is not read by gpuctx either. */
 #define GCTX_CRED_GROUPS 64
 struct gctx_cred {
-	uid_t uid;
+	uid_t uid;  /* the filesystem uid: what the process may open */
+	uid_t ruid; /* the real uid: whose process it is */
 	gid_t gid;
 	gid_t groups[GCTX_CRED_GROUPS];
 	int ngroups;

@@ -18,17 +18,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/libfile.h"
 #include "collect/unwind_priv.h"
 #include "lib/failbudget.h"
 #include "lib/grow.h"
 #include "lib/sandbox.h"
 #include "lib/str.h"
 
-#define SYMSRV_TIMEOUT_MS 10000 /* one stack: libdw's first look at torch takes seconds */
-#define SYMSRV_MAX_FAILS  8	/* helpers lost on one user's stacks in an hour, then none */
-#define MAPS_CHUNK	  128	/* mappings per message (a message is at most ~200 KiB) */
-#define MAX_MAPS	  4096
-#define NEVER		  (~0ull)
+#define SYMSRV_TIMEOUT_MS     10000 /* one stack: libdw's first look at torch takes seconds */
+#define SYMSRV_MAX_FAILS      8	    /* helpers lost on one user's stacks in an hour, then none */
+#define SYMSRV_FAIL_WINDOW_MS (3600 * 1000ull)
+#define MAPS_CHUNK	      128 /* mappings per message (a message is at most ~200 KiB) */
+#define MAX_MAPS	      4096
+#define NEVER		      (~0ull)
 
 enum { REQ_UNWIND = 1, REQ_SYMBOLISE = 2 };
 enum { MSG_OPEN = 1, MSG_FRAME = 2, MSG_DONE = 3 };
@@ -171,10 +173,12 @@ static struct {
 	pthread_mutex_t lock; /* held by the callers of unwind.h around calls and note */
 	struct gctx_sandbox sb;
 	struct gctx_failbudget fails; /* per uid */
-	bool fails_init;
 	char note[128];
 	char names[GCTX_STACK_MAX_FRAMES][UW_NAME_MAX];
-} srv = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} srv = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .fails = {.max = SYMSRV_MAX_FAILS, .window_ms = SYMSRV_FAIL_WINDOW_MS},
+};
 
 void gctx_unwind_lock(void)
 {
@@ -194,7 +198,7 @@ const char *gctx_unwind_note(void)
 void gctx_unwind_cache_clear(void)
 {
 	gctx_sandbox__stop(&srv.sb);
-	srv.fails_init = false;
+	gctx_failbudget_init(&srv.fails, SYMSRV_MAX_FAILS, SYMSRV_FAIL_WINDOW_MS);
 	srv.note[0] = 0;
 	gctx_modfiles_clear();
 	gctx_demangle_stop();
@@ -210,35 +214,14 @@ static void frame_clean(struct gctx_rec_frame *f)
 		f->kind = GCTX_FRAME_NATIVE;
 }
 
-/* The real uid of pid, from its status: /proc/PID's owner is root for a process that made
- * itself not dumpable. (__u32)-1 (a user of its own) when it cannot be read. */
+/* Whom pid's stack is charged to: its real uid (from its status, where gpuctx's own checks read
+ * it; /proc/PID's owner is root for a process that made itself not dumpable). (__u32)-1, a
+ * user of its own, when it cannot be read. */
 static __u32 uid_of(__u32 pid)
 {
-	char path[64], buf[2048], *u;
-	unsigned int uid;
-	ssize_t len;
-	int fd;
+	struct gctx_cred c;
 
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return (__u32)-1;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return (__u32)-1;
-	buf[len] = 0;
-	u = strstr(buf, "\nUid:\t");
-	return u && sscanf(u + 6, "%u", &uid) == 1 ? uid : (__u32)-1;
-}
-
-static struct gctx_failbudget *fails(void)
-{
-	if (!srv.fails_init) {
-		gctx_failbudget_init(&srv.fails, SYMSRV_MAX_FAILS, 3600 * 1000ull);
-		srv.fails_init = true;
-	}
-	return &srv.fails;
+	return gctx_cred__of_pid(pid, &c) ? (__u32)-1 : (__u32)c.ruid;
 }
 
 /* Send a request with its mappings (and raw stack), answer the helper's requests for files,
@@ -252,7 +235,7 @@ static int call(const struct req *q, __u32 uid, const struct gctx_maps *maps, co
 	int err;
 
 	*n = 0;
-	if (!gctx_failbudget_ok(fails(), uid, gctx_sandbox_now_ms()))
+	if (!gctx_failbudget_ok(&srv.fails, uid, gctx_sandbox_now_ms()))
 		return -EPERM;
 	if (srv.sb.pid <= 0) {
 		err = gctx_sandbox__start(&srv.sb, &srv_opts, helper_main);
@@ -314,7 +297,7 @@ static void lost(int err, __u32 uid)
 		return;
 	}
 	gctx_sandbox__stop(&srv.sb);
-	gctx_failbudget_fail(fails(), uid, gctx_sandbox_now_ms());
+	gctx_failbudget_fail(&srv.fails, uid, gctx_sandbox_now_ms());
 	snprintf(srv.note, sizeof(srv.note), "no native symbols: the symboliser %s on these files",
 		 err == -ETIMEDOUT ? "timed out" : "crashed");
 }

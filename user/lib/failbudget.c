@@ -10,28 +10,18 @@ void gctx_failbudget_init(struct gctx_failbudget *b, unsigned int max, __u64 win
 	b->window_ms = window_ms;
 }
 
-/* key's entry with its window brought up to now_ms; a new one (or the stalest recycled) if
- * key has none. */
-static unsigned int entry(struct gctx_failbudget *b, __u32 key, __u64 now_ms)
+static int find(const struct gctx_failbudget *b, __u32 key)
 {
-	unsigned int i, stalest = 0;
-
-	for (i = 0; i < b->n; i++) {
+	for (unsigned int i = 0; i < b->n; i++)
 		if (b->e[i].key == key)
-			break;
-		if (b->e[i].since_ms < b->e[stalest].since_ms)
-			stalest = i;
-	}
-	if (i == b->n) {
-		if (b->n < GCTX_FAILBUDGET_USERS)
-			b->n++;
-		else
-			i = stalest;
-		b->e[i].key = key;
-		b->e[i].fails = 0;
-		b->e[i].since_ms = now_ms;
-	}
-	/* a clock that went back (or a window over) starts a new window */
+			return (int)i;
+	return -1;
+}
+
+/* Entry i with its window brought up to now_ms: a clock that went back, or a window over,
+ * starts a new one. */
+static unsigned int refresh(struct gctx_failbudget *b, unsigned int i, __u64 now_ms)
+{
 	if (now_ms < b->e[i].since_ms || now_ms - b->e[i].since_ms >= b->window_ms) {
 		b->e[i].fails = 0;
 		b->e[i].since_ms = now_ms;
@@ -41,16 +31,29 @@ static unsigned int entry(struct gctx_failbudget *b, __u32 key, __u64 now_ms)
 
 bool gctx_failbudget_ok(struct gctx_failbudget *b, __u32 key, __u64 now_ms)
 {
-	for (unsigned int i = 0; i < b->n; i++)
-		if (b->e[i].key == key)
-			return b->e[entry(b, key, now_ms)].fails < b->max;
-	return b->max > 0;
+	int i = find(b, key);
+
+	return i < 0 ? b->max > 0 : b->e[refresh(b, i, now_ms)].fails < b->max;
 }
 
 unsigned int gctx_failbudget_fail(struct gctx_failbudget *b, __u32 key, __u64 now_ms)
 {
-	unsigned int i = entry(b, key, now_ms);
+	int i = find(b, key);
 
+	if (i < 0) {
+		/* a new entry, or the stalest recycled */
+		i = 0;
+		if (b->n < GCTX_FAILBUDGET_USERS)
+			i = (int)b->n++;
+		else
+			for (unsigned int j = 1; j < b->n; j++)
+				if (b->e[j].since_ms < b->e[i].since_ms)
+					i = (int)j;
+		b->e[i].key = key;
+		b->e[i].fails = 0;
+		b->e[i].since_ms = now_ms;
+	}
+	refresh(b, (unsigned int)i, now_ms);
 	if (b->e[i].fails < ~0u)
 		b->e[i].fails++;
 	return b->e[i].fails;
