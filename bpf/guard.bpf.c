@@ -297,3 +297,38 @@ int guard_waitid(struct gctx_tp_enter_waitid *ctx)
 	check_wait(ctx->options);
 	return 0;
 }
+
+__u64 guard_restops = 0;       /* holds stopped again after another gpuctx's SIGCONT */
+__u64 guard_restop_failed = 0; /* ... and those that could not be: resumed, a gap */
+
+/*
+ * Two gpuctx (a node's agent beside a user's record) hold the same process at the same
+ * mapping; the first whose probes are in resumes it while ours may not be. Its SIGCONT is
+ * answered with a SIGSTOP, sent once the signal lock is dropped (the helper defers it while
+ * interrupts are off), so the process stays held until we resume it too. A SIGCONT from
+ * anyone else (the job's shell) ends the hold as before (hold.bpf.h marks it).
+ */
+SEC("tp/signal/signal_generate")
+int guard_peer_cont(struct trace_event_raw_signal_generate *ctx)
+{
+	struct gctx_hold_val *v = held_at_sigcont(ctx);
+	struct gctx_hold_ctl *ctl;
+	struct task_struct *t;
+
+	if (!v)
+		return 0;
+	ctl = guard_ctl();
+	if (!ctl || !ctl->restop || !from_gpuctx_peer())
+		return 0;
+	t = bpf_task_from_pid(ctx->pid);
+	if (t && !bpf_send_signal_task(t, SIG_STOP, PIDTYPE_TGID, 0)) {
+		__sync_fetch_and_add(&v->restops, 1);
+		__sync_fetch_and_add(&guard_restops, 1);
+	} else {
+		v->resumed = GCTX_HOLD_RESUMED_ELSEWHERE;
+		__sync_fetch_and_add(&guard_restop_failed, 1);
+	}
+	if (t)
+		bpf_task_release(t);
+	return 0;
+}

@@ -230,19 +230,21 @@ static __noinline void watch_apimap(struct file *f, __u32 dev, __u64 ino)
  * A SIGCONT to a held process: the releaser and the collector delete the hold before they
  * send theirs, so one that finds the hold still there comes from elsewhere (the job's own
  * shell, another tracer) and ended the hold early: say so, the collector reports the gap.
+ * Another gpuctx's, where the guard runs, is answered there with a second stop instead.
  */
 SEC("tp/signal/signal_generate")
 int hold_sigcont(struct trace_event_raw_signal_generate *ctx)
 {
-	struct gctx_hold_val *v;
-	__u32 pid;
+	struct gctx_hold_val *v = held_at_sigcont(ctx);
+	struct gctx_hold_ctl *ctl;
+	__u32 zero = 0;
 
-	if (ctx->sig != SIG_CONT)
+	if (!v)
 		return 0;
-	pid = ctx->pid;
-	v = bpf_map_lookup_elem(&holds, &pid);
-	if (v && !v->resumed)
-		v->resumed = GCTX_HOLD_RESUMED_ELSEWHERE;
+	ctl = bpf_map_lookup_elem(&hold_ctl, &zero);
+	if (ctl && ctl->restop && from_gpuctx_peer())
+		return 0;
+	v->resumed = GCTX_HOLD_RESUMED_ELSEWHERE;
 	return 0;
 }
 

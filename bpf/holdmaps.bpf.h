@@ -24,4 +24,39 @@ struct {
 	__type(value, struct gctx_hold_ctl);
 } hold_ctl SEC(".maps");
 
+/* The hold, not yet resumed, of the process a SIGCONT is being sent to; else NULL. */
+static __always_inline struct gctx_hold_val *
+held_at_sigcont(struct trace_event_raw_signal_generate *ctx)
+{
+	struct gctx_hold_val *v;
+	__u32 pid = ctx->pid;
+
+	if (ctx->sig != 18) /* SIGCONT */
+		return NULL;
+	v = bpf_map_lookup_elem(&holds, &pid);
+	return v && !v->resumed ? v : NULL;
+}
+
+/*
+ * Is the current task another gpuctx run by root: its collector ("gpuctx...") or the releaser
+ * of its holds ("gctx-resume", collect/hold.h)? Two of them (a node's agent, a user's record) hold
+ * the same process at the same mapping, and the first done resumes it. Any process may take that
+ * name; only root's counts, and what a false match costs is a re-stop that the hold's own end
+ * undoes within its timeout.
+ */
+static __always_inline bool from_gpuctx_peer(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	char c[8];
+
+	if (BPF_CORE_READ(t, cred, euid.val))
+		return false;
+	bpf_get_current_comm(c, sizeof(c));
+	if (c[0] != 'g')
+		return false;
+	if (c[1] == 'c' && c[2] == 't' && c[3] == 'x' && c[4] == '-')
+		return true;
+	return c[1] == 'p' && c[2] == 'u' && c[3] == 'c' && c[4] == 't' && c[5] == 'x';
+}
+
 #endif /* __GPUCTX_HOLDMAPS_BPF_H */

@@ -31,6 +31,8 @@ struct gctx_hold_val {
 	__u64 ino;
 	__u32 resumed;		/* resumed before the probes: GCTX_HOLD_RESUMED_* */
 	__u32 ptgid;		/* its parent, when held */
+	__u32 restops;		/* stopped again after another gpuctx's SIGCONT (guard) */
+	__u32 pad;
 };
 
 /* Who resumed a hold before the collector had probed the library (gctx_hold_val.resumed). */
@@ -48,7 +50,8 @@ struct gctx_hold_ctl {
 	__u32 collector;	/* tgids the guard (bpf/guard.bpf.c) watches for signals */
 	__u32 releaser;
 	__u32 tripped;		/* the signal that made the guard end every hold, or 0 */
-	__u32 pad;
+	__u32 restop;		/* 1: the guard stops a held process again after another
+				 * gpuctx's SIGCONT (hold.bpf.h leaves such a hold alone) */
 };
 
 #endif /* __GPUCTX_HOLD_H */

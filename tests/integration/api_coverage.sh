@@ -315,6 +315,38 @@ EOS
 	result $name $rc
 }
 
+# Two gpuctx hold one process at one mapping (a node's agent or a `record -a`, beside a user's
+# record of the job): the first whose probes are in resumes it. The other must still have it
+# held until its own probes are in: both traces see the first calls, neither has a gap.
+t_cov_two_tracers() {
+	local name=cov_two_tracers rc bg pid
+	need_cuda_double $name || return
+	mkdir -p "$T/two" && cp "$D/libcuda.so.1" "$T/two/"
+	python_cuda "$T/$name.py" "$T/two/libcuda.so.1"
+	"$G" record -a -q -o "$T/$name-all.gctx" "${DEVS[@]}" >"$T/$name-all.out" \
+		2>"$T/$name-all.err" &
+	bg=$!
+	for _ in $(seq 300); do
+		grep -qs "attached to" "$T/$name-all.err" && break
+		sleep 0.05
+	done
+	record $name -- /usr/bin/python3 "$T/$name.py"
+	rc=$?
+	kill -INT $bg
+	wait $bg
+	cov_check $name $rc --lib "$T/two/libcuda.so.1" --held
+	pid=$(python3 -c '
+import json, sys
+print(json.load(open(sys.argv[1]))["api_coverage"]["holds"][0]["pid"])' "$T/$name.json" 2>/dev/null)
+	if ! "$G" report --json "$T/$name-all.gctx" >"$T/$name-all.json" 2>>"$T/$name-all.err" ||
+		[ -z "$pid" ]; then
+		result $name-all 1
+		return
+	fi
+	# the system-wide trace: the same process, held by it too, no gap
+	cov_check $name-all 0 --lib "$T/two/libcuda.so.1" --held --tree "$pid"
+}
+
 t_cov_errors() {
 	expect_error err_hold_timeout "bad --hold-timeout" "$G" record -o "$T/e.gctx" \
 		--hold-timeout 0 -- true
@@ -324,4 +356,4 @@ t_cov_errors() {
 
 all_tests+=(cov_ld_library_path cov_stub_llp cov_runpath cov_ctypes_fork cov_shell_parent cov_dataloader cov_no_hold
 	cov_attach_env cov_attach_outside
-	cov_hip_ctypes cov_renamed cov_hold_sigkill cov_errors)
+	cov_hip_ctypes cov_renamed cov_hold_sigkill cov_two_tracers cov_errors)

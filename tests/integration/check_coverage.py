@@ -10,6 +10,8 @@ Usage: check_coverage.py SCENARIO REPORT.json --lib PATH [--predicted | --held |
 --gap REASON: a gap of that reason, with its api-calls-unseen finding, and the processes
   involved are marked incomplete.
 --pid: the workload's pid (attach); --calls: at least N API calls by the workload's processes.
+--tree PID: a system-wide trace (-a): the checks (the forked child's too) look only at the
+  tree of PID, the workload.
 Without --gap, the CUDA scenarios also need the forked child's inherited-context-call, which
 only exists when the parent's first calls (cuInit, the context) were seen.
 """
@@ -48,17 +50,29 @@ def main():
     ap.add_argument("--held", action="store_true")
     ap.add_argument("--gap")
     ap.add_argument("--pid", type=int)
+    ap.add_argument("--tree", type=int)
     ap.add_argument("--held-child", metavar="LIB",
                     help="a child of the workload was held at its mapping of LIB")
     ap.add_argument("--calls", type=int, default=0)
     ap.add_argument("--icc", type=int, default=1,
                     help="inherited-context-call findings expected in the children")
     a = ap.parse_args()
+    if a.tree:
+        a.pid = a.tree
     r = Report(a.report)
     no_drops(r)
     cov = r.doc["api_coverage"]
     wl = workload(r, a)
-    mine = {p["pid"] for p in r.procs}
+    procs = r.procs
+    if a.tree:  # everyone else on the machine is in the trace too
+        tree = {wl["pid"]}
+        while True:
+            more = {p["pid"] for p in r.procs if p["ppid"] in tree} - tree
+            if not more:
+                break
+            tree |= more
+        procs = [p for p in r.procs if p["pid"] in tree]
+    mine = {p["pid"] for p in procs}
     probes = [p for p in r.doc["probes"] if same_lib(p["lib"], a.lib)]
     if not a.gap:  # unheld, the process may be gone before the library could be probed
         check(probes and not any(p["error"] for p in probes), "%s probed" % a.lib,
@@ -91,12 +105,13 @@ def main():
         check(not cov["complete"], "coverage is not complete", cov)
         check(not wl["api_trace_complete"], "the process's API trace is incomplete", wl)
         return 0
-    check(not gaps and cov["complete"], "no gap: the API trace is complete", cov)
-    check(not r.find("api-calls-unseen"), "no api-calls-unseen finding", r.findings)
-    check(all(p["api_trace_complete"] for p in r.procs), "every process complete", r.procs)
-    if "cuda" in a.lib and not a.pid:
-        kids = [p for p in r.procs if p["ppid"] == wl["pid"] or
-                any(q["pid"] == p["ppid"] and q["ppid"] == wl["pid"] for q in r.procs)]
+    check(not gaps and (a.tree or cov["complete"]), "no gap: the API trace is complete", cov)
+    check(not [f for f in r.find("api-calls-unseen") if f["pid"] in mine],
+          "no api-calls-unseen finding", r.findings)
+    check(all(p["api_trace_complete"] for p in procs), "every process complete", procs)
+    if "cuda" in a.lib and (a.tree or not a.pid):
+        kids = [p for p in procs if p["ppid"] == wl["pid"] or
+                any(q["pid"] == p["ppid"] and q["ppid"] == wl["pid"] for q in procs)]
         iccs = [f for f in r.find("inherited-context-call") if f["pid"] in {k["pid"] for k in kids}]
         check(len(iccs) == a.icc, "%d inherited-context-call in the forked children" % a.icc,
               r.findings)

@@ -29,6 +29,8 @@ cleanup() {
 	kill "$FAKE" 2>/dev/null
 	wait "$FAKE" 2>/dev/null
 	mountpoint -q "$MNT" && umount "$MNT"
+	# GPUCTX_IT_KEEP=1 keeps the traces and logs for a look after a failure
+	[ -n "${GPUCTX_IT_KEEP:-}" ] && echo "integration: kept $T" >&2 && return
 	rm -rf "$T" "$DOUBLES"
 }
 trap cleanup EXIT

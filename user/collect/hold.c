@@ -29,6 +29,7 @@
 #include "guard.skel.h"
 
 #define SWEEP_MS	5
+#define RESTOP_SETTLE_US 2000 /* a deferred re-stop lands within microseconds */
 #define ORPHAN_SWEEP_MS 1000 /* after a collector died: programs may still be detaching */
 #define GUARD_MARGIN_MS 5000 /* a hold lives at most the timeout and this */
 #define MAX_KEEP	16   /* fds the releaser keeps: two maps, its socket, the guard's links */
@@ -81,6 +82,41 @@ int gctx_hold__set_self(int ctl_fd)
 	return bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY) ? -errno : 0;
 }
 
+/* Is the process stopped (state T in /proc/PID/stat)? */
+static bool stopped(__u32 tgid)
+{
+	char path[32], buf[512], *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	rp = strrchr(buf, ')'); /* the name may hold any byte but NUL */
+	return rp && rp[1] == ' ' && rp[2] == 'T';
+}
+
+/* Resume a held process whose hold v was just deleted. One the guard stopped again after
+ * another gpuctx's SIGCONT (v->restops) may get that stop after this SIGCONT: it is sent
+ * once the other's signal call drops its lock, on another CPU. Look again a moment later. */
+static int resume(__u32 tgid, const struct gctx_hold_val *v)
+{
+	if (kill((pid_t)tgid, SIGCONT))
+		return -errno;
+	if (v->restops) {
+		usleep(RESTOP_SETTLE_US);
+		if (stopped(tgid))
+			kill((pid_t)tgid, SIGCONT);
+	}
+	return 0;
+}
+
 /* Resume every hold older than limit_ns (0: all). Deleting first makes each hold resumed once,
  * by whoever deletes it. The clock is read after each entry: a hold made while the sweep runs
  * is younger than a clock read at its start, and was once resumed at once as if timed out. */
@@ -102,8 +138,8 @@ static void sweep(int holds_fd, __u64 limit_ns)
 			continue;
 		/* one resumed already (the guard, a SIGCONT from elsewhere) gets no second
 		 * SIGCONT: it runs, and may have a handler */
-		if (!bpf_map_delete_elem(holds_fd, &keys[i]) && !v.resumed)
-			kill((pid_t)keys[i], SIGCONT);
+		if (!bpf_map_lookup_and_delete_elem(holds_fd, &keys[i], &v) && !v.resumed)
+			resume(keys[i], &v);
 	}
 }
 
@@ -261,8 +297,9 @@ err:
 	guard_bpf__destroy(g);
 }
 
-/* Arm holding, and tell the guard whose signals to watch. */
-static void arm(int ctl_fd, pid_t collector, pid_t releaser)
+/* Arm holding, and tell the guard whose signals to watch and whether it re-stops a held
+ * process that another gpuctx resumed. */
+static void arm(int ctl_fd, pid_t collector, pid_t releaser, bool restop)
 {
 	struct gctx_hold_ctl ctl = {};
 	__u32 zero = 0;
@@ -271,6 +308,7 @@ static void arm(int ctl_fd, pid_t collector, pid_t releaser)
 	ctl.collector = collector;
 	ctl.releaser = releaser;
 	ctl.tripped = 0;
+	ctl.restop = restop;
 	ctl.armed = 1;
 	bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
 }
@@ -320,7 +358,7 @@ struct gctx_hold *gctx_hold__new(int holds_fd, int ctl_fd, __u32 timeout_ms, cha
 	}
 	close(p[0]);
 	h->pipe_wr = p[1];
-	arm(ctl_fd, getpid(), h->releaser);
+	arm(ctl_fd, getpid(), h->releaser, h->guard != NULL);
 	return h;
 
 err_free:
@@ -347,18 +385,19 @@ int gctx_hold__tripped(const struct gctx_hold *h)
 int gctx_hold__release(struct gctx_hold *h, __u32 tgid, __u64 since_ns)
 {
 	struct gctx_hold_val v;
+	int ret;
 
 	if (!h)
 		return -EINVAL;
 	if (bpf_map_lookup_elem(h->holds_fd, &tgid, &v) || v.since_ns != since_ns)
 		return 0;
-	if (bpf_map_delete_elem(h->holds_fd, &tgid))
+	/* the value as deleted: the guard may have counted a re-stop since the look */
+	if (bpf_map_lookup_and_delete_elem(h->holds_fd, &tgid, &v))
 		return 0; /* the releaser got there first */
 	if (v.resumed)
 		return 1 + v.resumed; /* running already: no second SIGCONT */
-	if (kill((pid_t)tgid, SIGCONT))
-		return -errno;
-	return 1;
+	ret = resume(tgid, &v);
+	return ret ? ret : 1;
 }
 
 void gctx_hold__free(struct gctx_hold *h)
