@@ -756,6 +756,25 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 	a->last_metrics = gctx_now_mono();
 }
 
+/* Exited GPU jobs (and what only they held) go once the window has lost them and no pending
+ * dump needs them; the pending roots' indices follow the compaction. */
+static void compact(struct agent *a, struct gctx_model *m, __u64 before)
+{
+	__u64 oldest = gctx_window__oldest_ns(a->win);
+	__u32 pins[MAX_PENDING];
+
+	if (!gctx_model__compact_due(m))
+		return;
+	if (oldest && oldest < before)
+		before = oldest;
+	for (__u32 i = 0; i < a->npend; i++)
+		pins[i] = a->pend[i].root_idx;
+	if (gctx_model__compact(m, before, pins, a->npend))
+		return; /* out of memory: the model is as it was */
+	for (__u32 i = 0; i < a->npend; i++)
+		a->pend[i].root_idx = pins[i];
+}
+
 static void tick(void *ctx, struct gctx_model *m)
 {
 	struct agent *a = ctx;
@@ -788,10 +807,12 @@ static void tick(void *ctx, struct gctx_model *m)
 		run_pending(a, m, false);
 	}
 	/* bounded for weeks: exited subtrees that never touched a GPU are forgotten a while
-	 * after they end (their records stay in the window for dumps) */
+	 * after they end (their records stay in the window for dumps), the others once the
+	 * window has lost them too */
 	if (now >= a->last_fold + FOLD_EVERY_NS && now > FOLD_AFTER_NS) {
 		a->last_fold = now;
 		gctx_model__fold(m, now - FOLD_AFTER_NS);
+		compact(a, m, now - FOLD_AFTER_NS);
 	}
 	if (a->o.metrics && now >= a->last_metrics + METRICS_EVERY_NS)
 		write_metrics(a, m);

@@ -95,6 +95,20 @@ static int rehash(struct gctx_strpool *sp)
 	return 0;
 }
 
+/* The slot of the n bytes at s (hash), or the empty slot where they would go. */
+static __u32 find(const struct gctx_strpool *sp, const char *s, size_t n, __u32 hash)
+{
+	__u32 i;
+
+	for (i = hash & (sp->nslots - 1); sp->slots[i].s; i = (i + 1) & (sp->nslots - 1)) {
+		const struct slot *e = &sp->slots[i];
+
+		if (e->hash == hash && e->len == n && !memcmp(e->s, s, n))
+			break;
+	}
+	return i;
+}
+
 const char *gctx_strpool__add(struct gctx_strpool *sp, const char *s, size_t n)
 {
 	__u32 hash, i;
@@ -105,12 +119,9 @@ const char *gctx_strpool__add(struct gctx_strpool *sp, const char *s, size_t n)
 	if ((__u64)(sp->count + 1) * 4 > (__u64)sp->nslots * 3 && rehash(sp))
 		return NULL;
 	hash = gctx_crc32(0, s, n);
-	for (i = hash & (sp->nslots - 1); sp->slots[i].s; i = (i + 1) & (sp->nslots - 1)) {
-		const struct slot *e = &sp->slots[i];
-
-		if (e->hash == hash && e->len == n && !memcmp(e->s, s, n))
-			return e->s;
-	}
+	i = find(sp, s, n, hash);
+	if (sp->slots[i].s)
+		return sp->slots[i].s;
 	copy = carve(sp, n + 1);
 	if (!copy)
 		return NULL;
@@ -119,6 +130,13 @@ const char *gctx_strpool__add(struct gctx_strpool *sp, const char *s, size_t n)
 	sp->slots[i] = (struct slot){.s = copy, .len = n, .hash = hash};
 	sp->count++;
 	return copy;
+}
+
+const char *gctx_strpool__get(const struct gctx_strpool *sp, const char *s, size_t n)
+{
+	if (!sp->nslots || n > UINT32_MAX - 1)
+		return NULL;
+	return sp->slots[find(sp, s, n, gctx_crc32(0, s, n))].s;
 }
 
 __u32 gctx_strpool__count(const struct gctx_strpool *sp)

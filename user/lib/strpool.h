@@ -4,7 +4,9 @@
  * first copy. The model keeps every exec's filename and argv here rather than inline in
  * fixed-size arrays: a storm of processes running the same command stores it once.
  * Unlike strtab.h (bounded, ids, an arena that moves as it grows, for the exporter), the pool
- * has no bound and its copies never move: the model holds pointers into it.
+ * has no bound and its copies never move: the model holds pointers into it. A model that runs
+ * for weeks (the agent's) bounds it by building a new pool with the strings it still uses
+ * (model/compact.c) and freeing the old one.
  */
 #ifndef __GPUCTX_STRPOOL_H
 #define __GPUCTX_STRPOOL_H
@@ -22,6 +24,8 @@ void gctx_strpool__free(struct gctx_strpool *sp);
  * the pool is freed. NULL when out of memory.
  */
 const char *gctx_strpool__add(struct gctx_strpool *sp, const char *s, size_t n);
+/* The pool's copy of the n bytes at s, NULL when it has none (never allocates). */
+const char *gctx_strpool__get(const struct gctx_strpool *sp, const char *s, size_t n);
 /* Distinct strings held, and the bytes the pool has allocated for them and its index. */
 __u32 gctx_strpool__count(const struct gctx_strpool *sp);
 size_t gctx_strpool__bytes(const struct gctx_strpool *sp);

@@ -5,6 +5,7 @@
  * say where each address is (module, function, offset).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,11 @@ struct mdl_callers {
 	__u32 cap_procs;
 	struct gctx_rec_caller_drops drops;
 	bool has_drops;
+	/* a compaction planned (compact.c): the new maps, and where each record goes */
+	struct gctx_hmap next_rec_map, next_site_map;
+	__u32 *rec_to;	 /* old record index -> new, MDL_GONE */
+	__u32 *site_rec; /* old site index -> its record's new index, MDL_GONE none */
+	struct plist *next_procs;
 };
 
 static struct mdl_callers *cl(struct gctx_model *m)
@@ -54,6 +60,7 @@ void mdl_callers_free(struct gctx_model *m)
 	gctx_chunks__free(&c->recs);
 	gctx_hmap__free(&c->rec_map);
 	gctx_hmap__free(&c->site_map);
+	mdl_callers_abort(m);
 	free(c);
 	m->callers = NULL;
 }
@@ -224,4 +231,145 @@ const struct gctx_rec_caller *gctx_model__caller_by_pid(const struct gctx_model 
 const struct gctx_rec_caller_drops *gctx_model__caller_drops(const struct gctx_model *m)
 {
 	return m && m->callers && m->callers->has_drops ? &m->callers->drops : NULL;
+}
+
+/* ---- compaction (compact.c) ---- */
+
+void mdl_callers_abort(struct gctx_model *m)
+{
+	struct mdl_callers *c = m->callers;
+
+	if (!c)
+		return;
+	gctx_hmap__free(&c->next_rec_map);
+	gctx_hmap__free(&c->next_site_map);
+	free(c->rec_to);
+	free(c->site_rec);
+	free(c->next_procs);
+	c->rec_to = c->site_rec = NULL;
+	c->next_procs = NULL;
+}
+
+/* A rec_map key through the process map: NO_PROC keys stay while a kept process has the pid. */
+static bool rec_key_kept(const struct mdl_remap *r, __u64 k1, __u64 *out)
+{
+	__u32 v;
+
+	if (k1 & NO_PROC) {
+		*out = k1;
+		return gctx_hmap__get(&r->pids, k1 & 0xffffffffu, 0, &v);
+	}
+	if (r->proc[k1 & 0xffffffffu] == MDL_GONE)
+		return false;
+	*out = (k1 & ~0xffffffffull) | r->proc[k1 & 0xffffffffu];
+	return true;
+}
+
+static int plan_sites(struct mdl_callers *c, struct mdl_remap *r, struct gctx_hmap *where)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < c->sites.n; i++) {
+		const struct gctx_callsite *s = gctx_chunks__at(&c->sites, i);
+		__u32 ri;
+
+		if (r->proc[s->proc_idx] == MDL_GONE)
+			continue;
+		r->site[i] = n++;
+		if (s->caller && gctx_hmap__get(where, (__u64)(uintptr_t)s->caller, 0, &ri)) {
+			c->rec_to[ri] = 0; /* kept: numbered below */
+			c->site_rec[i] = ri;
+		}
+	}
+	return 0;
+}
+
+int mdl_callers_plan(struct gctx_model *m, struct mdl_remap *r)
+{
+	struct mdl_callers *c = m->callers;
+	struct gctx_hmap where = {}; /* record address -> old index */
+	__u32 n = 0;
+	int err = -ENOMEM;
+
+	if (!c)
+		return 0;
+	r->site = malloc((c->sites.n + 1) * sizeof(*r->site));
+	c->rec_to = malloc((c->recs.n + 1) * sizeof(*c->rec_to));
+	c->site_rec = malloc((c->sites.n + 1) * sizeof(*c->site_rec));
+	c->next_procs = calloc(r->nprocs + 1, sizeof(*c->next_procs));
+	if (!r->site || !c->rec_to || !c->site_rec || !c->next_procs)
+		goto out;
+	memset(r->site, 0xff, (c->sites.n + 1) * sizeof(*r->site));
+	memset(c->rec_to, 0xff, (c->recs.n + 1) * sizeof(*c->rec_to));
+	memset(c->site_rec, 0xff, (c->sites.n + 1) * sizeof(*c->site_rec));
+	for (__u32 i = 0; i < c->recs.n; i++)
+		if (gctx_hmap__put(&where, (__u64)(uintptr_t)gctx_chunks__at(&c->recs, i), 0, i))
+			goto out;
+	plan_sites(c, r, &where);
+	for (__u32 i = 0; i < c->rec_map.cap; i++) {
+		const struct gctx_hent *e = &c->rec_map.e[i];
+		__u64 k1;
+
+		if (e->used && rec_key_kept(r, e->k1, &k1))
+			c->rec_to[e->val] = 0;
+	}
+	for (__u32 i = 0; i < c->recs.n; i++)
+		if (c->rec_to[i] != MDL_GONE)
+			c->rec_to[i] = n++;
+	for (__u32 i = 0; i < c->sites.n; i++)
+		if (c->site_rec[i] != MDL_GONE)
+			c->site_rec[i] = c->rec_to[c->site_rec[i]];
+	for (__u32 i = 0; i < c->rec_map.cap; i++) {
+		const struct gctx_hent *e = &c->rec_map.e[i];
+		__u64 k1;
+
+		if (e->used && rec_key_kept(r, e->k1, &k1) &&
+		    gctx_hmap__put(&c->next_rec_map, k1, e->k2, c->rec_to[e->val]))
+			goto out;
+	}
+	err = mdl_map_remap(&c->site_map, &c->next_site_map, r->proc, NULL, r->site);
+out:
+	gctx_hmap__free(&where);
+	return err;
+}
+
+void mdl_callers_apply(struct gctx_model *m, const struct mdl_remap *r)
+{
+	struct mdl_callers *c = m->callers;
+
+	if (!c)
+		return;
+	mdl_chunks_squeeze(&c->recs, c->rec_to);
+	for (__u32 i = 0; i < c->sites.n; i++) {
+		struct gctx_callsite *s = gctx_chunks__at(&c->sites, i);
+
+		if (r->site[i] == MDL_GONE)
+			continue;
+		s->proc_idx = r->proc[s->proc_idx];
+		s->caller =
+		    c->site_rec[i] != MDL_GONE ? gctx_chunks__at(&c->recs, c->site_rec[i]) : NULL;
+	}
+	mdl_chunks_squeeze(&c->sites, r->site);
+	for (__u32 i = 0; i < c->cap_procs; i++) {
+		struct plist *pl = &c->procs[i];
+
+		if (i >= r->old_nprocs || r->proc[i] == MDL_GONE) {
+			free(pl->v);
+			continue;
+		}
+		for (__u32 k = 0; k < pl->n; k++)
+			pl->v[k] = r->site[pl->v[k]];
+		c->next_procs[r->proc[i]] = *pl;
+	}
+	free(c->procs);
+	c->procs = c->next_procs;
+	c->cap_procs = r->nprocs + 1;
+	c->next_procs = NULL;
+	gctx_hmap__free(&c->rec_map);
+	gctx_hmap__free(&c->site_map);
+	c->rec_map = c->next_rec_map;
+	c->site_map = c->next_site_map;
+	memset(&c->next_rec_map, 0, sizeof(c->next_rec_map));
+	memset(&c->next_site_map, 0, sizeof(c->next_site_map));
+	mdl_callers_abort(m); /* the plan's arrays */
 }

@@ -149,3 +149,28 @@ const char *gctx_gap_reason_name(__u32 reason)
 		return "?";
 	}
 }
+
+/* Compaction (compact.c): gaps of kept processes, holds of kept processes' pids. */
+void mdl_coverage_compact(struct gctx_model *m, const struct mdl_remap *r)
+{
+	struct mdl_coverage *c = m->cov;
+	__u32 n = 0, v;
+
+	if (!c)
+		return;
+	for (__u32 i = 0; i < c->ngaps; i++) {
+		struct gctx_api_gap g = c->gaps[i];
+
+		if (!g.has_proc || r->proc[g.proc_idx] == MDL_GONE)
+			continue;
+		g.proc_idx = r->proc[g.proc_idx];
+		g.finding_id = mdl_re_id(r->finding, g.finding_id);
+		c->gaps[n++] = g;
+	}
+	c->ngaps = n;
+	n = 0;
+	for (__u32 i = 0; i < c->nholds; i++)
+		if (gctx_hmap__get(&r->pids, c->holds[i].pid, 0, &v))
+			c->holds[n++] = c->holds[i];
+	c->nholds = n;
+}

@@ -11,7 +11,7 @@
  *
  * The model is opaque; the records it exposes are plain structs, read-only for callers and
  * valid until the model is freed. Indices are stable: a process, file, object or finding never
- * moves once created.
+ * moves once created, unless the model is compacted (gctx_model__compact, the agent only).
  */
 #ifndef __GPUCTX_MODEL_H
 #define __GPUCTX_MODEL_H
@@ -262,6 +262,24 @@ void gctx_model__finish(struct gctx_model *m);
  */
 __u32 gctx_model__fold(struct gctx_model *m, __u64 before_ns);
 __u64 gctx_model__folded(const struct gctx_model *m); /* processes folded so far */
+/*
+ * Compact: drop every process that exited before before_ns and that no kept process needs,
+ * GPU processes included, with what only they held (files, objects, contexts, findings, API
+ * allocations, call sites, stacks, strings), and give the memory back. Kept: live processes,
+ * those that exited at or after before_ns, the pins, and what a kept process names (its fork
+ * parent and so its whole lineage, the process its API state or its GPU files came from, the
+ * opener of a file it holds). Freed API allocations go too. Indices change: every pointer and
+ * index obtained before is invalid, except pins[], rewritten in place to the new index of
+ * each pinned process. Only the agent calls it. 0, or -ENOMEM (the model is unchanged).
+ */
+int gctx_model__compact(struct gctx_model *m, __u64 before_ns, __u32 *pins, __u32 npins);
+__u64 gctx_model__compactions(const struct gctx_model *m);
+/* Worth compacting: the model holds more than twice the records (processes, files, objects,
+ * findings, contexts, allocations, strings, call sites, stacks) the latest compaction kept, or
+ * its process slots are more than twice those in use (a few thousand of slack each): so the
+ * work of compacting stays proportional to what came in since. */
+bool gctx_model__compact_due(const struct gctx_model *m);
+__u32 gctx_model__nstrings(const struct gctx_model *m); /* exec paths, argv, cgroups held */
 __u32 gctx_model__nlive_slots(const struct gctx_model *m); /* process slots in use */
 
 __u32 gctx_model__nprocs(const struct gctx_model *m);

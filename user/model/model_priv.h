@@ -131,6 +131,8 @@ struct gctx_model {
 	__u32 *free_procs;
 	__u32 nfree, cap_free;
 	__u64 folded;
+	__u64 compactions;    /* compact.c */
+	__u64 size_compacted; /* records held after the latest compaction */
 };
 
 static inline struct proc_priv *P(const struct gctx_model *m, __u32 idx)
@@ -166,6 +168,44 @@ static inline struct gctx_api_ctx *CTX(const struct gctx_model *m, __u32 id)
 
 /* model.c: snprintf for human-readable text, where cutting a long line short is fine */
 __attribute__((format(printf, 3, 4))) void mdl_textf(char *buf, size_t len, const char *fmt, ...);
+
+/* compact.c: where each record of a model being compacted goes (old index -> new index,
+ * MDL_GONE when it is dropped); the pids of the processes kept */
+#define MDL_GONE 0xffffffffu
+
+struct mdl_remap {
+	__u32 *proc, *file, *obj, *finding, *ctx, *mem, *site;
+	__u32 nprocs, old_nprocs; /* processes kept, and before */
+	struct gctx_hmap pids;	  /* (pid, 0) of every kept process */
+};
+
+static inline __u32 mdl_re(const __u32 *map, __u32 idx)
+{
+	return map ? map[idx] : MDL_GONE;
+}
+
+/* 1-based ids (0 none) through a map of 0-based indices: 0 when dropped */
+static inline __u32 mdl_re_id(const __u32 *map, __u32 id)
+{
+	return id && map[id - 1] != MDL_GONE ? map[id - 1] + 1 : 0;
+}
+
+/* Move the elements of c whose map entry is not MDL_GONE to their new index (in order);
+ * the chunks past the new end are freed (compact.c). */
+void mdl_chunks_squeeze(struct gctx_chunks *c, const __u32 *map);
+/* A map's entries through index maps (NULL: as they are): k1's low 32 bits by m1 (the high
+ * bits kept), k2 by m2, the value by mv; entries whose index is gone are left out. */
+int mdl_map_remap(const struct gctx_hmap *from, struct gctx_hmap *to, const __u32 *m1,
+		  const __u32 *m2, const __u32 *mv);
+
+/* Subsystems of a compaction: plan (allocates; on failure nothing changed, and abort
+ * releases what plan made), then apply (cannot fail). Stacks and API gaps keep what names a
+ * kept process. */
+int mdl_callers_plan(struct gctx_model *m, struct mdl_remap *r);
+void mdl_callers_apply(struct gctx_model *m, const struct mdl_remap *r);
+void mdl_callers_abort(struct gctx_model *m);
+void mdl_stacks_compact(struct gctx_model *m, const struct mdl_remap *r);
+void mdl_coverage_compact(struct gctx_model *m, const struct mdl_remap *r);
 
 /* fold.c: a slot for a new process (a folded one first); an exited one to fold later */
 struct proc_priv *mdl_proc_slot(struct gctx_model *m);

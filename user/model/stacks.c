@@ -287,3 +287,22 @@ void gctx_site_format(const struct gctx_stack *s, char *buf, size_t len)
 		gctx_frame_format(&s->frames[callee], buf + o + 4, len - o - 4);
 	}
 }
+
+/* Compaction (compact.c): the stacks of kept processes' pids stay. */
+void mdl_stacks_compact(struct gctx_model *m, const struct mdl_remap *r)
+{
+	struct mdl_stacks *s = m->stk;
+	__u32 n = 0, v;
+
+	for (__u32 i = 0; s && i < s->n; i++) {
+		if (!gctx_hmap__get(&r->pids, s->v[i].pid, 0, &v)) {
+			free((void *)s->v[i].frames);
+			continue;
+		}
+		s->v[n] = s->v[i];
+		s->v[n].idx = n;
+		n++;
+	}
+	if (s)
+		s->n = n;
+}
