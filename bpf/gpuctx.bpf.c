@@ -394,6 +394,7 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 		bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY);
 	}
 	stack_on_exec(tgid);
+	stack_py_exec(task, tgid);
 
 	/* GPU fds still open now survived exec (O_CLOEXEC ones are already closed). */
 	fdt = BPF_CORE_READ(task, files, fdt);

@@ -78,6 +78,18 @@ struct {
 	__type(value, struct gctx_py_layout);
 } pyinfo SEC(".maps");
 
+#ifndef GCTX_NO_CORE
+/* Interpreter executables the collector has read (user/collect/pyprobe.c), once per file:
+ * a process exec'ing one gets its pyinfo here, at exec, not when the collector gets to its
+ * exec record (late on a busy machine, after a short script's first GPU call). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct gctx_py_exe_key);
+	__type(value, struct gctx_py_layout);
+} pyexe SEC(".maps");
+#endif
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -485,6 +497,35 @@ static __always_inline void stack_on_exec(__u32 tgid)
 		__sync_fetch_and_and(st, ~STK_INIT_DONE);
 	forget(&pyinfo, &tgid);
 }
+
+#ifndef GCTX_NO_CORE
+/* After stack_on_exec: the new image is a known interpreter executable. The kernel set
+ * start_code to the load bias plus the lowest executable segment's vaddr before this
+ * tracepoint, so the per-file offset places _PyRuntime. */
+static __always_inline void stack_py_exec(struct task_struct *task, __u32 tgid)
+{
+	struct gctx_py_exe_key k = {};
+	const struct gctx_py_layout *x;
+	struct gctx_py_layout l;
+	struct mm_struct *mm;
+	struct inode *ino;
+
+	if (!stacks_on)
+		return;
+	mm = BPF_CORE_READ(task, mm);
+	ino = mm ? BPF_CORE_READ(mm, exe_file, f_inode) : NULL;
+	if (!ino)
+		return;
+	k.dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	k.ino = BPF_CORE_READ(ino, i_ino);
+	x = bpf_map_lookup_elem(&pyexe, &k);
+	if (!x)
+		return;
+	__builtin_memcpy(&l, x, sizeof(l));
+	l.runtime += BPF_CORE_READ(mm, start_code);
+	bpf_map_update_elem(&pyinfo, &tgid, &l, BPF_ANY);
+}
+#endif
 
 /* The last thread of a process is exiting, its address space still there: its mappings
  * for what the collector could not symbolise while it lived (before its exit record). */

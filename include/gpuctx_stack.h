@@ -153,6 +153,15 @@ struct gctx_py_layout {
 	__u16 pad;
 };
 
+/* Key of the pyexe map: an interpreter executable by filesystem (kernel dev_t) and inode. Its
+ * value is the gctx_py_layout with runtime the offset of _PyRuntime from the executable's
+ * start_code, so the kernel gives a process that execs it its layout at exec. */
+struct gctx_py_exe_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+
 /* Collector record GCTX_REC_STACK: a resolved stack, frames innermost first. */
 #define GCTX_FRAME_PYTHON 1 /* function/file/line from the interpreter */
 #define GCTX_FRAME_NATIVE 2 /* function+offset in module, file/line when DWARF has them */

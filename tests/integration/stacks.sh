@@ -70,6 +70,37 @@ py_interpreters() {
 	done
 }
 
+# A collector far behind (stopped) while a Python job runs whole: the kernel places the
+# interpreter at exec for an executable the collector has read once (here at a first run, as
+# the node's agent does), so the sites still have their Python lines. Before, the process's
+# Python frames came only once the collector got to its exec: a short script's GPU calls
+# on a busy machine had native frames only.
+t_stacks_py_late() {
+	local name=stacks_py_late bg wl rc=0 py=/usr/bin/python3
+	"$G" record -a -q -o "$T/$name.gctx" "${DEVS[@]}" >"$T/$name.out" 2>"$T/$name.err" &
+	bg=$!
+	for _ in $(seq 300); do
+		grep -qs "attached to" "$T/$name.err" && break
+		sleep 0.05
+	done
+	$py -c 'import time; time.sleep(0.3)'
+	sleep 0.5
+	kill -STOP $bg
+	"$py" "$top/tests/workloads/blame.py" "$MNT" >>"$T/$name.out" 2>&1 || rc=1
+	kill -CONT $bg
+	sleep 0.5
+	kill -INT $bg
+	wait $bg || rc=1
+	if [ $rc != 0 ] || ! "$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err"; then
+		echo "workload, record or report failed" >>"$T/$name.err"
+		result $name 1
+		return
+	fi
+	python3 "$top/tests/integration/check_stacks.py" py "$T/$name.json" \
+		"$top/tests/workloads/blame.py" >>"$T/$name.err" 2>&1
+	result $name $?
+}
+
 t_stacks_py() {
 	local py n
 	for py in $(py_interpreters); do

@@ -946,14 +946,18 @@ no_trace_file:
 				gctx_collector__follow(c, seeds.pids[i]);
 	}
 	st.stacks = env.no_stacks ? NULL : gctx_stacks__new();
-	st.pyprobe = env.no_stacks ? NULL
-				   : gctx_pyprobe__new(gctx_collector__map_fd(c, "pyinfo"), env.verbose);
+	st.pyprobe = env.no_stacks
+			 ? NULL
+			 : gctx_pyprobe__new(gctx_collector__map_fd(c, "pyinfo"),
+					     gctx_collector__map_fd(c, "pyexe"), env.verbose);
 	gctx_pyprobe__set_found_cb(st.pyprobe, watch_python, st.stacks);
 	st.callers = env.no_api ? NULL : gctx_callers__new(st.stacks, on_record, &st);
 	if (!env.no_api && !st.callers)
 		fprintf(stderr, "gpuctx: warning: out of memory: API call sites are not recorded\n");
 	for (__u32 i = 0; i < seeds.n; i++)
 		gctx_pyprobe__scan_pid(st.pyprobe, seeds.pids[i]);
+	if (env.cmd)
+		gctx_pyprobe__learn_cmd(st.pyprobe, env.cmd[0]);
 	if (!env.no_api && start_uprobes(&st, c, &seeds))
 		goto cleanup_collector;
 	if (env.cmd) {

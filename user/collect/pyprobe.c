@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Find CPython in a process and hand its layout to the kernel (interface in pyprobe.h). */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <elf.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 
 #include "collect/pyprobe.h"
@@ -28,6 +31,7 @@ struct pending {
 
 struct gctx_pyprobe {
 	int fd;
+	int exe_fd; /* pyexe: interpreter executables, for the kernel to place at exec; or -1 */
 	void (*found)(void *ctx, __u32 pid);
 	void *found_ctx;
 	bool verbose;
@@ -44,7 +48,7 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-struct gctx_pyprobe *gctx_pyprobe__new(int pyinfo_fd, bool verbose)
+struct gctx_pyprobe *gctx_pyprobe__new(int pyinfo_fd, int pyexe_fd, bool verbose)
 {
 	struct gctx_pyprobe *p;
 
@@ -54,6 +58,7 @@ struct gctx_pyprobe *gctx_pyprobe__new(int pyinfo_fd, bool verbose)
 	if (!p)
 		return NULL;
 	p->fd = pyinfo_fd;
+	p->exe_fd = pyexe_fd;
 	p->verbose = verbose;
 	return p;
 }
@@ -110,6 +115,38 @@ static bool find_runtime(int fd, __u64 *addr, __u64 *dbg_version, bool *free_thr
 	return true;
 }
 
+/* The layout of Python 3.minor (named by the file; 3.13+'s debug offsets say it themselves),
+ * runtime left to the caller. */
+static void layout_of(int minor, __u64 dbg, bool free_threaded, struct gctx_py_layout *l)
+{
+	if (dbg)
+		minor = (dbg >> 16) & 0xff;
+	if (!gctx_py_layout_for(minor, l) || free_threaded)
+		l->supported = 0;
+	if (dbg)
+		l->version = dbg;
+}
+
+/* The interpreter executable open at fd, whose _PyRuntime is at addr (its sh_addr) and
+ * whose layout is l: tell the kernel, once per file, so that later execs of it get their
+ * layout at exec (bpf/stack.bpf.h stack_py_exec). */
+static void learn_exe(struct gctx_pyprobe *p, int fd, __u64 addr, const struct gctx_py_layout *l)
+{
+	struct gctx_py_exe_key k = {};
+	struct gctx_py_layout v = *l;
+	struct gctx_elf_src src;
+	__u64 text = 0;
+	struct stat st;
+
+	if (p->exe_fd < 0 || fstat(fd, &st) || !gctx_elfpeek_fd_src(fd, &src) ||
+	    !gctx_elfpeek_text_vaddr(&src, &text) || addr < text)
+		return;
+	k.dev = (major(st.st_dev) << 20) | minor(st.st_dev);
+	k.ino = st.st_ino;
+	v.runtime = addr - text;
+	bpf_map_update_elem(p->exe_fd, &k, &v, BPF_ANY);
+}
+
 /* True when done with this process (found, or it has no interpreter to wait for). */
 static bool check(struct gctx_pyprobe *p, __u32 pid, bool last_try)
 {
@@ -147,14 +184,11 @@ static bool check(struct gctx_pyprobe *p, __u32 pid, bool last_try)
 			}
 			continue;
 		}
-		close(fd);
-		if (dbg)
-			minor = (dbg >> 16) & 0xff;
-		if (!gctx_py_layout_for(minor, &l) || ft)
-			l.supported = 0;
+		layout_of(minor, dbg, ft, &l);
 		l.runtime = bias + addr;
-		if (dbg)
-			l.version = dbg;
+		if (strncmp(base_name(mp->path), "libpython", 9))
+			learn_exe(p, fd, addr, &l);
+		close(fd);
 		if (p->found)
 			p->found(p->found_ctx, pid);
 		if (bpf_map_update_elem(p->fd, &pid, &l, BPF_ANY) == 0 && p->verbose)
@@ -190,6 +224,56 @@ static bool looks_python(const struct gctx_ev_exec *e)
 	comm[GCTX_COMM_LEN] = 0;
 	return strstr(base_name(fn), "python") || strstr(base_name(a0), "python") ||
 	       strstr(comm, "python");
+}
+
+static void learn_file(struct gctx_pyprobe *p, const char *path)
+{
+	struct gctx_py_layout l;
+	char real[PATH_MAX];
+	__u64 addr, dbg;
+	int minor, fd;
+	bool ft;
+
+	if (!p || !realpath(path, real) || (minor = path_minor(real)) < 0 ||
+	    !strncmp(base_name(real), "libpython", 9))
+		return;
+	/* O_NONBLOCK: a FIFO named like an interpreter must not hang us */
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (find_runtime(fd, &addr, &dbg, &ft)) {
+		layout_of(minor, dbg, ft, &l);
+		learn_exe(p, fd, addr, &l);
+	}
+	close(fd);
+}
+
+void gctx_pyprobe__learn_cmd(struct gctx_pyprobe *p, const char *cmd)
+{
+	const char *path = getenv("PATH"), *end;
+	char full[PATH_MAX];
+
+	if (!p || !cmd || !*cmd)
+		return;
+	if (strchr(cmd, '/')) {
+		learn_file(p, cmd);
+		return;
+	}
+	/* as execvp looks it up: the first executable file of that name on PATH */
+	for (; path && *path; path = *end ? end + 1 : end) {
+		struct stat st;
+		int n;
+
+		end = strchrnul(path, ':');
+		n = snprintf(full, sizeof(full), "%.*s/%s", (int)(end - path),
+			     end > path ? path : ".", cmd);
+		if (n < 0 || n >= (int)sizeof(full))
+			continue;
+		if (!stat(full, &st) && S_ISREG(st.st_mode) && !access(full, X_OK)) {
+			learn_file(p, full);
+			return;
+		}
+	}
 }
 
 void gctx_pyprobe__scan_pid(struct gctx_pyprobe *p, __u32 pid)

@@ -15,8 +15,13 @@
 
 struct gctx_pyprobe;
 
-struct gctx_pyprobe *gctx_pyprobe__new(int pyinfo_fd, bool verbose);
+/* pyexe_fd: the kernel's per-executable map (bpf/stack.bpf.h), or -1. */
+struct gctx_pyprobe *gctx_pyprobe__new(int pyinfo_fd, int pyexe_fd, bool verbose);
 void gctx_pyprobe__free(struct gctx_pyprobe *p);
+/* The traced command, about to be exec'd (looked up on PATH as execvp does): if it is an
+ * interpreter executable, tell the kernel where its state will be, so that the process has
+ * Python frames from its exec on, however busy the collector is then. */
+void gctx_pyprobe__learn_cmd(struct gctx_pyprobe *p, const char *cmd);
 /* Check a process now (present at attach, or the traced command). */
 void gctx_pyprobe__scan_pid(struct gctx_pyprobe *p, __u32 pid);
 /* Every record, in order: exec queues the process for a check. */

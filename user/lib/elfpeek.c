@@ -95,6 +95,24 @@ bool gctx_elfpeek_bias(const struct gctx_elf_src *src, __u64 pgoff, __u64 start,
 	return false;
 }
 
+bool gctx_elfpeek_text_vaddr(const struct gctx_elf_src *src, __u64 *vaddr)
+{
+	bool found = false;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+
+	if (!ehdr(src, &eh))
+		return false;
+	for (unsigned int i = 0; phdr(src, &eh, i, &ph); i++) {
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (!found || ph.p_vaddr < *vaddr)
+			*vaddr = ph.p_vaddr;
+		found = true;
+	}
+	return found;
+}
+
 static bool shdr(const struct gctx_elf_src *src, const Elf64_Ehdr *eh, __u32 i, Elf64_Shdr *sh)
 {
 	return eh->e_shentsize == sizeof(*sh) && i < MAX_SHDRS &&

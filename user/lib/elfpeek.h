@@ -21,6 +21,9 @@ int gctx_elfpeek_build_id(const struct gctx_elf_src *src, __u8 *out, size_t max)
  * offset holds (0 for ET_EXEC, *is_exec set). False when no PT_LOAD holds pgoff. */
 bool gctx_elfpeek_bias(const struct gctx_elf_src *src, __u64 pgoff, __u64 start, __u64 *bias,
 		       bool *is_exec);
+/* The lowest p_vaddr of an executable PT_LOAD: what the kernel adds the load bias to for a
+ * process's start_code (/proc/PID/stat field 26). False if none. */
+bool gctx_elfpeek_text_vaddr(const struct gctx_elf_src *src, __u64 *vaddr);
 /* The section called name (its sh_addr, sh_offset, sh_size, sh_type). False if none. */
 bool gctx_elfpeek_section(const struct gctx_elf_src *src, const char *name, __u64 *addr, __u64 *off,
 			  __u64 *size, __u32 *type);

@@ -59,6 +59,53 @@ static void test_self(void **state)
 	close(fd);
 }
 
+/* The kernel's start_code for this process is its load bias plus the lowest executable
+ * segment's vaddr: what lets the kernel place _PyRuntime at exec from a per-file offset. */
+static void test_text_vaddr(void **state)
+{
+	char self[256] = "", line[512], stat[1024], *rp;
+	unsigned long long lo = 0, pgoff = 1, start_code = 0;
+	struct gctx_elf_src src;
+	__u64 vaddr = 0, bias = 0;
+	bool is_exec, found = false;
+	int fd = open("/proc/self/exe", O_RDONLY);
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0 && readlink("/proc/self/exe", self, sizeof(self) - 1) > 0);
+	assert_true(gctx_elfpeek_fd_src(fd, &src));
+	assert_true(gctx_elfpeek_text_vaddr(&src, &vaddr));
+	/* the mapping of the executable from offset 0 gives the bias */
+	f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char path[256] = "";
+
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %255s", &lo, &pgoff, path) == 3 &&
+		    pgoff == 0 && !strcmp(path, self))
+			found = true;
+	}
+	fclose(f);
+	assert_true(found);
+	assert_true(gctx_elfpeek_bias(&src, 0, lo, &bias, &is_exec));
+	f = fopen("/proc/self/stat", "r");
+	assert_non_null(f);
+	assert_non_null(fgets(stat, sizeof(stat), f));
+	fclose(f);
+	rp = strrchr(stat, ')');
+	assert_non_null(rp);
+	/* after the name: state is field 3, startcode field 26 */
+	rp += 2;
+	for (int field = 3; field < 26; field++) {
+		rp = strchr(rp, ' ');
+		assert_non_null(rp);
+		rp++;
+	}
+	start_code = strtoull(rp, NULL, 10);
+	assert_int_equal(start_code, bias + vaddr);
+	close(fd);
+}
+
 /* Every prefix of the file (a library truncated under us) and a byte flipped anywhere in its
  * headers: an answer or "not found", never a read out of the bytes. */
 static void test_cut(void **state)
@@ -101,6 +148,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_self),
+	    cmocka_unit_test(test_text_vaddr),
 	    cmocka_unit_test(test_cut),
 	};
 
