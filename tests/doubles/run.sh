@@ -77,10 +77,10 @@ if [ -x "$D/libcuda.so.1" ] && [ -x "$W/api_cuda_fork" ]; then
 			$W/api_cuda_fork "$MNT" >/dev/null 2>&1
 		parent=$(pids "$T/cuda.st" | head -1)
 		child=$(pids "$T/cuda.st" | sed -n 2p)
-		n_parent=$(grep -c "^$parent ioctl(" "$T/cuda.st")
-		n_child=$(grep -c "^$child ioctl(" "$T/cuda.st")
+		n_parent=$(grep -c "^$parent \+ioctl(" "$T/cuda.st")
+		n_child=$(grep -c "^$child \+ioctl(" "$T/cuda.st")
 		if [ -n "$child" ] && [ "$n_parent" -gt 20 ] && [ "$n_child" = 0 ] &&
-			grep -q "^$parent openat(.*$MNT/nvidiactl\", O_RDWR|O_CLOEXEC) = " "$T/cuda.st"; then
+			grep -q "^$parent \+openat(.*$MNT/nvidiactl\", O_RDWR|O_CLOEXEC) = " "$T/cuda.st"; then
 			ok "libcuda double: $n_parent ioctls in the parent, none in the forked child"
 		else
 			ko "libcuda double: parent $n_parent ioctls, child '$child' $n_child ioctls"
@@ -104,12 +104,12 @@ if [ -x "$D/libamdhip64.so.5" ] && [ -x "$W/api_hip_fork" ]; then
 		LD_LIBRARY_PATH=$D strace -f -o "$T/hip.st" -e trace=openat,ioctl \
 			$W/api_hip_fork "$MNT" >/dev/null 2>&1
 		child=$(pids "$T/hip.st" | sed -n 2p)
-		if [ -n "$child" ] && [ "$(grep -c "^$child ioctl(" "$T/hip.st")" = 1 ] &&
-			grep -q "^$child ioctl(.*ALLOC_MEMORY_OF_GPU.* = -1 EBADF" "$T/hip.st"; then
+		if [ -n "$child" ] && [ "$(grep -c "^$child \+ioctl(" "$T/hip.st")" = 1 ] &&
+			grep -q "^$child \+ioctl(.*ALLOC_MEMORY_OF_GPU.* = -1 EBADF" "$T/hip.st"; then
 			ok "libamdhip64 double: the forked child's one KFD ioctl got EBADF"
 		else
 			ko "libamdhip64 double: forked child ioctls:"
-			grep "^$child ioctl(" "$T/hip.st" | sed 's/^/     | /'
+			grep "^$child \+ioctl(" "$T/hip.st" | sed 's/^/     | /'
 		fi
 	else
 		sk "libamdhip64 syscall check (no strace)"
