@@ -396,7 +396,17 @@ struct gctx_rec_drops {
 	__u64 drops[GCTX_EV_KERNEL_MAX]; /* indexed by enum gctx_ev_type */
 	__u64 missed_stash;		 /* syscall exits without their entry */
 	__u64 unfollowed;		 /* children not followed: followed map full */
+	/* Appended for gpuctx agent's dumps (a shorter record reads as zeros, see
+	 * GCTX_REC_DROPS_V1_LEN): the records the agent's window had forgotten when this trace's
+	 * processes are older than the window (their history is cut), and the exited processes
+	 * without GPU state a dump left out past its cap, with their records. */
+	__u64 window_evicted;
+	__u64 omitted_procs;
+	__u64 omitted_records;
 };
+#define GCTX_REC_DROPS_V1_LEN 104 /* without the agent's fields */
+_Static_assert(__builtin_offsetof(struct gctx_rec_drops, window_evicted) == GCTX_REC_DROPS_V1_LEN,
+	       "drops v1 size");
 
 struct gctx_rec_end {
 	__u64 end_ns;

@@ -187,7 +187,7 @@ static const struct rec_size rec_sizes[] = {
 	REC_SIZE(GCTX_REC_PROC_PRESENT, gctx_rec_proc),
 	REC_SIZE(GCTX_REC_FILE_PRESENT, gctx_rec_file),
 	REC_SIZE(GCTX_REC_DEVICE, gctx_rec_device),
-	REC_SIZE(GCTX_REC_DROPS, gctx_rec_drops),
+	{ GCTX_REC_DROPS, GCTX_REC_DROPS_V1_LEN },
 	REC_SIZE(GCTX_REC_END, gctx_rec_end),
 };
 /* clang-format on */

@@ -274,6 +274,10 @@ static void coverage(struct gctx_analysis *a)
 	if (!gctx_model__end(a->m))
 		cat(s->coverage, sizeof(s->coverage), &off, "%sthe recording did not end cleanly",
 		    off ? "; " : "");
+	if (d->window_evicted) /* an agent dump whose processes are older than its window */
+		cat(s->coverage, sizeof(s->coverage), &off,
+		    "%sthe agent's window had forgotten the history before this trace",
+		    off ? "; " : "");
 	s->incomplete = off > 0;
 }
 

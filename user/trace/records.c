@@ -45,7 +45,7 @@ __u32 gctx_record_min_len(__u32 type)
 	case GCTX_REC_DEVICE:
 		return sizeof(struct gctx_rec_device);
 	case GCTX_REC_DROPS:
-		return sizeof(struct gctx_rec_drops);
+		return GCTX_REC_DROPS_V1_LEN;
 	case GCTX_REC_END:
 		return sizeof(struct gctx_rec_end);
 	case GCTX_REC_PROBE:
@@ -85,6 +85,8 @@ __u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32
 		size = sizeof(struct gctx_ev_exec);
 	else if (type == GCTX_EV_IOCTL)
 		size = sizeof(struct gctx_ev_ioctl);
+	else if (type == GCTX_REC_DROPS)
+		size = sizeof(struct gctx_rec_drops);
 	if (!need || len < need || !data)
 		return 0;
 	if (type == GCTX_EV_IOCTL && len < size) /* packed as the kernel sent it */

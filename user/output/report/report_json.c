@@ -598,6 +598,10 @@ static void rep_json_counts(struct gctx_json *j, const struct gctx_model *m)
 		rep_json_u64(j, gctx_ev_type_name(t), d ? d->drops[t] : 0);
 	rep_json_u64(j, "missed_stash", d ? d->missed_stash : 0);
 	rep_json_u64(j, "total", rep_drops_total(d));
+	/* an agent dump: its history cut by the window, what it left out past its cap */
+	rep_json_u64(j, "window_evicted", d ? d->window_evicted : 0);
+	rep_json_u64(j, "omitted_procs", d ? d->omitted_procs : 0);
+	rep_json_u64(j, "omitted_records", d ? d->omitted_records : 0);
 	gctx_json__obj_end(j);
 
 	gctx_json__key(j, "events");

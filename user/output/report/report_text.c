@@ -135,6 +135,20 @@ static void rep_text_header(struct rep_ctx *c)
 			"  WARNING: %llu event%s lost; lineage and findings may be incomplete "
 			"(see Drops)\n",
 			(unsigned long long)lost, rep_plural(lost));
+	if (drops->window_evicted)
+		fprintf(c->out,
+			"  WARNING: history cut: processes here are older than the agent's window, "
+			"which had forgotten %llu older record%s; what they did before it is not "
+			"here (they appear as at attach)\n",
+			(unsigned long long)drops->window_evicted,
+			rep_plural(drops->window_evicted));
+	if (drops->omitted_procs)
+		fprintf(
+		    c->out,
+		    "  NOTE: %llu exited process%s that never touched GPU state left out of "
+		    "this agent dump (%llu record%s); the newest are kept\n",
+		    (unsigned long long)drops->omitted_procs, drops->omitted_procs == 1 ? "" : "es",
+		    (unsigned long long)drops->omitted_records, rep_plural(drops->omitted_records));
 	fputc('\n', c->out);
 }
 
