@@ -285,6 +285,79 @@ PY
 	result $name $rc
 }
 
+# Big trees, small dumps (issue 29): a job driver forks 3,000 short-lived processes that never
+# touch a GPU, then has a poison fork. Its dump keeps the newest 256 of those processes and
+# says how many it left out, with their records; its incidents are record -- CMD's.
+t_agent_bound() {
+	local name=agent_bound rc=0 job d
+	local cmd=(python3 "$AGENT_JOB" --api cuda --start fork --after 3 --churn 3000 --no-wait)
+	[ -e "$DOUBLES/libcuda.so.1" ] || { echo "SKIP $name: no CUDA test double"; return; }
+	agent_start $name --grace 0.5 || { result $name 1; return; }
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES "${cmd[@]}" >"$T/$name.wl" 2>&1 &
+	job=$!
+	wait $job || { echo "the job exited $?" >>"$T/$name.err"; rc=1; }
+	agent_wait_dump "$T/$name.spool" $job || { echo "no dump for $job" >>"$T/$name.err"; rc=1; }
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID
+	"$G" record -q -o "$T/$name.rec.gctx" "${DEVS[@]}" --libcuda "$DOUBLES/libcuda.so.1" -- \
+		env GPUCTX_FAKEGPU_DIR="$MNT" LD_LIBRARY_PATH="$DOUBLES" "${cmd[@]}" >/dev/null \
+		2>"$T/$name.rec.err"
+	d=$T/$name.spool/$(agent_dumps "$T/$name.spool" $job | head -1)
+	"$G" report "$d" >"$T/$name.txt" 2>>"$T/$name.err" || rc=1
+	"$G" report --json "$d" >"$T/$name.dump.json" 2>>"$T/$name.err" || rc=1
+	"$G" report --json "$T/$name.rec.gctx" >"$T/$name.rec.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && { same_incidents "$T/$name.dump.json" "$T/$name.rec.json" >>"$T/$name.err" 2>&1 || rc=1; }
+	grep -Eq "NOTE: [0-9]+ exited processes that never touched GPU state left out of this agent dump \([0-9]+ records\)" \
+		"$T/$name.txt" || { echo "no note of what was left out" >>"$T/$name.err"; rc=1; }
+	# the job's own evidence (its stacks, about 250 KiB) and 256 short-lived processes; all
+	# 3,000 would add about 400 KiB
+	echo "dump: $(stat -c %s "$d") bytes, record -- CMD: $(stat -c %s "$T/$name.rec.gctx")" >>"$T/$name.out"
+	[ "$(stat -c %s "$d")" -lt $((400 * 1024)) ] || { echo "dump of $(stat -c %s "$d") bytes" >>"$T/$name.err"; rc=1; }
+	[ $rc = 0 ] && python3 - "$T/$name.dump.json" "$T/$name.rec.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+d, r = (json.load(open(p)) for p in sys.argv[1:3])
+nd, nr = len(d["processes"]), len(r["processes"])
+assert nr > 3000 and nd <= 256 + 10, (nd, nr)
+# the 3,000 and the few a pyenv shim runs, less the newest 256
+assert d["drops"]["omitted_procs"] >= 3000 - 256, d["drops"]
+assert d["drops"]["omitted_records"] >= 2 * (3000 - 256), d["drops"]
+assert d["events"]["total"] < r["events"]["total"] / 3, (d["events"], r["events"])
+PY
+	result $name $rc
+}
+
+# Window evictions in the dump (issue 29): with a 3-second window, the dump of a job whose start
+# the window forgot before its poison fork says its history was cut, and still finds the
+# poison fork (the job's state appears as at attach).
+t_agent_history() {
+	local name=agent_history rc=0 job d
+	[ -e "$DOUBLES/libcuda.so.1" ] || { echo "SKIP $name: no CUDA test double"; return; }
+	agent_start $name --grace 0.2 --window 3 || { result $name 1; return; }
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES python3 "$AGENT_JOB" --api cuda \
+		--start fork --after 2 >"$T/$name.wl" 2>&1 &
+	job=$!
+	for _ in $(seq 200); do grep -q ready "$T/$name.wl" && break; sleep 0.05; done
+	sleep 5
+	kill -USR1 $job
+	wait $job
+	agent_wait_dump "$T/$name.spool" $job || { echo "no dump for $job" >>"$T/$name.err"; rc=1; }
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID
+	d=$T/$name.spool/$(agent_dumps "$T/$name.spool" $job | head -1)
+	"$G" report "$d" >"$T/$name.txt" 2>>"$T/$name.err" || rc=1
+	"$G" report --json "$d" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	grep -q "WARNING: history cut: processes here are older than the agent's window" \
+		"$T/$name.txt" || { echo "the report does not say the history was cut" >>"$T/$name.err"; rc=1; }
+	[ $rc = 0 ] && python3 - "$T/$name.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["drops"]["window_evicted"] > 0, d["drops"]
+i = d["incidents"][0]
+assert (i["kind"], i["severity"]) == ("poison-fork", "error"), i
+PY
+	result $name $rc
+}
+
 # The systemd unit, as make install writes it, passes systemd-analyze verify (its man page
 # found in the tree's man/).
 t_agent_unit() {
@@ -300,4 +373,4 @@ t_agent_unit() {
 	result $name $rc
 }
 
-agent_tests=(agent agent_cgroup agent_spool agent_drops agent_unit)
+agent_tests=(agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_unit)

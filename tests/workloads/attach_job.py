@@ -8,7 +8,10 @@ make their first GPU call, and --after more workers are forked and make theirs: 
 state every such call fails (the poison fork). --start spawn: the workers are new programs
 (fork + exec) that initialise the GPU themselves: clean.
 
-  attach_job.py --api cuda|hip --start fork|spawn --before N --after M
+--churn N: first fork N short-lived children that never touch a GPU (a job driver's history,
+as the agent's bounded dumps see it). --no-wait: no SIGUSR1 wait (record -- CMD runs it).
+
+  attach_job.py --api cuda|hip --start fork|spawn --before N --after M [--churn N] [--no-wait]
 """
 import argparse
 import ctypes
@@ -22,6 +25,8 @@ p.add_argument("--api", choices=["cuda", "hip"], default="cuda")
 p.add_argument("--start", choices=["fork", "spawn"], default="fork")
 p.add_argument("--before", type=int, default=0)
 p.add_argument("--after", type=int, default=2)
+p.add_argument("--churn", type=int, default=0)
+p.add_argument("--no-wait", action="store_true")
 p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
 args = p.parse_args()
 
@@ -68,12 +73,18 @@ def start(go):
     return pid
 
 
+for _ in range(args.churn):
+    c = os.fork()
+    if c == 0:
+        os._exit(0)
+    os.waitpid(c, 0)
 init()
 signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
 r, w = os.pipe()
 early = [start(r) for _ in range(args.before)]
 print("ready", flush=True)
-signal.sigwait([signal.SIGUSR1])
+if not args.no_wait:
+    signal.sigwait([signal.SIGUSR1])
 os.write(w, b"x" * (args.before + args.after))
 late = [start(r) for _ in range(args.after)]
 print("workers", *[c if isinstance(c, int) else c.pid for c in early + late], flush=True)

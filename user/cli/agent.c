@@ -521,19 +521,7 @@ static int dump_put(void *ctx, __u32 type, const void *data, __u32 len)
 	return 0;
 }
 
-/* Events lost since the last dump: every dump says what the node lost before it, as a
- * recording's closing drops record does (report shows them). */
-static void dump_drops(const struct agent *a, struct gctx_rec_drops *lost)
-{
-	const struct gctx_rec_drops *now = &a->drops, *was = &a->drops_dumped;
-
-	for (int i = 0; i < GCTX_EV_KERNEL_MAX; i++)
-		lost->drops[i] = now->drops[i] - was->drops[i];
-	lost->missed_stash = now->missed_stash - was->missed_stash;
-	lost->unfollowed = now->unfollowed - was->unfollowed;
-}
-
-static int dump_pass(struct agent_cut *c, struct dump_sink *d, const struct agent *a,
+static int dump_pass(struct gctx_cut *c, struct dump_sink *d, const struct agent *a,
 		     const struct gctx_model *m, __u64 now)
 {
 	struct gctx_rec_end end = { .end_ns = now, .exit_status = -1, .reason = 1 };
@@ -544,7 +532,7 @@ static int dump_pass(struct agent_cut *c, struct dump_sink *d, const struct agen
 	c->sink = dump_put;
 	c->sink_ctx = d;
 	ret = agent_cut__emit(c, a, m);
-	dump_drops(a, &lost);
+	agent_cut__drops(a, c, &lost); /* what it lacks: the report says so */
 	if (!ret)
 		ret = dump_put(d, GCTX_REC_DROPS, &lost, sizeof(lost));
 	end.events = c->records + 2;
@@ -553,8 +541,8 @@ static int dump_pass(struct agent_cut *c, struct dump_sink *d, const struct agen
 
 static int write_dump(struct agent *a, const struct gctx_model *m, struct pending *p)
 {
-	struct tree t = {};
-	struct agent_cut c = { .t = &t };
+	struct gctx_tree t = {};
+	struct gctx_cut c = { .t = &t, .max_minor = AGENT_DUMP_MAX_MINOR };
 	struct dump_sink d = {};
 	struct gctx_trace_meta meta;
 	struct gctx_outfile *out = NULL;
@@ -563,9 +551,9 @@ static int write_dump(struct agent *a, const struct gctx_model *m, struct pendin
 	__u64 now = gctx_now_mono(), first;
 	int ret, werr = 0;
 
-	ret = tree_add(&t, m, p->root_idx);
+	ret = gctx_tree__add(&t, m, p->root_idx);
 	if (!ret)
-		ret = agent_cut__scan(&c, a->win);
+		ret = gctx_cut__scan(&c, m, a->win);
 	if (ret)
 		goto out;
 	first = c.first_ns ? c.first_ns
@@ -634,23 +622,22 @@ out:
 	gctx_trace_writer__free(d.w);
 	gctx_outfile__free(out);
 	gctx_model__free(d.m);
-	agent_cut__free(&c);
-	tree_free(&t);
+	gctx_tree__free(&t);
 	a->metrics_dirty = true;
 	return ret;
 }
 
 static bool tree_alive(const struct gctx_model *m, __u32 root)
 {
-	struct tree t = {};
+	struct gctx_tree t = {};
 	bool alive;
 
-	if (tree_add(&t, m, root)) {
-		tree_free(&t);
+	if (gctx_tree__add(&t, m, root)) {
+		gctx_tree__free(&t);
 		return true;
 	}
 	alive = t.alive;
-	tree_free(&t);
+	gctx_tree__free(&t);
 	return alive;
 }
 

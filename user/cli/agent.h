@@ -13,6 +13,7 @@
 #include "gpuctx_events.h"
 #include "lib/hmap.h"
 #include "model/analysis.h"
+#include "model/cut.h"
 #include "model/model.h"
 
 struct gctx_window;
@@ -66,52 +67,17 @@ struct agent {
 };
 
 
-/* ---- agent_cut.c ---- */
+/* ---- agent_cut.c: a process tree's records (model/cut.h) as a trace holds them ---- */
 
-/* A process tree in the model: its pids, and its model indices parents first. */
-struct tree {
-	__u32 *pids;
-	__u32 n, cap;
-	struct gctx_hmap set;	/* pid -> index in pids: a tree may have 100,000s */
-	__u64 *since, *until;	/* each member's start and exit (0: unknown, running) */
-	__u32 cap_since, cap_until;
-	__u32 *idx;
-	__u32 nidx, cap_idx;
-	bool alive;		/* a member still runs */
-	__u32 skip;		/* never a member (a client of the agent), 0 none */
-};
+/* Exited processes without GPU state a dump records at most (the newest); the rest are
+ * counted in its drops record. */
+#define AGENT_DUMP_MAX_MINOR 256
 
-/* Add root and its descendants (the agent itself and t->skip left out). 0 or -ENOMEM. */
-int tree_add(struct tree *t, const struct gctx_model *m, __u32 root);
-bool tree_has(const struct tree *t, __u32 pid);
-/* Add pid as a member (nothing if it is one). 0 or -ENOMEM. */
-int tree_put(struct tree *t, __u32 pid);
-/* The same, knowing when it started and ended (0: unknown, running). */
-int tree_put_span(struct tree *t, __u32 pid, __u64 since, __u64 until);
-void tree_free(struct tree *t);
-/* Whether any of the pids a record concerns is in the tree. */
-bool tree_wants(const struct tree *t, __u32 type, const void *data, __u32 len);
-
-typedef int (*agent_sink)(void *ctx, __u32 type, const void *data, __u32 len);
-
-/* The records of one tree, as a trace from the window's start would hold them: the device
- * registrations and probes, the members whose start the window lost (as at attach), then
- * every record of the tree in the window. */
-struct agent_cut {
-	struct tree *t; /* the scan adds children the model folded */
-	agent_sink sink;
-	void *sink_ctx;
-	struct gctx_hmap covered; /* pids whose fork or attach record is in the window */
-	__u64 first_ns; /* the tree's first record in the window (0: none) */
-	__u64 records;	/* emitted */
-};
-
-/* Find what the window holds of the tree (first_ns, covered pids, forked children). 0 or
- * -ENOMEM. */
-int agent_cut__scan(struct agent_cut *c, const struct gctx_window *win);
-/* Emit it all to the sink. 0 or the sink's error. */
-int agent_cut__emit(struct agent_cut *c, const struct agent *a, const struct gctx_model *m);
-void agent_cut__free(struct agent_cut *c);
+/* The device registrations and probes, then the tree's cut. 0 or the sink's error. */
+int agent_cut__emit(struct gctx_cut *c, const struct agent *a, const struct gctx_model *m);
+/* What a dump says it lacks: the events lost since the previous dump, the window's
+ * evictions when the tree's history is cut, what the cut left out. */
+void agent_cut__drops(const struct agent *a, const struct gctx_cut *c, struct gctx_rec_drops *d);
 
 /* ---- agent.c ---- */
 bool agent_has_gpu_state(const struct gctx_model *m, __u32 idx);

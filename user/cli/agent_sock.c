@@ -32,7 +32,7 @@
 
 struct sub {
 	int fd;
-	struct tree t;
+	struct gctx_tree t;
 	char req[PATH_MAX + 16]; /* "cgroup DIR\n" */
 	size_t reqlen;
 	bool live;	/* history sent, records follow */
@@ -130,7 +130,7 @@ static void drop(struct agent_subs *s, __u32 i)
 
 	if (c->fd >= 0)
 		close(c->fd);
-	tree_free(&c->t);
+	gctx_tree__free(&c->t);
 	free(c->buf);
 	s->v[i] = s->v[--s->n];
 }
@@ -138,13 +138,12 @@ static void drop(struct agent_subs *s, __u32 i)
 /* The tree's history from the window, then live. */
 static void go_live(struct agent *a, struct sub *c, const struct gctx_model *m)
 {
-	struct agent_cut cut = { .t = &c->t, .sink = put_sink, .sink_ctx = c };
+	struct gctx_cut cut = { .t = &c->t, .sink = put_sink, .sink_ctx = c };
 	int ret;
 
-	ret = agent_cut__scan(&cut, a->win);
+	ret = gctx_cut__scan(&cut, m, a->win);
 	if (!ret)
 		ret = agent_cut__emit(&cut, a, m);
-	agent_cut__free(&cut);
 	if (!ret)
 		ret = put(c, AGENT_FRAME_LIVE, NULL, 0);
 	if (ret) {
@@ -166,9 +165,10 @@ static bool cg_under(const char *path, const char *rel)
 
 static int add_member(struct sub *c, const struct gctx_model *m, const struct gctx_proc *p)
 {
-	if (p->pid == c->t.skip || p->pid == (__u32)getpid() || tree_has(&c->t, p->pid))
+	if (p->pid == c->t.skip || p->pid == (__u32)getpid() ||
+	    gctx_tree__span_at(&c->t, p->pid, p->start_ns, true) != GCTX_SPAN_NONE)
 		return 0;
-	return tree_add(&c->t, m, p->idx);
+	return gctx_tree__add(&c->t, m, p->idx);
 }
 
 /* "cgroup DIR": the processes in its subtree now and those the window saw in it (exited
@@ -229,6 +229,7 @@ static void start(struct agent *a, struct sub *c, const struct gctx_model *m)
 	for (p += 5; *p && !ret; p = *end ? end + 1 : end) {
 		unsigned long pid = strtoul(p, &end, 10);
 		const struct gctx_proc *pr;
+		__u64 since;
 
 		if (end == p)
 			break;
@@ -236,13 +237,19 @@ static void start(struct agent *a, struct sub *c, const struct gctx_model *m)
 		 * after its client asked (events still in the ring buffer on a busy node) */
 		pr = gctx_model__proc_by_pid(m, pid);
 		if (pr)
-			ret = tree_add(&c->t, m, pr->idx);
+			ret = gctx_tree__add(&c->t, m, pr->idx);
+		/* one the model forgot (it exited and never touched a GPU: folded) is in the
+		 * window still, as its dumps find it: its fork, then its records and children */
+		else if (pid != c->t.skip && gctx_cut__find_pid(a->win, pid, &since))
+			ret = gctx_tree__put(&c->t, pid, since, 0, GCTX_SPAN_NONE, NULL);
 	}
 	if (!c->t.n) {
 		/* the ring buffer may still hold the process's fork: look again for a while */
 		if (gctx_now_mono() < c->asked_ns + REQ_WAIT_NS)
 			return;
-		put_end(c, AGENT_FRAME_ERROR, "the agent knows no such process");
+		put_end(c, AGENT_FRAME_ERROR,
+			"the agent knows no such process: it is not running and the window holds "
+			"no record of its start (older than --window, or never seen)");
 		return;
 	}
 	if (ret) {
@@ -252,7 +259,7 @@ static void start(struct agent *a, struct sub *c, const struct gctx_model *m)
 	go_live(a, c, m);
 	if (c->live)
 		agent_log(a, "record --from-agent: sending pid %u's tree (%u processes)",
-			  c->t.pids[0], c->t.n);
+			  c->t.s[0].pid, c->t.n);
 }
 
 static void accept_new(struct agent *a)
@@ -276,12 +283,18 @@ static void accept_new(struct agent *a)
 }
 
 /* Every member exited: the end frame. */
-static bool tree_ended(const struct tree *t, const struct gctx_model *m)
+static bool tree_ended(const struct gctx_tree *t, const struct gctx_model *m)
 {
 	for (__u32 i = 0; i < t->n; i++) {
-		const struct gctx_proc *p = gctx_model__proc_by_pid(m, t->pids[i]);
+		const struct gctx_span *s = &t->s[i];
+		const struct gctx_proc *p;
 
-		if (p && !p->exited)
+		if (s->until)
+			continue;
+		/* its exit may have been lost: the model says whether it runs (a later process
+		 * with its pid started after it) */
+		p = gctx_model__proc_by_pid(m, s->pid);
+		if (p && !p->exited && p->start_ns <= s->since)
 			return false;
 	}
 	return true;
@@ -348,13 +361,14 @@ static void cg_exec(struct agent_subs *s, struct sub *c, const struct gctx_ev_ex
 	char path[GCTX_CGROUP_LEN];
 	__u32 pid = e->hdr.tgid;
 
-	if (pid == c->t.skip || tree_has(&c->t, pid) ||
+	if (pid == c->t.skip ||
+	    gctx_tree__span_at(&c->t, pid, e->hdr.ts_ns, true) != GCTX_SPAN_NONE ||
 	    /* the kernel's cgroup at exec; /proc where the id does not resolve */
 	    ((gctx_cgpaths__path(s->cgpaths, e->cgroup_id, path, sizeof(path)) &&
 	      gctx_proc_cgroup(pid, path, sizeof(path))) ||
 	     !cg_under(path, c->cg_rel)))
 		return;
-	tree_put(&c->t, pid);
+	gctx_tree__put(&c->t, pid, e->hdr.ts_ns, 0, GCTX_SPAN_NONE, NULL);
 }
 
 void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 len)
@@ -365,18 +379,17 @@ void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 
 		return;
 	for (__u32 i = 0; i < s->n; i++) {
 		struct sub *c = &s->v[i];
-		__u32 pids[2];
 
 		if (!c->live || c->closing)
 			continue;
 		/* a process that execs in a followed cgroup joins, as record --cgroup follows it */
 		if (c->cg && type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec))
 			cg_exec(s, c, data);
-		/* a member's new child joins its tree */
-		if (type == GCTX_EV_FORK && gctx_record_pids(type, data, len, pids) == 2 &&
-		    tree_has(&c->t, pids[0]))
-			tree_put(&c->t, pids[1]);
-		if (tree_wants(&c->t, type, data, len) && put(c, type, data, len)) {
+		/* a member's new child joins its tree, a member's exit ends its span (a later
+		 * process with its pid is not the tree's); out of memory, the child is missed */
+		gctx_tree__on_record(&c->t, type, data, len);
+		if (gctx_tree__wants(&c->t, type, data, len, ~0ull, NULL) &&
+		    put(c, type, data, len)) {
 			c->len = c->off = 0; /* what was queued is dropped with the client */
 			put_end(c, AGENT_FRAME_ERROR, "the client read too slowly: cut off");
 			agent_log(a, "record --from-agent: a client read too slowly: cut off");

@@ -144,6 +144,11 @@ __u64 gctx_model__folded(const struct gctx_model *m)
 	return m ? m->folded : 0;
 }
 
+bool gctx_model__touched_gpu(const struct gctx_model *m, __u32 idx)
+{
+	return m && idx < m->procs.n && touched_gpu(P(m, idx));
+}
+
 __u32 gctx_model__nlive_slots(const struct gctx_model *m)
 {
 	return m ? m->procs.n - m->nfree : 0;

@@ -280,6 +280,8 @@ __u64 gctx_model__compactions(const struct gctx_model *m);
  * work of compacting stays proportional to what came in since. */
 bool gctx_model__compact_due(const struct gctx_model *m);
 __u32 gctx_model__nstrings(const struct gctx_model *m); /* exec paths, argv, cgroups held */
+/* Whether process idx touched GPU state, as folding judges it (a dump keeps such processes). */
+bool gctx_model__touched_gpu(const struct gctx_model *m, __u32 idx);
 __u32 gctx_model__nlive_slots(const struct gctx_model *m); /* process slots in use */
 
 __u32 gctx_model__nprocs(const struct gctx_model *m);
