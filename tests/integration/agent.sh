@@ -358,6 +358,44 @@ PY
 	result $name $rc
 }
 
+# record --from-agent -p of a process that exited more than 10 s before (never touched a GPU:
+# the agent folded it) gets its trace from the window, children included; a pid the agent
+# never saw gets one line and a non-zero exit, and no trace file.
+t_agent_folded() {
+	local name=agent_folded rc=0 job pid
+	agent_start $name || { result $name 1; return; }
+	"$W/wl_fork_storm" x 20 >/dev/null 2>&1 &
+	job=$!
+	wait $job
+	sleep 12 # folded 10 s after its exit (looked at once a second)
+	"$G" record --from-agent -p $job -q -o "$T/$name.fa.gctx" >/dev/null 2>"$T/$name.fa.err" ||
+		{ echo "record --from-agent -p $job exited $?: $(cat "$T/$name.fa.err")" >>"$T/$name.err"; rc=1; }
+	pid=4194305 # past PID_MAX_LIMIT: nobody had it (a free pid may have run a second ago)
+	if "$G" record --from-agent -p $pid -q -o "$T/$name.none.gctx" >/dev/null 2>"$T/$name.none.err"; then
+		echo "record --from-agent -p $pid (no such process) exited 0" >>"$T/$name.err"; rc=1
+	fi
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID
+	grep -q '^gpuctx_processes_folded_total [1-9]' "$T/$name.prom" ||
+		{ echo "nothing was folded" >>"$T/$name.err"; rc=1; }
+	[ "$(wc -l <"$T/$name.none.err")" = 1 ] && grep -q "the agent knows no such process" "$T/$name.none.err" ||
+		{ echo "no one-line refusal:"; cat "$T/$name.none.err"; } >>"$T/$name.err"
+	[ "$(wc -l <"$T/$name.none.err")" = 1 ] || rc=1
+	[ ! -e "$T/$name.none.gctx" ] || { echo "an empty trace was written" >>"$T/$name.err"; rc=1; }
+	"$G" report --json "$T/$name.fa.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && python3 - "$T/$name.json" "$job" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+d, pid = json.load(open(sys.argv[1])), int(sys.argv[2])
+p = [p for p in d["processes"] if p["pid"] == pid]
+assert p and p[0]["exited"], p
+# wl_fork_storm x 20: 20 children, every tenth with a grandchild (and the parent the fork
+# record names, which is not the tree's)
+tree = [q for q in d["processes"] if q["pid"] != p[0]["ppid"]]
+assert len(tree) == 1 + 20 + 2, [(q["pid"], q["ppid"]) for q in d["processes"]]
+PY
+	result $name $rc
+}
+
 # The systemd unit, as make install writes it, passes systemd-analyze verify (its man page
 # found in the tree's man/).
 t_agent_unit() {
@@ -373,4 +411,4 @@ t_agent_unit() {
 	result $name $rc
 }
 
-agent_tests=(agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_unit)
+agent_tests=(agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_unit)

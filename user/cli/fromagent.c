@@ -132,7 +132,7 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 	__u64 records = 0, deadline = 0;
 	void *buf = NULL;
 	int fd, ret = 1, werr = 0, r;
-	bool ended = false, live = false, draining = false;
+	bool ended = false, live = false, draining = false, told = false;
 
 	fd = connect_agent(err, sizeof(err));
 	if (fd < 0) {
@@ -182,6 +182,7 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 		}
 		if (f.type == AGENT_FRAME_ERROR) {
 			fprintf(stderr, "gpuctx: the agent: %.*s\n", (int)f.len, (char *)buf);
+			told = true;
 			break;
 		}
 		if (f.type == AGENT_FRAME_LIVE) {
@@ -204,8 +205,9 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 	werr = gctx_trace_writer__free(w);
 	w = NULL;
 	if (werr || !live) {
-		fprintf(stderr, "gpuctx: %s: %s\n", o->output,
-			werr ? strerror(-werr) : "nothing came from the agent");
+		if (werr || !told) /* the agent's refusal is the one line */
+			fprintf(stderr, "gpuctx: %s: %s\n", o->output,
+				werr ? strerror(-werr) : "nothing came from the agent");
 		goto out;
 	}
 	if (gctx_outfile__commit(out, err, sizeof(err))) {

@@ -154,11 +154,6 @@ static int parse_pids(struct record_env *env, const char *arg)
 			ret = -1;
 			break;
 		}
-		if (kill(pid, 0) && errno == ESRCH) {
-			fprintf(stderr, "gpuctx: no such process: %ld\n", pid);
-			ret = -1;
-			break;
-		}
 		gctx_pidset__add(&env->pids, pid);
 	}
 	free(copy);
@@ -333,6 +328,13 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		fprintf(stderr, "gpuctx: --from-agent takes -p or --cgroup: the agent already "
 				"follows every process\n");
 		return -1;
+	}
+	/* the agent may still hold the history of one that exited: it answers for it */
+	for (__u32 i = 0; !env->from_agent && i < env->pids.n; i++) {
+		if (kill(env->pids.pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "gpuctx: no such process: %u\n", env->pids.pids[i]);
+			return -1;
+		}
 	}
 	modes = !!env->cmd + !!env->pids.n + !!env->cgroup + env->all;
 	if (modes == 0) {
