@@ -5,6 +5,7 @@
  * members the window lost the start of, as at attach.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "lib/grow.h"
 #include "model/cut.h"
+#include "gpuctx_stack.h"
 #include "trace/window.h"
 
 static bool never_member(const struct gctx_tree *t, __u32 pid)
@@ -122,12 +124,19 @@ void gctx_tree__free(struct gctx_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* A record's own time: the kernel's records carry it; the collector's are placed by when
+/* A record's own time: the kernel's records carry it, and a resolved stack its raw stack's
+ * (it may be resolved after the process exited); the collector's others are placed by when
  * they arrived. */
 static bool record_ts(__u32 type, const void *data, __u32 len, __u64 *ts)
 {
 	struct gctx_ev_hdr h;
+	struct gctx_rec_stack s;
 
+	if (type == GCTX_REC_STACK && len >= offsetof(struct gctx_rec_stack, role)) {
+		memcpy(&s, data, offsetof(struct gctx_rec_stack, role));
+		*ts = s.ts_ns;
+		return true;
+	}
 	if (type >= GCTX_REC_PROC_PRESENT || len < sizeof(h))
 		return false;
 	memcpy(&h, data, sizeof(h));
