@@ -396,6 +396,33 @@ PY
 	result $name $rc
 }
 
+# record --from-agent --cgroup DIR of a job that ran in DIR and ended more than 10 s before
+# (never touched a GPU: the agent folded it) finds it by its exec in the window, with its
+# children.
+t_agent_cgroup_folded() {
+	local name=agent_cgroup_folded rc=0 base cg
+	job_cgroup $name system.slice/slurmstepd.scope/job_78/step_0 || return
+	agent_start $name || { result $name 1; return; }
+	sh -c "echo \$\$ >$cg/cgroup.procs && exec $W/wl_fork_storm x 5" >/dev/null 2>&1
+	sleep 12 # folded 10 s after its exit (looked at once a second)
+	"$G" record --from-agent --cgroup "$cg" --duration 2 -q -o "$T/$name.fa.gctx" >/dev/null \
+		2>"$T/$name.fa.err" || { echo "record --from-agent exited $?" >>"$T/$name.err"; rc=1; }
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID
+	find "$base" -depth -type d -exec rmdir {} + 2>/dev/null
+	grep -q '^gpuctx_processes_folded_total [1-9]' "$T/$name.prom" ||
+		{ echo "nothing was folded" >>"$T/$name.err"; rc=1; }
+	"$G" report --json "$T/$name.fa.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && python3 - "$T/$name.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+# wl_fork_storm x 5: the job, its 5 children, the first child's grandchild
+got = sorted((p["comm"], p["exited"]) for p in d["processes"])
+assert got == [("wl_fork_storm", True)] * 7, got
+PY
+	result $name $rc
+}
+
 # The systemd unit, as make install writes it, passes systemd-analyze verify (its man page
 # found in the tree's man/).
 t_agent_unit() {
@@ -411,4 +438,4 @@ t_agent_unit() {
 	result $name $rc
 }
 
-agent_tests=(agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_unit)
+agent_tests=(agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_cgroup_folded agent_unit)

@@ -171,6 +171,40 @@ static int add_member(struct sub *c, const struct gctx_model *m, const struct gc
 	return gctx_tree__add(&c->t, m, p->idx);
 }
 
+struct cg_window {
+	struct agent_subs *s;
+	struct sub *c;
+	struct gctx_hmap ids; /* cgroup id -> 1: under the cgroup followed, 2: not */
+};
+
+/* A process that exec'd in the cgroup and that the model forgot (folded: it exited and never
+ * touched a GPU): its exec record in the window names the cgroup. Each id resolved once. */
+static int cg_window_one(void *ctx, __u64 ts, __u32 type, const void *data, __u32 len)
+{
+	struct cg_window *x = ctx;
+	struct gctx_ev_exec e;
+	char path[GCTX_CGROUP_LEN];
+	__u32 under, pid;
+
+	if (type != GCTX_EV_EXEC || len < sizeof(e))
+		return 0;
+	memcpy(&e, data, sizeof(e));
+	pid = e.hdr.tgid;
+	if (!e.cgroup_id || pid == x->c->t.skip || pid == (__u32)getpid())
+		return 0;
+	if (!gctx_hmap__get(&x->ids, e.cgroup_id, 0, &under)) {
+		under = !gctx_cgpaths__path(x->s->cgpaths, e.cgroup_id, path, sizeof(path)) &&
+				cg_under(path, x->c->cg_rel)
+			? 1
+			: 2;
+		if (gctx_hmap__put(&x->ids, e.cgroup_id, 0, under))
+			return -ENOMEM;
+	}
+	if (under != 1 || gctx_tree__span_at(&x->c->t, pid, e.hdr.ts_ns, true) != GCTX_SPAN_NONE)
+		return 0;
+	return gctx_tree__put(&x->c->t, pid, e.hdr.ts_ns, 0, GCTX_SPAN_NONE, NULL);
+}
+
 /* "cgroup DIR": the processes in its subtree now and those the window saw in it (exited
  * ones too), then, live, every process that execs in it (as record --cgroup follows). */
 static void start_cgroup(struct agent *a, struct sub *c, const struct gctx_model *m, char *dir)
@@ -201,6 +235,12 @@ static void start_cgroup(struct agent *a, struct sub *c, const struct gctx_model
 
 		if (p->cgroup[0] && cg_under(p->cgroup, c->cg_rel))
 			ret = add_member(c, m, p);
+	}
+	if (!ret) {
+		struct cg_window x = { .s = a->subs, .c = c };
+
+		ret = gctx_window__foreach(a->win, cg_window_one, &x);
+		gctx_hmap__free(&x.ids);
 	}
 	if (ret) {
 		put_end(c, AGENT_FRAME_ERROR, "the agent is out of memory");
