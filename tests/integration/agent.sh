@@ -323,6 +323,17 @@ assert d["drops"]["omitted_procs"] >= 3000 - 256, d["drops"]
 assert d["drops"]["omitted_records"] >= 2 * (3000 - 256), d["drops"]
 assert d["events"]["total"] < r["events"]["total"] / 3, (d["events"], r["events"])
 PY
+	# no raw stack (a process's stack memory) in a dump, as in record's trace: only resolved ones
+	[ $rc = 0 ] && python3 - "$d" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import struct, sys
+f = open(sys.argv[1], "rb").read()
+off, types = struct.unpack_from("<H", f, 10)[0], set()
+while off + 8 <= len(f):
+    n, t = struct.unpack_from("<II", f, off)
+    types.add(t)
+    off += 8 + n + 4
+assert 11 not in types and 75 in types, sorted(types)  # GCTX_EV_STACK, GCTX_REC_STACK
+PY
 	result $name $rc
 }
 

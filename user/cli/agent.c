@@ -384,8 +384,12 @@ static void on_record(void *ctx, const struct gctx_model *m, __u32 type, const v
 		memcpy(&a->drops, data, sizeof(a->drops));
 		return;
 	}
-	gctx_window__push(a->win, gctx_now_mono(), type, data, len);
-	agent_subs__on_record(a, type, data, len);
+	/* a raw stack (8 KiB of a process's stack memory) is resolved into a GCTX_REC_STACK:
+	 * only that goes to a dump or a client, as record writes only that to a trace */
+	if (type != GCTX_EV_STACK) {
+		gctx_window__push(a->win, gctx_now_mono(), type, data, len);
+		agent_subs__on_record(a, type, data, len);
+	}
 	if (type == GCTX_EV_EXIT && len >= sizeof(struct gctx_ev_exit)) {
 		struct gctx_ev_exit e;
 		const struct gctx_proc *p;
