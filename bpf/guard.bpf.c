@@ -320,6 +320,10 @@ int guard_peer_cont(struct trace_event_raw_signal_generate *ctx)
 	ctl = guard_ctl();
 	if (!ctl || !ctl->restop || !from_gpuctx_peer())
 		return 0;
+	/* stamped before the stop is queued, under the target's signal lock: a release that
+	 * sends its SIGCONT after this takes that lock after us, sees the stamp, and looks
+	 * again for a stop that landed after its SIGCONT (collect/hold.c resume()) */
+	ctl->last_restop_ns = bpf_ktime_get_ns();
 	t = bpf_task_from_pid(ctx->pid);
 	if (t && !bpf_send_signal_task(t, SIG_STOP, PIDTYPE_TGID, 0)) {
 		__sync_fetch_and_add(&v->restops, 1);

@@ -52,6 +52,7 @@ struct gctx_hold_ctl {
 	__u32 tripped;		/* the signal that made the guard end every hold, or 0 */
 	__u32 restop;		/* 1: the guard stops a held process again after another
 				 * gpuctx's SIGCONT (hold.bpf.h leaves such a hold alone) */
+	__u64 last_restop_ns;	/* when the guard last did (CLOCK_MONOTONIC) */
 };
 
 #endif /* __GPUCTX_HOLD_H */

@@ -82,14 +82,15 @@ int gctx_hold__set_self(int ctl_fd)
 	return bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY) ? -errno : 0;
 }
 
-/* Is the process stopped (state T in /proc/PID/stat)? */
+/* Is the process stopped, or about to be (a SIGSTOP pending for it, not yet taken)? */
 static bool stopped(__u32 tgid)
 {
-	char path[32], buf[512], *rp;
+	char path[32], buf[2048], *l;
+	unsigned long long pend;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	snprintf(path, sizeof(path), "/proc/%u/status", tgid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
@@ -98,18 +99,29 @@ static bool stopped(__u32 tgid)
 	if (n <= 0)
 		return false;
 	buf[n] = 0;
-	rp = strrchr(buf, ')'); /* the name may hold any byte but NUL */
-	return rp && rp[1] == ' ' && rp[2] == 'T';
+	/* "Name:" comes first and may hold any byte but a newline (the kernel escapes it) */
+	l = strstr(buf, "\nState:\t");
+	if (l && l[8] == 'T')
+		return true;
+	l = strstr(buf, "\nShdPnd:\t");
+	return l && sscanf(l + 9, "%llx", &pend) == 1 && (pend & (1ull << (SIGSTOP - 1)));
 }
 
-/* Resume a held process whose hold v was just deleted. One the guard stopped again after
- * another gpuctx's SIGCONT (v->restops) may get that stop after this SIGCONT: it is sent
- * once the other's signal call drops its lock, on another CPU. Look again a moment later. */
-static int resume(__u32 tgid, const struct gctx_hold_val *v)
+/* Resume a held process whose hold v was just deleted. The guard may have stopped it again
+ * after another gpuctx's SIGCONT, and that stop is delivered once the other's signal call
+ * drops the lock, maybe after this SIGCONT, even when the hold read here showed no re-stop
+ * (deleted between the guard's look and its count). The guard stamps hold_ctl before it
+ * queues the stop, under the lock this kill takes after it: a stamp from this hold's life,
+ * read after the kill, means look again a moment later. */
+static int resume(int ctl_fd, __u32 tgid, const struct gctx_hold_val *v)
 {
+	struct gctx_hold_ctl ctl = {};
+	__u32 zero = 0;
+
 	if (kill((pid_t)tgid, SIGCONT))
 		return -errno;
-	if (v->restops) {
+	if (v->restops || (!bpf_map_lookup_elem(ctl_fd, &zero, &ctl) &&
+			   ctl.last_restop_ns >= v->since_ns)) {
 		usleep(RESTOP_SETTLE_US);
 		if (stopped(tgid))
 			kill((pid_t)tgid, SIGCONT);
@@ -120,7 +132,7 @@ static int resume(__u32 tgid, const struct gctx_hold_val *v)
 /* Resume every hold older than limit_ns (0: all). Deleting first makes each hold resumed once,
  * by whoever deletes it. The clock is read after each entry: a hold made while the sweep runs
  * is younger than a clock read at its start, and was once resumed at once as if timed out. */
-static void sweep(int holds_fd, __u64 limit_ns)
+static void sweep(int holds_fd, int ctl_fd, __u64 limit_ns)
 {
 	__u32 keys[GCTX_MAX_HOLDS], n = 0, key, *prev = NULL;
 
@@ -139,7 +151,7 @@ static void sweep(int holds_fd, __u64 limit_ns)
 		/* one resumed already (the guard, a SIGCONT from elsewhere) gets no second
 		 * SIGCONT: it runs, and may have a handler */
 		if (!bpf_map_lookup_and_delete_elem(holds_fd, &keys[i], &v) && !v.resumed)
-			resume(keys[i], &v);
+			resume(ctl_fd, keys[i], &v);
 	}
 }
 
@@ -244,16 +256,16 @@ static void releaser(int holds_fd, int ctl_fd, int rd, __u64 timeout_ns, pid_t c
 		/* a child the collector forked may hold the pipe open after the collector died */
 		if (getppid() != collector)
 			break;
-		sweep(holds_fd, timeout_ns);
+		sweep(holds_fd, ctl_fd, timeout_ns);
 	}
 	set_armed(ctl_fd, 0);
-	sweep(holds_fd, 0);
+	sweep(holds_fd, ctl_fd, 0);
 	/* a collector that died may still have programs attached for a moment: a hold made
 	 * between the disarm and their detach is resumed by the sweeps that follow */
 	until = now_ns() + ORPHAN_SWEEP_MS * 1000000ull;
 	while (!quit && now_ns() < until) {
 		usleep(SWEEP_MS * 1000);
-		sweep(holds_fd, 0);
+		sweep(holds_fd, ctl_fd, 0);
 	}
 	_exit(0);
 }
@@ -396,7 +408,7 @@ int gctx_hold__release(struct gctx_hold *h, __u32 tgid, __u64 since_ns)
 		return 0; /* the releaser got there first */
 	if (v.resumed)
 		return 1 + v.resumed; /* running already: no second SIGCONT */
-	ret = resume(tgid, &v);
+	ret = resume(h->ctl_fd, tgid, &v);
 	return ret ? ret : 1;
 }
 
