@@ -11,7 +11,8 @@ and socket do not stop an agent of a test running on the same machine, and with 
 process is held: the bench processes map no CUDA library). The churn drivers run at nice 19.
 
 Usage: python3 bench/agent.py [--procs N] [--soak-min M] [--rounds R] [--secs S]
-                              [--only rss,soak,idle] [--window-size SIZE]
+                              [--only rss,soak,idle,gpujobs] [--window-size SIZE]
+                              [--gpu-min M] [--gpu-window S]
        python3 bench/agent.py --render    (the tables of bench/out/agent-raw.json)
 Needs root, build/gpuctx, build/fakegpu, build/bench/{loops,empty_loader}, build/workloads.
 """
@@ -150,6 +151,36 @@ def bench_soak(env, args):
     return {"minutes": args.soak_min, "procs": procs, "samples": samples}
 
 
+def bench_gpujobs(env, args):
+    """Short GPU jobs for --gpu-min minutes, each a poison fork under a shell (its own tree and
+    dump), --gpu-rate a second at most, with a --gpu-window s window: once a job has left the
+    window the model may drop it, so RSS should hold flat after the first window's worth."""
+    extra = ["--window", str(args.gpu_window), "--window-size", "16M", "--spool-files", "20"]
+    a = Agent(env, "gpujobs", extra)
+    samples, jobs = [], 0
+    end = time.time() + args.gpu_min * 60
+    next_sample = time.time() + 30
+    job = ["nice", "-n", "19", "sh", "-c", '"$@"; :', "sh",
+           os.path.join(W, "wl_fork_child_ioctl"), env.mnt]
+    try:
+        time.sleep(6)
+        samples.append(a.sample(0, "attached"))
+        while time.time() < end:
+            t = time.time()
+            subprocess.run(job, capture_output=True, timeout=60)
+            jobs += 1
+            time.sleep(max(0.0, 1 / args.gpu_rate - (time.time() - t)))
+            if time.time() >= next_sample:
+                samples.append(a.sample(jobs))
+                next_sample = time.time() + 30
+        time.sleep(args.gpu_window + 16)  # the last jobs leave the window, then a compaction
+        samples.append(a.sample(jobs, f"{args.gpu_window + 16:.0f} s after the jobs"))
+    finally:
+        a.stop()
+    return {"jobs": jobs, "minutes": args.gpu_min, "window_s": args.gpu_window,
+            "rate": args.gpu_rate, "samples": samples}
+
+
 def bench_idle(env, args):
     loops = (f"{LOOPS} procs --secs {args.secs} fork-exit fork-exec spawn && "
              f"{LOOPS} ioctl --secs {args.secs} ioctl={env.plain},fionread")
@@ -216,11 +247,17 @@ def render(raw):
                 f" | {rat('record-a/empty')} | {rat('agent/empty')} | "
                 f"{'—' if ag_ra is None else f'{ag_ra:.2f}×'} |")
         out.append("")
-    for key in sorted(k for k in raw if k.startswith("rss") or k == "soak"):
+    for key in sorted(k for k in raw if k.startswith(("rss", "soak", "gpujobs"))):
         r = raw[key]
-        title = (f"### RSS over {r['procs']:,} short-lived processes (fork + exit), window "
-                 f"{r.get('window_size')}" if key.startswith("rss") else
-                 f"### Soak: {r['minutes']:g} minutes of mixed churn ({r['procs']:,} processes)")
+        if key.startswith("gpujobs"):
+            title = (f"### RSS over {r['jobs']:,} short GPU jobs (a poison fork each; processes "
+                     f"driven = jobs, {r.get('rate', 0):g} a second at most), window "
+                     f"{r['window_s']:g} s / 16M")
+        elif key.startswith("rss"):
+            title = (f"### RSS over {r['procs']:,} short-lived processes (fork + exit), window "
+                     f"{r.get('window_size')}")
+        else:
+            title = f"### Soak: {r['minutes']:g} minutes of mixed churn ({r['procs']:,} processes)"
         out += [f"{title} (git {r['git']}, {r['started']}, {r['elapsed_s']} s)", "",
                 "| time | processes driven | RSS | peak RSS | model slots | folded | window | "
                 "lost | dumps | load (1 min) | |", "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -243,6 +280,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--secs", type=float, default=1.0)
     ap.add_argument("--window-size", default="")
+    ap.add_argument("--gpu-min", type=float, default=5, help="gpujobs: minutes of GPU jobs")
+    ap.add_argument("--gpu-window", type=float, default=30, help="gpujobs: the agent's --window")
+    ap.add_argument("--gpu-rate", type=float, default=5, help="gpujobs: jobs a second at most")
     ap.add_argument("--only", default="idle,rss,soak")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--out", default=os.path.join(TOP, "bench/out/agent-raw.json"))
@@ -267,7 +307,8 @@ def main():
     try:
         for what in args.only.split(","):
             t0 = time.time()
-            r = {"idle": bench_idle, "rss": bench_rss, "soak": bench_soak}[what](env, args)
+            r = {"idle": bench_idle, "rss": bench_rss, "soak": bench_soak,
+                 "gpujobs": bench_gpujobs}[what](env, args)
             r["started"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0))
             r["elapsed_s"] = round(time.time() - t0)
             r["git"] = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"],
