@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -764,6 +765,7 @@ static void compact(struct agent *a, struct gctx_model *m, __u64 before)
 		return; /* out of memory: the model is as it was */
 	for (__u32 i = 0; i < a->npend; i++)
 		a->pend[i].root_idx = pins[i];
+	malloc_trim(0); /* what the model gave back goes back to the system (RSS falls) */
 }
 
 static void tick(void *ctx, struct gctx_model *m)
