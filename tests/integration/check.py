@@ -63,9 +63,12 @@ def no_drops(r):
     check(r.doc["drops"]["total"] == 0, "events were lost", r.doc["drops"])
 
 
-def root_and_child(r, wl, nchildren=1):
-    root = one([p for p in r.exe_procs(wl) if not any(
-        e for e in p.get("execs", [])[1:])] or r.exe_procs(wl), "process running " + wl)
+def root_and_child(r, wl, nchildren=1, pid=None):
+    """The process running wl (under -a, the one of that pid: the machine may run another)
+    and its children."""
+    procs = [p for p in r.exe_procs(wl) if not pid or p["pid"] == pid]
+    root = one([p for p in procs if not any(
+        e for e in p.get("execs", [])[1:])] or procs, "process running " + wl)
     kids = r.children(root)
     check(len(kids) >= nchildren, "%s should have forked %d children" % (wl, nchildren),
           root)
@@ -78,7 +81,7 @@ def errors(r):
 
 def s_fork_child_ioctl(r, a):
     no_drops(r)
-    parent, kids = root_and_child(r, "wl_fork_child_ioctl")
+    parent, kids = root_and_child(r, "wl_fork_child_ioctl", pid=a.pid)
     child = kids[0]
     f = one(r.find("inherited-gpu-use"), "inherited-gpu-use finding")
     check(f["pid"] == child["pid"], "finding names the child", f)
