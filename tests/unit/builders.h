@@ -199,6 +199,22 @@ static inline void feed(struct gctx_model *m, __u32 type, const void *rec, __u32
 	assert_int_equal(gctx_model__feed(m, type, rec, len), 0);
 }
 
+/* A call site resolved by the collector (GCTX_REC_CALLER): a native frame. */
+static inline void do_caller(struct gctx_model *m, __u32 pid, __u64 addr, const char *module,
+			     const char *fn, __u64 off)
+{
+	struct gctx_rec_caller r;
+
+	memset(&r, 0, sizeof(r));
+	r.pid = pid;
+	r.frame.kind = GCTX_FRAME_NATIVE;
+	r.frame.addr = addr;
+	r.frame.offset = off;
+	snprintf(r.frame.module, sizeof(r.frame.module), "%s", module);
+	snprintf(r.frame.function, sizeof(r.frame.function), "%s", fn);
+	feed(m, GCTX_REC_CALLER, &r, sizeof(r));
+}
+
 static inline void put(struct gctx_trace_writer *w, __u32 type, const void *p, __u32 len)
 {
 	assert_int_equal(gctx_trace_writer__append(w, type, p, len), 0);

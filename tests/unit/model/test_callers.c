@@ -31,21 +31,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void caller_rec(struct gctx_model *m, __u32 pid, __u64 addr, const char *module,
-		       const char *fn, __u64 off)
-{
-	struct gctx_rec_caller r;
-
-	memset(&r, 0, sizeof(r));
-	r.pid = pid;
-	r.frame.kind = GCTX_FRAME_NATIVE;
-	r.frame.addr = addr;
-	r.frame.offset = off;
-	snprintf(r.frame.module, sizeof(r.frame.module), "%s", module);
-	snprintf(r.frame.function, sizeof(r.frame.function), "%s", fn);
-	feed(m, GCTX_REC_CALLER, &r, sizeof(r));
-}
-
 static void call(struct gctx_model *m, __u32 pid, __u64 ts, __u32 fn, __u64 caller, __u64 out)
 {
 	struct gctx_ev_api ev;
@@ -78,10 +63,10 @@ static void test_sites_and_context(void **state)
 	const struct gctx_api_ctx *x;
 	__u32 n;
 
-	caller_rec(m, 100, LIB_SITE, "/opt/lib/libwl_init.so", "wl_gpu_init", 0x1a);
+	do_caller(m, 100, LIB_SITE, "/opt/lib/libwl_init.so", "wl_gpu_init", 0x1a);
 	call(m, 100, 1000, GCTX_CU_INIT, LIB_SITE, 0);
 	call(m, 100, 1100, GCTX_CU_INIT, LIB_SITE, 0);
-	caller_rec(m, 100, MAIN_SITE, "/opt/bin/app", "main", 0x40);
+	do_caller(m, 100, MAIN_SITE, "/opt/bin/app", "main", 0x40);
 	call(m, 100, 1200, GCTX_CU_CTX_CREATE_V4, MAIN_SITE, 0xc0);
 	call(m, 100, 1300, GCTX_CU_INIT, MAIN_SITE, 0);
 
@@ -153,13 +138,13 @@ static void test_exec_and_unknown_process(void **state)
 	struct gctx_ev_exec ex;
 	const struct gctx_callsite *s;
 
-	caller_rec(m, 300, LIB_SITE, "/a/liba.so", "a_init", 1);
+	do_caller(m, 300, LIB_SITE, "/a/liba.so", "a_init", 1);
 	call(m, 300, 1000, GCTX_CU_INIT, LIB_SITE, 0);
 	assert_string_equal(proc_site(m, 300, 0)->caller->frame.function, "a_init");
 	ev_init(&ex, sizeof(ex), GCTX_EV_EXEC, 300, 300, 2000, "b");
 	snprintf(ex.filename, sizeof(ex.filename), "/b/prog");
 	feed(m, GCTX_EV_EXEC, &ex, sizeof(ex));
-	caller_rec(m, 300, LIB_SITE, "/b/libb.so", "b_init", 2);
+	do_caller(m, 300, LIB_SITE, "/b/libb.so", "b_init", 2);
 	call(m, 300, 3000, GCTX_CU_INIT, LIB_SITE, 0);
 	s = proc_site(m, 300, 1);
 	assert_non_null(s);
@@ -182,7 +167,7 @@ static void test_late_record(void **state)
 	call(m, 500, 2000, GCTX_CU_INIT, MAIN_SITE, 0);
 	feed(m, GCTX_EV_EXIT, &x, sizeof(x));
 	assert_null(proc_site(m, 500, 0)->caller);
-	caller_rec(m, 500, LIB_SITE, "/opt/lib/libwl_init.so", "wl_gpu_init", 0x1a);
+	do_caller(m, 500, LIB_SITE, "/opt/lib/libwl_init.so", "wl_gpu_init", 0x1a);
 	s = proc_site(m, 500, 0);
 	assert_non_null(s->caller);
 	assert_string_equal(s->caller->frame.function, "wl_gpu_init");

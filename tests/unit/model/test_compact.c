@@ -55,26 +55,13 @@ static void api_call(struct gctx_model *m, __u32 pid, __u64 ts, __u32 fn, __s64 
 	feed(m, GCTX_EV_API, &ev, sizeof(ev));
 }
 
-static void caller_rec(struct gctx_model *m, __u32 pid)
-{
-	struct gctx_rec_caller r;
-
-	memset(&r, 0, sizeof(r));
-	r.pid = pid;
-	r.frame.kind = GCTX_FRAME_NATIVE;
-	r.frame.addr = SITE;
-	snprintf(r.frame.module, sizeof(r.frame.module), "job");
-	snprintf(r.frame.function, sizeof(r.frame.function), "main");
-	feed(m, GCTX_REC_CALLER, &r, sizeof(r));
-}
-
 /* A process with CUDA state on its own nvidiactl file: init, primary context, an allocation,
  * an RM client, a call site. */
 static __u64 cuda_up(struct gctx_model *m, __u32 pid, __u64 file, __u64 ts)
 {
 	do_open(m, pid, ts++, "job", file, 5, GCTX_DEV_NVIDIACTL, O_RDWR);
 	do_rm_alloc(m, pid, pid, ts++, "job", file, 5, 0, 0, 0xc1d00001, CLS_CLIENT, 0);
-	caller_rec(m, pid);
+	do_caller(m, pid, SITE, "job", "main", 0);
 	api_call(m, pid, ts++, GCTX_CU_INIT, 0, 0, 0, 0);
 	api_call(m, pid, ts++, GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN, 0, 0x5555a000, PCTX, 0);
 	api_call(m, pid, ts++, GCTX_CU_MEM_ALLOC, 0, 0x7f0000000000ULL, PCTX, 4096);
