@@ -660,6 +660,15 @@ t_errors() {
 		"$nb/gpuctx" record -o /tmp/gpuctx-nobody.$$.gctx -- true
 	rm -rf "$nb"
 	[ -e /tmp/gpuctx-nobody.$$.gctx ] && { echo "a failed record left its trace file" >>"$T/err_not_root.err"; result err_not_root_file 1; }
+	# in a PID namespace of its own (a container without the host's pids) the pids it would
+	# hand the kernel are not the kernel's: refused, before anything is loaded or held
+	if unshare -p -f --mount-proc true 2>/dev/null; then
+		expect_error err_pid_ns "PID namespace of its own" unshare -p -f --mount-proc \
+			"$G" record -o "$T/pidns.gctx" -- true
+		[ -e "$T/pidns.gctx" ] && { echo "left a trace file" >>"$T/err_pid_ns.err"; result err_pid_ns_file 1; }
+	else
+		echo "SKIP err_pid_ns: no PID namespaces (unshare -p)"
+	fi
 }
 
 # A collector killed with SIGKILL leaves a trace readable up to its last complete record, in

@@ -87,6 +87,27 @@ static int ensure_tracefs(char *err, size_t errlen)
 	return 0;
 }
 
+/* The kernel's programs see the host's pids, and gpuctx tells them its own, the processes to
+ * follow and the ones to hold by the pids it sees: in another PID namespace (a container
+ * without the host's) those differ, and holds and their guard would act on other processes.
+ * The initial namespace has a fixed inode (PROC_PID_INIT_INO). */
+static int check_pid_ns(char *err, size_t errlen)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+
+	if (n <= 0)
+		return 0; /* no /proc/self/ns: nothing to say */
+	link[n] = 0;
+	if (!strcmp(link, "pid:[4026531836]"))
+		return 0;
+	snprintf(err, errlen,
+		 "running in a PID namespace of its own (%s), where pids are not "
+		 "the kernel's: run it in the host's (docker --pid=host, Kubernetes hostPID: true)",
+		 link);
+	return -1;
+}
+
 static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, bool btf,
 					  bool iter)
 {
@@ -279,7 +300,7 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 			 "needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 		return NULL;
 	}
-	if (ensure_tracefs(err, errlen))
+	if (check_pid_ns(err, errlen) || ensure_tracefs(err, errlen))
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
