@@ -400,12 +400,7 @@ static void apply_procs(struct gctx_model *m, struct plan *pl)
 			apply_proc(m, pl, p);
 			continue;
 		}
-		free(p->pub.execs);
-		free(p->pub.threads);
-		free(p->pub.children);
-		free(p->hrefs);
-		free(p->kept);
-		free(p->ctxs);
+		mdl_proc_free_arrays(p);
 	}
 	mdl_chunks_squeeze(&m->procs, pl->r.proc);
 }

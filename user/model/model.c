@@ -66,22 +66,25 @@ struct gctx_model *gctx_model__new(void)
 	return m;
 }
 
+/* What a process owns outside its slot (the model's free, and compaction's drops). */
+void mdl_proc_free_arrays(struct proc_priv *p)
+{
+	free(p->pub.execs);
+	free(p->pub.threads);
+	free(p->pub.children);
+	free(p->hrefs);
+	free(p->kept);
+	free(p->ctxs);
+}
+
 void gctx_model__free(struct gctx_model *m)
 {
 	__u32 i;
 
 	if (!m)
 		return;
-	for (i = 0; i < m->procs.n; i++) {
-		struct proc_priv *p = P(m, i);
-
-		free(p->pub.execs);
-		free(p->pub.threads);
-		free(p->pub.children);
-		free(p->hrefs);
-		free(p->kept);
-		free(p->ctxs);
-	}
+	for (i = 0; i < m->procs.n; i++)
+		mdl_proc_free_arrays(P(m, i));
 	for (i = 0; i < m->ctxs.n; i++) {
 		struct gctx_api_ctx *c = gctx_chunks__at(&m->ctxs, i);
 

@@ -285,4 +285,6 @@ void mdl_callers_free(struct gctx_model *m);
 int mdl_coverage_feed(struct gctx_model *m, __u32 type, const void *rec);
 void mdl_coverage_free(struct gctx_model *m);
 
+void mdl_proc_free_arrays(struct proc_priv *p);
+
 #endif /* __GPUCTX_MODEL_PRIV_H */
