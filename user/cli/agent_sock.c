@@ -28,6 +28,7 @@
 #define SUB_MAX 16
 #define REQ_WAIT_NS (3 * 1000000000ull)
 #define SUB_BUF_MAX (64u << 20) /* unread bytes a client may leave before it is cut off */
+#define PRUNE_AFTER_NS (10 * 1000000000ull) /* an exit this old: its late records are in */
 #define END_TICKS 2 /* turns of the event loop after "end": each drains the ring buffer */
 
 struct sub {
@@ -349,6 +350,7 @@ void agent_subs__tick(struct agent *a, const struct gctx_model *m)
 	accept_new(a);
 	for (__u32 i = 0; i < s->n;) {
 		struct sub *c = &s->v[i];
+		__u64 now;
 		ssize_t n;
 
 		if (!c->live && !c->closing) {
@@ -378,6 +380,10 @@ void agent_subs__tick(struct agent *a, const struct gctx_model *m)
 			}
 			if (n > 0 && !c->ending)
 				c->ending = 1;
+			/* a job that forks for weeks: its live members and recent exits only (out
+			 * of memory, the tree stays as it is) */
+			now = gctx_now_mono();
+			gctx_tree__prune(&c->t, now > PRUNE_AFTER_NS ? now - PRUNE_AFTER_NS : 0);
 			if (c->ending ? c->ending++ > END_TICKS : !c->cg && tree_ended(&c->t, m))
 				put_end(c, AGENT_FRAME_END, NULL);
 		}

@@ -124,6 +124,53 @@ void gctx_tree__free(struct gctx_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
+#define PRUNE_SLACK 1024
+
+int gctx_tree__prune(struct gctx_tree *t, __u64 before_ns)
+{
+	struct gctx_hmap last = {};
+	__u32 *to, *prev, n = 0, gone;
+
+	if (t->n <= 2 * t->n_pruned + PRUNE_SLACK)
+		return 0;
+	to = malloc(2 * (size_t)t->n * sizeof(*to));
+	if (!to)
+		return -ENOMEM;
+	prev = to + t->n;
+	for (__u32 i = 0; i < t->n; i++) {
+		const struct gctx_span *s = &t->s[i];
+
+		to[i] = GCTX_SPAN_NONE;
+		if (s->until && s->until < before_ns)
+			continue;
+		/* a pid's chain keeps the order the spans were added in */
+		if (!gctx_hmap__get(&last, s->pid, 0, &prev[i]))
+			prev[i] = GCTX_SPAN_NONE;
+		if (gctx_hmap__put(&last, s->pid, 0, n)) {
+			gctx_hmap__free(&last);
+			free(to);
+			return -ENOMEM;
+		}
+		to[i] = n++;
+	}
+	for (__u32 i = 0; i < t->n; i++) { /* to[i] <= i: moving down overwrites only done ones */
+		struct gctx_span s = t->s[i];
+
+		if (to[i] == GCTX_SPAN_NONE)
+			continue;
+		s.prev = prev[i];
+		s.parent = s.parent == GCTX_SPAN_NONE ? GCTX_SPAN_NONE : to[s.parent];
+		t->s[to[i]] = s;
+	}
+	gone = t->n - n;
+	gctx_hmap__free(&t->last);
+	t->last = last;
+	t->n = t->n_pruned = n;
+	t->pruned += gone;
+	free(to);
+	return gone;
+}
+
 /* A record's own time: the kernel's records carry it, and a resolved stack its raw stack's
  * (it may be resolved after the process exited); the collector's others are placed by when
  * they arrived. */

@@ -48,6 +48,8 @@ struct gctx_tree {
 	bool alive; /* a member the model holds still runs */
 	__u32 skip; /* never a member (a client of the agent), 0 none; nor the
 		     * calling process itself */
+	__u32 n_pruned; /* spans left after the latest prune */
+	__u64 pruned;	/* spans pruned so far */
 };
 
 /* Add the model's process root and its descendants (the skipped pid and the caller left out). 0 or
@@ -72,6 +74,12 @@ int gctx_tree__on_record(struct gctx_tree *t, __u32 type, const void *data, __u3
 bool gctx_tree__wants(const struct gctx_tree *t, __u32 type, const void *data, __u32 len,
 		      __u64 arrived_ns, bool *omitted);
 void gctx_tree__free(struct gctx_tree *t);
+/* A tree followed live (record --from-agent), not one being cut: forget the members that
+ * exited before before_ns (their late records are in), once the tree has doubled since the
+ * last prune, so that a job forking for weeks keeps its live members and recent exits only.
+ * Spans move: a span index held across this call is stale. Returns the spans forgotten, 0
+ * when not due, or -ENOMEM (the tree unchanged). */
+int gctx_tree__prune(struct gctx_tree *t, __u64 before_ns);
 
 typedef int (*gctx_cut_sink)(void *ctx, __u32 type, const void *data, __u32 len);
 

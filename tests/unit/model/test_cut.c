@@ -292,6 +292,79 @@ static void test_live_follow(void **state)
 	gctx_tree__free(&t);
 }
 
+/* A job followed live for weeks (record --from-agent of a server that forks a worker per
+ * request): pruning keeps its live members and its recent exits, so the tree stays the size
+ * of ten seconds of forks, and what it follows is unchanged: the root's next child, the
+ * recent workers' records, never a later process that took a forgotten worker's pid. */
+static void test_live_prune(void **state)
+{
+	struct world *w = *state;
+	struct gctx_tree t = {};
+	const __u64 ms = 1000000, nforks = 100000;
+	__u32 max_n = 0, sp, root, mid;
+	__u64 ts = 0;
+
+	w_fork(w, 1, 2, 1);
+	assert_int_equal(gctx_tree__add(&t, w->m, gctx_model__proc_by_pid(w->m, PID(2))->idx), 0);
+	for (__u64 i = 0; i < nforks; i++) {
+		/* one worker a millisecond, 3,000 pids: each is reused every 3 s */
+		__u32 pid = PID(1000 + i % 3000);
+		struct gctx_ev_fork f;
+		struct gctx_ev_exit x;
+
+		ts = 1000 * ms + i * ms;
+		f = ev_fork(PID(2), pid, ts, "srv", false);
+		x = ev_exit(pid, pid, ts + ms / 2, "w", 0, true);
+		assert_int_equal(gctx_tree__on_record(&t, GCTX_EV_FORK, &f, sizeof(f)), 0);
+		assert_int_equal(gctx_tree__on_record(&t, GCTX_EV_EXIT, &x, sizeof(x)), 0);
+		if (i % 100 == 0)
+			assert_true(gctx_tree__prune(&t, ts - 10000 * ms) >= 0);
+		if (t.n > max_n)
+			max_n = t.n;
+	}
+	/* 10 s of workers (10,000), twice that before a prune is due, and the slack */
+	assert_true(max_n < 2 * 10002 + 1024 + 200);
+	assert_true(t.pruned > nforks - 25000);
+	assert_int_equal(t.n + t.pruned, nforks + 1);
+
+	/* the server is followed: its next worker joins */
+	{
+		struct gctx_ev_fork f = ev_fork(PID(2), PID(9999), ts + ms, "srv", false);
+		struct gctx_ev_exec e = ev_exec(PID(9999), ts + 2 * ms, "w", "/bin/w", "w", 2);
+
+		assert_int_equal(gctx_tree__on_record(&t, GCTX_EV_FORK, &f, sizeof(f)), 0);
+		assert_true(gctx_tree__wants(&t, GCTX_EV_FORK, &f, sizeof(f), ~0ull, NULL));
+		assert_true(gctx_tree__wants(&t, GCTX_EV_EXEC, &e, sizeof(e), ~0ull, NULL));
+	}
+	/* a worker of 5 s ago (kept, a pid with older kept spans before it): its records are the
+	 * tree's, its span is its own and its parent the server's */
+	mid = (__u32)(nforks - 5000);
+	{
+		__u32 pid = PID(1000 + mid % 3000);
+		__u64 at = 1000 * ms + mid * ms + ms / 4;
+		struct gctx_ev_exec e = ev_exec(pid, at, "w", "/bin/w", "w", 2);
+
+		sp = gctx_tree__span_at(&t, pid, at, true);
+		assert_int_not_equal(sp, GCTX_SPAN_NONE);
+		assert_int_equal(t.s[sp].pid, pid);
+		assert_true(t.s[sp].since <= at && at <= t.s[sp].until);
+		assert_int_not_equal(t.s[sp].prev, GCTX_SPAN_NONE); /* its pid's earlier worker */
+		assert_true(t.s[t.s[sp].prev].until < t.s[sp].since);
+		root = t.s[sp].parent;
+		assert_int_not_equal(root, GCTX_SPAN_NONE);
+		assert_int_equal(t.s[root].pid, PID(2));
+		assert_true(gctx_tree__wants(&t, GCTX_EV_EXEC, &e, sizeof(e), ~0ull, NULL));
+	}
+	/* a forgotten worker's pid, now another's (not forked by the server): not the tree's */
+	{
+		__u32 pid = PID(1000 + 7);
+		struct gctx_ev_exec e = ev_exec(pid, ts + 3 * ms, "o", "/bin/o", "o", 2);
+
+		assert_false(gctx_tree__wants(&t, GCTX_EV_EXEC, &e, sizeof(e), ~0ull, NULL));
+	}
+	gctx_tree__free(&t);
+}
+
 /* The incidents of a model: kind, severity, source pid and affected pids of each; the verdict
  * in verdict. */
 static __u32 incidents(const struct gctx_model *m, __u32 out[][4], __u32 max, char *verdict,
@@ -479,6 +552,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_records_after_pid_reuse, world_setup,
 					    world_teardown),
 	    cmocka_unit_test_setup_teardown(test_live_follow, world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_live_prune, world_setup, world_teardown),
 	    cmocka_unit_test_setup_teardown(test_bounded_dump, world_setup, world_teardown),
 	    cmocka_unit_test_setup_teardown(test_history_cut, world_setup, world_teardown),
 	    cmocka_unit_test_setup_teardown(test_history_cut_state, world_setup, world_teardown),
