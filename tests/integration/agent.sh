@@ -221,7 +221,7 @@ t_agent_spool() {
 		{ echo "over --spool-files 2: $(ls "$T/$name.spool")" >>"$T/$name.err"; rc=1; }
 	[ -n "$(agent_dumps "$T/$name.spool" "${jobs[2]}")" ] ||
 		{ echo "the newest dump is gone" >>"$T/$name.err"; rc=1; }
-	grep -q "crash: .*-${jobs[2]}-crash.gctx: CRASH: pid ${jobs[2]} (wl_segv.*signal 11" "$T/$name.out" ||
+	grep -q "crash: .*-${jobs[2]}-crash.gctx: CRASH, NOT A POISON FORK: pid ${jobs[2]} (wl_segv.*SIGSEGV" "$T/$name.out" ||
 		{ echo "no crash line for ${jobs[2]}" >>"$T/$name.err"; rc=1; }
 	[ -e "$T/$name.spool/notes.txt" ] && [ -e "$T/$name.spool/20200101T000000Z-x-1-y.gctx.bak" ] ||
 		{ echo "the agent deleted a file it did not make" >>"$T/$name.err"; rc=1; }
@@ -449,4 +449,55 @@ t_agent_unit() {
 	result $name $rc
 }
 
-agent_tests=(agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_cgroup_folded agent_unit)
+# An admin's first look at a spool: `report --list DIR`, one line per trace, oldest first,
+# what happened and in which process; a file that is no trace is listed as unreadable (exit
+# 1), a symlink is not followed; --fail-on error exits 86. A crash without a fork is named a
+# crash, in the list and in the trace's own verdict (it said "NO PROBLEM FOUND").
+t_report_list() {
+	local name=report_list rc=0 st d="$T/report_list.d"
+	rm -rf "$d" && mkdir -p "$d"
+	"$G" record -q -o "$d/a.gctx" "${DEVS[@]}" -- "$W/wl_fork_child_ioctl" "$MNT" \
+		>"$T/$name.out" 2>"$T/$name.err"
+	sleep 1.1 # distinct start times, in seconds as the list prints them
+	"$G" record -q -o "$d/b.gctx" "${DEVS[@]}" -- "$W/wl_segv" "$MNT" --self \
+		>>"$T/$name.out" 2>>"$T/$name.err"
+	sleep 1.1
+	"$G" record -q -o "$d/c.gctx" -- true >>"$T/$name.out" 2>>"$T/$name.err"
+	echo "not a trace" >"$d/0-junk.gctx"
+	ln -s "$d/a.gctx" "$d/e.gctx"
+	"$G" report --list "$d" >"$T/$name.txt" 2>>"$T/$name.err"
+	st=$?
+	[ $st = 1 ] || { echo "report --list: exit $st, want 1 (an unreadable file)" >>"$T/$name.err"; rc=1; }
+	"$G" report --list --json "$d" >"$T/$name.json" 2>>"$T/$name.err"
+	"$G" report --list --fail-on error "$d/a.gctx" "$d/c.gctx" >/dev/null 2>>"$T/$name.err"
+	st=$?
+	[ $st = 86 ] || { echo "report --list --fail-on error: exit $st, want 86" >>"$T/$name.err"; rc=1; }
+	"$G" report --list --fail-on error "$d/c.gctx" >/dev/null 2>>"$T/$name.err" ||
+		{ echo "report --list --fail-on error of a clean trace failed" >>"$T/$name.err"; rc=1; }
+	"$G" report "$d/b.gctx" >"$T/$name.b.txt" 2>>"$T/$name.err"
+	python3 - "$T/$name.txt" "$T/$name.json" "$T/$name.b.txt" "$d" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+txt, js, btxt, d = sys.argv[1:]
+lines = open(txt).read().splitlines()
+assert lines[0].startswith("STARTED (UTC)"), lines
+rows = [l.split() for l in lines[1:-1]]
+# date time host job what pid comm path
+got = [(r[4], r[6], r[-1]) if r[0] != "?" else (r[3], r[-1]) for r in rows]
+want = [("poison-fork", "wl_fork_child_i", d + "/a.gctx"), ("crash", "wl_segv", d + "/b.gctx"),
+        ("none", "true", d + "/c.gctx"), ("unreadable", d + "/0-junk.gctx")]
+assert got == want, (got, want)
+assert lines[-1].startswith("4 traces: 2 with an error or a crash, 1 unreadable"), lines[-1]
+j = json.load(open(js))
+assert [(x["readable"], x.get("kind")) for x in j] == \
+    [(True, "poison-fork"), (True, "crash"), (True, "none"), (False, None)], j
+assert j[0]["errors"] >= 1 and j[0]["verdict"].startswith("POISON FORK"), j[0]
+assert j[1]["verdict"].startswith("CRASH, NOT A POISON FORK: pid %d (wl_segv" % j[1]["pid"]), j[1]
+assert "SIGSEGV" in j[1]["verdict"] and j[1]["errors"] == 0, j[1]
+assert j[2]["verdict"].startswith("NO PROBLEM FOUND"), j[2]
+b = [l for l in open(btxt) if l.startswith("Verdict:")]
+assert b and b[0].startswith("Verdict: CRASH, NOT A POISON FORK") and "SIGSEGV" in b[0], b
+PY
+	result $name $rc
+}
+
+agent_tests=(report_list agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_cgroup_folded agent_unit)

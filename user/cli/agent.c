@@ -354,23 +354,6 @@ static void incident(struct agent *a, const struct gctx_model *m, __u32 idx, boo
 		p->due_ns = due;
 }
 
-/* A process that holds, held or inherited GPU state: GPU files, ioctls or API calls. */
-bool agent_has_gpu_state(const struct gctx_model *m, __u32 idx)
-{
-	const struct gctx_proc *p = gctx_model__proc(m, idx);
-
-	if (p->nioctls || p->nmmaps || gctx_model__api_calls(m, idx))
-		return true;
-	for (__u32 i = 0; i < gctx_model__nfiles(m); i++) {
-		const struct gctx_gpu_file *f = gctx_model__file(m, i);
-
-		for (__u32 k = 0; k < f->nholders; k++)
-			if (f->holders[k].proc_idx == idx)
-				return true;
-	}
-	return false;
-}
-
 static void on_record(void *ctx, const struct gctx_model *m, __u32 type, const void *data,
 		      __u32 len)
 {
@@ -400,7 +383,7 @@ static void on_record(void *ctx, const struct gctx_model *m, __u32 type, const v
 		if (!e.group_dead || !(e.exit_code & 0x7f))
 			return;
 		p = gctx_model__proc_by_pid(m, e.hdr.tgid);
-		if (p && agent_has_gpu_state(m, p->idx)) {
+		if (p && gctx_model__has_gpu_state(m, p->idx)) {
 			a->crashes++;
 			incident(a, m, p->idx, true);
 		}
@@ -435,25 +418,6 @@ static void dump_meta(struct agent *a, const struct gctx_model *m, const struct 
 	snprintf(meta->cmdline, sizeof(meta->cmdline), "agent: %s", label);
 }
 
-/* "CRASH: pid N (comm args) died by signal 11 (SIGSEGV) holding GPU state ..." for a dump
- * whose crash no incident explains (no fork involved). */
-static void crash_line(const struct gctx_model *dm, char *buf, size_t len)
-{
-	for (__u32 i = 0; i < gctx_model__nprocs(dm); i++) {
-		const struct gctx_proc *p = gctx_model__proc(dm, i);
-		char label[128];
-
-		if (!p->signal || !agent_has_gpu_state(dm, i))
-			continue;
-		gctx_proc_label(dm, i, label, sizeof(label));
-		snprintf(buf, len, "CRASH: pid %u (%s) died by signal %d (%s)%s holding GPU state "
-			 "(%llu GPU ioctls); no fork was involved: see the dump's stacks and "
-			 "gpuctx report", p->pid, label, p->signal, strsignal(p->signal),
-			 p->core_dumped ? ", core dumped," : "", (unsigned long long)p->nioctls);
-		return;
-	}
-}
-
 /* The incidents in a dump's model: their counts go to the metrics, the first one names the
  * file and gives the log line. */
 static void dump_analyse(struct agent *a, struct pending *p, const struct gctx_model *dm,
@@ -481,10 +445,8 @@ static void dump_analyse(struct agent *a, struct pending *p, const struct gctx_m
 				a->incidents[k][s] += now[k][s] - p->counted[k][s];
 				p->counted[k][s] = now[k][s];
 			}
-	if (p->crash && !strcmp(kind, "crash"))
-		crash_line(dm, verdict, verdict_len); /* no incident says it: the crash does */
-	else
-		snprintf(verdict, verdict_len, "%s", gctx_analysis__summary(an)->verdict);
+	/* no incident says it, the verdict names the crash */
+	snprintf(verdict, verdict_len, "%s", gctx_analysis__summary(an)->verdict);
 	gctx_analysis__free(an);
 }
 

@@ -80,7 +80,6 @@ int agent_cut__emit(struct gctx_cut *c, const struct agent *a, const struct gctx
 void agent_cut__drops(const struct agent *a, const struct gctx_cut *c, struct gctx_rec_drops *d);
 
 /* ---- agent.c ---- */
-bool agent_has_gpu_state(const struct gctx_model *m, __u32 idx);
 void agent_log(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- agent_sock.c: the agent's side of record --from-agent ---- */

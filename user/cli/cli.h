@@ -58,6 +58,9 @@ int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks);
 
 /* report.c: read a whole trace into a finished model. 0, or 1 with a one-line error printed. */
 int cli_load_trace(const char *path, struct gctx_model **out, struct gctx_trace_meta *meta);
+/* list.c: report --list, one line per trace (a directory: its *.gctx files), oldest first;
+ * GCTX_EXIT_INCIDENT when one has an incident at or above fail_on, 1 when one is unreadable */
+int cli_report_list(char *const *paths, int npaths, bool json, int fail_on);
 
 /* verdict.c: "error", "warning", "never" -> severity (GCTX_FAIL_NEVER); -1 when unknown. */
 int cli_parse_fail_on(const char *arg);

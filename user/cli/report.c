@@ -65,28 +65,31 @@ int cli_load_trace(const char *path, struct gctx_model **out, struct gctx_trace_
 	return 0;
 }
 
-#define REPORT_USAGE "Usage: gpuctx report [--json] [--fail-on SEVERITY] [--junit FILE] TRACE...\n"
+#define REPORT_USAGE                                                                               \
+	"Usage: gpuctx report [--json] [--fail-on SEVERITY] [--junit FILE] TRACE...\n"             \
+	"       gpuctx report --list [--json] [--fail-on SEVERITY] TRACE|DIR...\n"
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "fail-on", required_argument, NULL, 'F' },
-		{ "junit", required_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"json", no_argument, NULL, 'j'},	     {"fail-on", required_argument, NULL, 'F'},
+	    {"junit", required_argument, NULL, 'J'}, {"list", no_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},	     {},
 	};
 	struct gctx_trace_meta meta;
 	struct gctx_model *m = NULL;
 	struct cli_job job;
-	bool json = false;
+	bool json = false, list = false;
 	const char *junit = NULL;
 	int c, ret, fail_on = GCTX_FAIL_NEVER, vret;
 	bool gate = false;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jlh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'l':
+			list = true;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -104,20 +107,27 @@ int cmd_report(int argc, char **argv)
 			gate = true;
 			break;
 		case 'h':
-			printf(REPORT_USAGE
-			       "\n"
-			       "  -j, --json              one JSON document instead of text\n"
-			       "      --fail-on SEVERITY  exit %d when an incident is at or above "
-			       "SEVERITY\n"
-			       "                          (error, warning, never; default never)\n"
-			       "      --junit FILE        also write JUnit XML, one testcase per "
-			       "incident\n"
-			       "\n"
-			       "Several traces (or one from gpuctx merge) of a job's hosts give "
-			       "one report:\n"
-			       "the verdict over the job, each incident with its host, then each "
-			       "host's.\n",
-			       GCTX_EXIT_INCIDENT);
+			printf(
+			    REPORT_USAGE
+			    "\n"
+			    "  -j, --json              one JSON document instead of text\n"
+			    "      --fail-on SEVERITY  exit %d when an incident is at or above "
+			    "SEVERITY\n"
+			    "                          (error, warning, never; default never)\n"
+			    "      --junit FILE        also write JUnit XML, one testcase per "
+			    "incident\n"
+			    "  -l, --list              one line per trace, oldest first: when, "
+			    "host, "
+			    "job,\n"
+			    "                          what happened, which process (a directory: "
+			    "its\n"
+			    "                          .gctx files, e.g. the agent's spool)\n"
+			    "\n"
+			    "Several traces (or one from gpuctx merge) of a job's hosts give "
+			    "one report:\n"
+			    "the verdict over the job, each incident with its host, then each "
+			    "host's.\n",
+			    GCTX_EXIT_INCIDENT);
 			return 0;
 		default:
 			fprintf(stderr, REPORT_USAGE);
@@ -128,6 +138,12 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gpuctx: report needs a trace file\n");
 		return 2;
 	}
+	if (list && junit) {
+		fprintf(stderr, "gpuctx: --junit takes the trace of one host, not --list\n");
+		return 2;
+	}
+	if (list)
+		return cli_report_list(argv + optind, argc - optind, json, fail_on);
 	if (cli_job_load(argv + optind, argc - optind, &job))
 		return 1;
 	if (job.n > 1 && junit) {

@@ -353,6 +353,13 @@ __u64 gctx_model__api_calls(const struct gctx_model *m, __u32 proc_idx)
 	return m && proc_idx < m->procs.n ? P(m, proc_idx)->api_calls : 0;
 }
 
+bool gctx_model__has_gpu_state(const struct gctx_model *m, __u32 proc_idx)
+{
+	const struct proc_priv *p = m && proc_idx < m->procs.n ? P(m, proc_idx) : NULL;
+
+	return p && (p->nhrefs || p->pub.nioctls || p->pub.nmmaps || p->api_calls);
+}
+
 const char *gctx_finding_kind_name(enum gctx_finding_kind k)
 {
 	switch (k) {

@@ -320,6 +320,8 @@ const struct gctx_rec_probe *gctx_model__probe(const struct gctx_model *m, __u32
 __u64 gctx_model__procaddr_not_found(const struct gctx_model *m);
 /* API calls seen per process (index = process idx). */
 __u64 gctx_model__api_calls(const struct gctx_model *m, __u32 proc_idx);
+/* Whether a process held or inherited a GPU file, or used the GPU (ioctl, mmap, CUDA/HIP). */
+bool gctx_model__has_gpu_state(const struct gctx_model *m, __u32 proc_idx);
 
 /* ---- stacks at rare events (model/stacks.c) ---- */
 

@@ -281,13 +281,47 @@ static void coverage(struct gctx_analysis *a)
 	s->incomplete = off > 0;
 }
 
+/* No incident, but a process with GPU state died by a signal (seed 001's exit 139 without a
+ * fork): "no problem found" would send the reader away. The first one, and how many. */
+static bool crash_text(struct gctx_analysis *a, size_t *off)
+{
+	struct gctx_job_summary *s = &a->sum;
+	const struct gctx_proc *p;
+	__u32 first = 0, n = 0;
+	char label[128], sig[32];
+
+	for (__u32 i = 0; i < gctx_model__nprocs(a->m); i++) {
+		p = gctx_model__proc(a->m, i);
+		if (p->signal && gctx_model__has_gpu_state(a->m, i) && !n++)
+			first = i;
+	}
+	if (!n)
+		return false;
+	p = gctx_model__proc(a->m, first);
+	gctx_proc_label(a->m, first, label, sizeof(label));
+	signame(p->signal, sig, sizeof(sig));
+	cat(s->verdict, sizeof(s->verdict), off,
+	    "CRASH, NOT A POISON FORK: pid %u (%s) was killed by %s%s holding GPU state", p->pid,
+	    label, sig, p->core_dumped ? " (core dumped)" : "");
+	if (n > 1)
+		cat(s->verdict, sizeof(s->verdict), off, " (+%u more process%s)", n - 1,
+		    plural(n - 1));
+	return true;
+}
+
 void ana_summary_text(struct gctx_analysis *a)
 {
 	struct gctx_job_summary *s = &a->sum;
 	size_t off = 0;
 
 	coverage(a);
-	if (!a->ninc) {
+	if (!a->ninc && crash_text(a, &off)) {
+		cat(s->verdict, sizeof(s->verdict), &off,
+		    "; no GPU state passed on through fork (%u process%s, %llu GPU context%s "
+		    "created at driver level and %llu through the CUDA/HIP API).",
+		    s->nprocs, plural(s->nprocs), (unsigned long long)s->drv_ctx_created,
+		    s->drv_ctx_created == 1 ? "" : "s", (unsigned long long)s->ctx_created);
+	} else if (!a->ninc) {
 		cat(s->verdict, sizeof(s->verdict), &off,
 		    "NO PROBLEM FOUND: %u process%s, %llu GPU context%s created at driver level "
 		    "and %llu through the CUDA/HIP API, no GPU state passed on through fork.",
