@@ -46,6 +46,36 @@ int cli_job_open(char *const *paths, int npaths, struct cli_job *job)
 	return 0;
 }
 
+/* The wall clock at the host's boot, as the trace's clock snapshot says it. */
+static __s64 boot_wall(const struct gctx_trace_meta *m)
+{
+	return (__s64)m->start_wall_ns -
+	       (__s64)(m->start_boot_ns ? m->start_boot_ns : m->start_mono_ns);
+}
+
+/* Traces of one boot of one host are not a job's hosts: most likely an agent's dumps given
+ * together (every file of /var/lib/gpuctx). Said once, on stderr; the report goes on. */
+static void same_boot_note(const struct cli_job *job)
+{
+	for (__u32 i = 0; i < job->n; i++) {
+		for (__u32 k = i + 1; k < job->n; k++) {
+			const struct gctx_trace_meta *a = &job->files[i].meta,
+						     *b = &job->files[k].meta;
+			__s64 d = boot_wall(a) - boot_wall(b);
+
+			if (strcmp(a->hostname, b->hostname) || d > 2000000000ll ||
+			    d < -2000000000ll)
+				continue;
+			fprintf(stderr,
+				"gpuctx: note: %s and %s were recorded on one boot of one host "
+				"(%s): they are read as one job's hosts; gpuctx report --list "
+				"lists separate traces (an agent's dumps) one per line\n",
+				job->files[i].source, job->files[k].source, job->files[i].label);
+			return;
+		}
+	}
+}
+
 int cli_job_load(char *const *paths, int npaths, struct cli_job *job)
 {
 	__u64 *ends;
@@ -79,6 +109,7 @@ int cli_job_load(char *const *paths, int npaths, struct cli_job *job)
 	/* again, now that the ends are known: a host whose recording is apart from the others' */
 	job->ref = gctx_hosts__align(job->metas, ends, job->n, job->clocks);
 	free(ends);
+	same_boot_note(job);
 	return 0;
 }
 
