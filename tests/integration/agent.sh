@@ -475,6 +475,11 @@ t_report_list() {
 	"$G" report --list --fail-on error "$d/c.gctx" >/dev/null 2>>"$T/$name.err" ||
 		{ echo "report --list --fail-on error of a clean trace failed" >>"$T/$name.err"; rc=1; }
 	"$G" report "$d/b.gctx" >"$T/$name.b.txt" 2>>"$T/$name.err"
+	# two traces of one boot of this host are no job's hosts: said, and the report goes on
+	"$G" report "$d/a.gctx" "$d/b.gctx" >/dev/null 2>"$T/$name.two.err" &&
+		grep -q "note: .*a.gctx and .*b.gctx were recorded on one boot of one host" \
+			"$T/$name.two.err" ||
+		{ echo "no note for two traces of one host"; cat "$T/$name.two.err"; rc=1; } >>"$T/$name.err"
 	python3 - "$T/$name.txt" "$T/$name.json" "$T/$name.b.txt" "$d" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
 import json, sys
 txt, js, btxt, d = sys.argv[1:]
