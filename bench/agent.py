@@ -80,13 +80,29 @@ class Agent:
              "slots": m.get("gpuctx_processes"), "folded": m.get("gpuctx_processes_folded_total"),
              "events": m.get("gpuctx_events_total"), "lost": m.get("gpuctx_events_lost_total"),
              "window_bytes": m.get("gpuctx_window_bytes"), "dumps": m.get("gpuctx_dumps_total"),
-             "spool_bytes": m.get("gpuctx_spool_bytes"), "load1": round(os.getloadavg()[0], 2),
+             "spool_bytes": m.get("gpuctx_spool_bytes"),
+             "compactions": m.get("gpuctx_compactions_total"),
+             "compact_s": m.get("gpuctx_compaction_seconds_total"),
+             "compact_max_s": m.get("gpuctx_compaction_max_seconds"),
+             "dump_s": m.get("gpuctx_dump_seconds_total"),
+             "dump_max_s": m.get("gpuctx_dump_max_seconds"), "load1": round(os.getloadavg()[0], 2),
              "note": note}
         log(f"  {s}")
         return s
 
     def stop(self):
         self.t.stop()
+
+
+def pauses(samples):
+    """The event loop's stalls as the last sample gives them (the metrics are cumulative)."""
+    last = samples[-1] if samples else {}
+    s = {k: last.get(k) for k in ("compactions", "compact_s", "compact_max_s", "dump_s",
+                                  "dump_max_s")}
+    log(f"  pauses: {s['compactions'] or 0:.0f} compactions, longest "
+        f"{fmt_ms(s['compact_max_s'])}, total {fmt_ms(s['compact_s'])}; dumps: longest "
+        f"{fmt_ms(s['dump_max_s'])}, total {fmt_ms(s['dump_s'])}")
+    return s
 
 
 def churn(args, secs, modes):
@@ -117,7 +133,7 @@ def bench_rss(env, args):
     finally:
         a.stop()
     return {"procs": procs, "window_size": args.window_size or "256M (default)",
-            "samples": samples}
+            "samples": samples, "pauses": pauses(samples)}
 
 
 def bench_soak(env, args):
@@ -148,7 +164,7 @@ def bench_soak(env, args):
         samples.append(a.sample(procs, "end"))
     finally:
         a.stop()
-    return {"minutes": args.soak_min, "procs": procs, "samples": samples}
+    return {"minutes": args.soak_min, "procs": procs, "samples": samples, "pauses": pauses(samples)}
 
 
 def bench_gpujobs(env, args):
@@ -178,7 +194,7 @@ def bench_gpujobs(env, args):
     finally:
         a.stop()
     return {"jobs": jobs, "minutes": args.gpu_min, "window_s": args.gpu_window,
-            "rate": args.gpu_rate, "samples": samples}
+            "rate": args.gpu_rate, "samples": samples, "pauses": pauses(samples)}
 
 
 def bench_idle(env, args):
@@ -218,6 +234,10 @@ def bench_idle(env, args):
 
 def fmt_mb(kb):
     return "—" if kb is None else f"{kb / 1024:.1f} MiB"
+
+
+def fmt_ms(s):
+    return "—" if s is None else f"{s * 1e3:.1f} ms"
 
 
 def render(raw):
@@ -260,7 +280,8 @@ def render(raw):
             title = f"### Soak: {r['minutes']:g} minutes of mixed churn ({r['procs']:,} processes)"
         out += [f"{title} (git {r['git']}, {r['started']}, {r['elapsed_s']} s)", "",
                 "| time | processes driven | RSS | peak RSS | model slots | folded | window | "
-                "lost | dumps | load (1 min) | |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+                "lost | dumps | compactions | longest compaction | load (1 min) | |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for s in r["samples"]:
             if key == "soak" and not s["note"] and len(r["samples"]) > 20 and \
                     r["samples"].index(s) % 2:
@@ -268,7 +289,14 @@ def render(raw):
             out.append(f"| {s['t_s']:.0f} s | {s['procs_driven']:,} | {fmt_mb(s['rss_kb'])} | "
                        f"{fmt_mb(s['hwm_kb'])} | {s['slots'] or 0:.0f} | {s['folded'] or 0:.0f} | "
                        f"{(s['window_bytes'] or 0) / 2**20:.1f} MiB | {s['lost'] or 0:.0f} | "
-                       f"{s['dumps'] or 0:.0f} | {s['load1']} | {s['note']} |")
+                       f"{s['dumps'] or 0:.0f} | {s.get('compactions') or 0:.0f} | "
+                       f"{fmt_ms(s.get('compact_max_s'))} | {s['load1']} | {s['note']} |")
+        p = r.get("pauses")
+        if p:
+            out += ["", f"Event loop stalls (nothing drains the ring buffer meanwhile): "
+                    f"{p['compactions'] or 0:.0f} compactions, longest "
+                    f"{fmt_ms(p['compact_max_s'])}, total {fmt_ms(p['compact_s'])}; dumps: "
+                    f"longest {fmt_ms(p['dump_max_s'])}, total {fmt_ms(p['dump_s'])}."]
         out.append("")
     return "\n".join(out)
 

@@ -73,6 +73,19 @@ assert a == b and a and a[0][:2] == ("poison-fork", "error"), (a, b)
 PY
 }
 
+# agent_stalls PROM NAME: the metrics file counts the event loop's NAME stalls (at least one,
+# with a total and a longest, at most the total)
+agent_stalls() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+m = dict(l.split() for l in open(sys.argv[1]) if not l.startswith("#") and "{" not in l)
+n = sys.argv[2]
+count = float(m[{"compaction": "gpuctx_compactions_total", "dump": "gpuctx_dumps_total"}[n]])
+total, most = float(m[f"gpuctx_{n}_seconds_total"]), float(m[f"gpuctx_{n}_max_seconds"])
+assert count >= 1 and 0 < most <= total, (n, count, total, most)
+PY
+}
+
 t_agent() {
 	local name=agent rc=0 job crash spawn d got want fj
 	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
@@ -141,6 +154,7 @@ PY
 		grep -q '^gpuctx_crashes_total [1-9]' "$T/$name.prom" ||
 		{ echo "metrics:"; cat "$T/$name.prom"; } >>"$T/$name.err" || true
 	grep -q '^gpuctx_dumps_total [2-9]' "$T/$name.prom" || rc=1
+	agent_stalls "$T/$name.prom" dump >>"$T/$name.err" 2>&1 || rc=1
 	result agent $rc
 }
 
@@ -371,10 +385,13 @@ PY
 
 # record --from-agent -p of a process that exited more than 10 s before (never touched a GPU:
 # the agent folded it) gets its trace from the window, children included; a pid the agent
-# never saw gets one line and a non-zero exit, and no trace file.
+# never saw gets one line and a non-zero exit, and no trace file. A storm of 11,000 processes
+# beside it leaves the model's slots mostly free once folded: the model is compacted, and the
+# metrics say how often and how long the event loop stalled for it.
 t_agent_folded() {
 	local name=agent_folded rc=0 job pid
 	agent_start $name || { result $name 1; return; }
+	"$W/wl_fork_storm" x 10000 >/dev/null 2>&1 || { echo "fork storm failed" >>"$T/$name.err"; rc=1; }
 	"$W/wl_fork_storm" x 20 >/dev/null 2>&1 &
 	job=$!
 	wait $job
@@ -389,6 +406,7 @@ t_agent_folded() {
 	wait $AGENT_PID
 	grep -q '^gpuctx_processes_folded_total [1-9]' "$T/$name.prom" ||
 		{ echo "nothing was folded" >>"$T/$name.err"; rc=1; }
+	agent_stalls "$T/$name.prom" compaction >>"$T/$name.err" 2>&1 || rc=1
 	[ "$(wc -l <"$T/$name.none.err")" = 1 ] && grep -q "the agent knows no such process" "$T/$name.none.err" ||
 		{ echo "no one-line refusal:"; cat "$T/$name.none.err"; } >>"$T/$name.err"
 	[ "$(wc -l <"$T/$name.none.err")" = 1 ] || rc=1

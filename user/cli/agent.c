@@ -506,6 +506,16 @@ static int dump_pass(struct gctx_cut *c, struct dump_sink *d, const struct agent
 	return ret ? ret : dump_put(d, GCTX_REC_END, &end, sizeof(end));
 }
 
+/* A stall of the event loop since t0: its total and its longest. */
+static void stalled(__u64 t0, __u64 *total, __u64 *max)
+{
+	__u64 ns = gctx_now_mono() - t0;
+
+	*total += ns;
+	if (ns > *max)
+		*max = ns;
+}
+
 static int write_dump(struct agent *a, const struct gctx_model *m, struct pending *p)
 {
 	struct gctx_tree t = {};
@@ -591,6 +601,7 @@ out:
 	gctx_model__free(d.m);
 	gctx_tree__free(&t);
 	a->metrics_dirty = true;
+	stalled(now, &a->dump_ns, &a->dump_max_ns);
 	return ret;
 }
 
@@ -637,6 +648,19 @@ static void run_pending(struct agent *a, const struct gctx_model *m, bool final)
 		}
 		i++;
 	}
+}
+
+/* NAME_seconds_total and NAME_max_seconds: a stall of the event loop, during which nothing
+ * drains the ring buffer (what a --ring-size must absorb) */
+static void metric_seconds(FILE *f, const char *name, const char *doing, __u64 total_ns,
+			   __u64 max_ns)
+{
+	fprintf(f, "# HELP gpuctx_%s_seconds_total Time spent %s (no event read meanwhile).\n"
+		   "# TYPE gpuctx_%s_seconds_total counter\ngpuctx_%s_seconds_total %.6f\n",
+		name, doing, name, name, total_ns / 1e9);
+	fprintf(f, "# HELP gpuctx_%s_max_seconds The longest %s.\n"
+		   "# TYPE gpuctx_%s_max_seconds gauge\ngpuctx_%s_max_seconds %.6f\n",
+		name, name, name, name, max_ns / 1e9);
 }
 
 static void write_metrics(struct agent *a, const struct gctx_model *m)
@@ -703,6 +727,11 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 		   "GPU, forgotten.\n# TYPE gpuctx_processes_folded_total counter\n"
 		   "gpuctx_processes_folded_total %llu\n",
 		(unsigned long long)gctx_model__folded(m));
+	fprintf(f, "# HELP gpuctx_compactions_total Compactions of the model (exited GPU jobs "
+		   "dropped).\n# TYPE gpuctx_compactions_total counter\n"
+		   "gpuctx_compactions_total %llu\n", (unsigned long long)a->compactions);
+	metric_seconds(f, "compaction", "compacting the model", a->compact_ns, a->compact_max_ns);
+	metric_seconds(f, "dump", "writing dumps", a->dump_ns, a->dump_max_ns);
 	if (fclose(f) || gctx_outfile__commit(out, err, sizeof(err)))
 		agent_log(a, "cannot write metrics %s", a->o.metrics);
 	gctx_outfile__free(out);
@@ -714,20 +743,23 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
  * dump needs them; the pending roots' indices follow the compaction. */
 static void compact(struct agent *a, struct gctx_model *m, __u64 before)
 {
-	__u64 oldest = gctx_window__oldest_ns(a->win);
+	__u64 oldest = gctx_window__oldest_ns(a->win), t0;
 	__u32 pins[MAX_PENDING];
 
 	if (!gctx_model__compact_due(m))
 		return;
+	t0 = gctx_now_mono();
 	if (oldest && oldest < before)
 		before = oldest;
 	for (__u32 i = 0; i < a->npend; i++)
 		pins[i] = a->pend[i].root_idx;
-	if (gctx_model__compact(m, before, pins, a->npend))
-		return; /* out of memory: the model is as it was */
-	for (__u32 i = 0; i < a->npend; i++)
-		a->pend[i].root_idx = pins[i];
-	malloc_trim(0); /* what the model gave back goes back to the system (RSS falls) */
+	if (!gctx_model__compact(m, before, pins, a->npend)) { /* else out of memory: as it was */
+		for (__u32 i = 0; i < a->npend; i++)
+			a->pend[i].root_idx = pins[i];
+		malloc_trim(0); /* what the model gave back goes back to the system (RSS falls) */
+		a->compactions++;
+	}
+	stalled(t0, &a->compact_ns, &a->compact_max_ns);
 }
 
 static void tick(void *ctx, struct gctx_model *m)

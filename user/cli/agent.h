@@ -61,6 +61,9 @@ struct agent {
 	__u64 records, dumps, dump_errors;
 	__u64 incidents[GCTX_INC_MAX][GCTX_SEV_ERROR + 1];
 	__u64 crashes;
+	/* the event loop's longest stalls: nothing drains the ring buffer meanwhile (ns) */
+	__u64 compactions, compact_ns, compact_max_ns;
+	__u64 dump_ns, dump_max_ns;
 	struct gctx_rec_drops drops;	     /* so far (record refreshes it) */
 	struct gctx_rec_drops drops_dumped; /* as the last dump written said */
 	bool metrics_dirty;
