@@ -65,10 +65,11 @@ void mdl_callers_free(struct gctx_model *m)
 	m->callers = NULL;
 }
 
-/* A process image: the process and how many execs it had (an exec maps other code). */
+/* A process image: the process and how many execs it had (an exec maps other code), those a
+ * compaction left out included. */
 static __u64 image_key(const struct proc_priv *p)
 {
-	return p->pub.idx | (__u64)(p->pub.nexecs & 0xffff) << 32;
+	return p->pub.idx | (__u64)((p->pub.nexecs + p->pub.nexecs_dropped) & 0xffff) << 32;
 }
 
 static const struct gctx_rec_caller *rec_find(const struct mdl_callers *c,

@@ -24,20 +24,19 @@
 
 #define COMPACT_SLACK 4096 /* records a model may hold beyond the rule before it is compacted */
 
-enum { BY_NONE, BY_PROC, BY_FILE, BY_OBJ, BY_FINDING, BY_MEM };
+enum { BY_NONE, BY_PROC, BY_FILE, BY_OBJ, BY_FINDING, BY_MEM, BY_CLIENT };
 
-/* The model's maps but holder_map, and what their keys' first word, second word and values
- * index. */
+/* The model's maps but holder_map and thread_map, and what their keys' first word, second
+ * word and values index (BY_CLIENT: the newest object of a client that is kept). */
 static const struct {
 	size_t off;
 	__u8 k1, k2, v;
 } maps[] = {
     {offsetof(struct gctx_model, pid_map), BY_NONE, BY_NONE, BY_PROC},
     {offsetof(struct gctx_model, file_map), BY_NONE, BY_NONE, BY_FILE},
-    {offsetof(struct gctx_model, thread_map), BY_PROC, BY_NONE, BY_NONE},
     {offsetof(struct gctx_model, finding_map), BY_PROC, BY_FILE, BY_FINDING},
     {offsetof(struct gctx_model, obj_map), BY_FILE, BY_NONE, BY_OBJ},
-    {offsetof(struct gctx_model, client_map), BY_FILE, BY_NONE, BY_OBJ},
+    {offsetof(struct gctx_model, client_map), BY_FILE, BY_NONE, BY_CLIENT},
     {offsetof(struct gctx_model, mem_map), BY_PROC, BY_NONE, BY_MEM},
     {offsetof(struct gctx_model, apierr_map), BY_PROC, BY_NONE, BY_FINDING},
 };
@@ -53,7 +52,7 @@ struct plan {
 	struct mdl_remap r;
 	__u32 **holder; /* per old file: old holder index -> new; NULL for a dropped file */
 	struct gctx_hmap maps[NMAPS]; /* the new maps[] */
-	struct gctx_hmap holder_map;
+	struct gctx_hmap holder_map, thread_map;
 	struct gctx_strpool *strs;
 	__u8 *kept;
 	__u32 *work, nwork;
@@ -142,7 +141,7 @@ static void mark_needs(const struct gctx_model *m, struct plan *pl, const struct
 	}
 }
 
-static __u32 *gone_map(__u32 n)
+__u32 *mdl_gone_map(__u32 n)
 {
 	__u32 *map = malloc((n ? n : 1) * sizeof(*map));
 
@@ -159,7 +158,7 @@ static int plan_procs(const struct gctx_model *m, struct plan *pl, __u64 before_
 	pl->r.old_nprocs = n;
 	pl->kept = calloc(n ? n : 1, 1);
 	pl->work = malloc((n ? n : 1) * sizeof(*pl->work));
-	pl->r.proc = gone_map(n);
+	pl->r.proc = mdl_gone_map(n);
 	if (!pl->kept || !pl->work || !pl->r.proc)
 		return -ENOMEM;
 	for (__u32 i = 0; i < m->nfree; i++)
@@ -192,7 +191,7 @@ static int plan_files(const struct gctx_model *m, struct plan *pl)
 {
 	__u32 n = m->files.n, next = 0;
 
-	pl->r.file = gone_map(n);
+	pl->r.file = mdl_gone_map(n);
 	pl->holder = calloc(n ? n : 1, sizeof(*pl->holder));
 	if (!pl->r.file || !pl->holder)
 		return -ENOMEM;
@@ -204,7 +203,7 @@ static int plan_files(const struct gctx_model *m, struct plan *pl)
 			nh += pl->r.proc[f->holders[k].proc_idx] != MDL_GONE;
 		if (!nh)
 			continue;
-		pl->holder[i] = gone_map(f->nholders);
+		pl->holder[i] = mdl_gone_map(f->nholders);
 		if (!pl->holder[i])
 			return -ENOMEM;
 		nh = 0;
@@ -220,17 +219,13 @@ static int plan_files(const struct gctx_model *m, struct plan *pl)
 static int plan_rest(const struct gctx_model *m, struct plan *pl)
 {
 	struct mdl_remap *r = &pl->r;
-	__u32 no = 0, nf = 0, nc = 0, nm = 0;
+	__u32 nf = 0, nc = 0, nm = 0;
 
-	r->obj = gone_map(m->objs.n);
-	r->finding = gone_map(m->findings.n);
-	r->ctx = gone_map(m->ctxs.n);
-	r->mem = gone_map(m->mems.n);
-	if (!r->obj || !r->finding || !r->ctx || !r->mem)
+	r->finding = mdl_gone_map(m->findings.n);
+	r->ctx = mdl_gone_map(m->ctxs.n);
+	r->mem = mdl_gone_map(m->mems.n);
+	if (!r->finding || !r->ctx || !r->mem)
 		return -ENOMEM;
-	for (__u32 i = 0; i < m->objs.n; i++)
-		if (r->file[O(m, i)->pub.file_id - 1] != MDL_GONE)
-			r->obj[i] = no++;
 	for (__u32 i = 0; i < m->findings.n; i++)
 		if (r->proc[FIND(m, i)->proc_idx] != MDL_GONE)
 			r->finding[i] = nf++;
@@ -246,7 +241,7 @@ static int plan_rest(const struct gctx_model *m, struct plan *pl)
 		if (!x->freed && r->proc[x->proc_idx] != MDL_GONE)
 			r->mem[i] = nm++;
 	}
-	return 0;
+	return mdl_trim_plan_objs(m, r); /* after the contexts: it keeps their objects */
 }
 
 static int plan_holder_map(const struct gctx_model *m, struct plan *pl)
@@ -288,8 +283,10 @@ static int plan_strings(const struct gctx_model *m, struct plan *pl)
 		    !intern(pl->strs, p->cgroup, strlen(p->cgroup)))
 			return -ENOMEM;
 		for (__u32 k = 0; k < p->nexecs; k++)
-			if (!intern(pl->strs, p->execs[k].filename, strlen(p->execs[k].filename)) ||
-			    !intern(pl->strs, p->execs[k].args, p->execs[k].args_len))
+			if (mdl_trim_exec_kept(p, k) &&
+			    (!intern(pl->strs, p->execs[k].filename,
+				     strlen(p->execs[k].filename)) ||
+			     !intern(pl->strs, p->execs[k].args, p->execs[k].args_len)))
 				return -ENOMEM;
 	}
 	return 0;
@@ -301,10 +298,12 @@ static int plan(const struct gctx_model *m, struct plan *pl, __u64 before_ns, co
 	const struct mdl_remap *r = &pl->r;
 
 	if (plan_procs(m, pl, before_ns, pins, npins) || plan_files(m, pl) || plan_rest(m, pl) ||
-	    plan_holder_map(m, pl) || plan_strings(m, pl))
+	    plan_holder_map(m, pl) || plan_strings(m, pl) ||
+	    mdl_trim_plan_threads(m, r, &pl->thread_map))
 		return -ENOMEM;
 	for (__u32 i = 0; i < NMAPS; i++) {
-		const __u32 *by[] = {NULL, r->proc, r->file, r->obj, r->finding, r->mem};
+		const __u32 *by[] = {NULL,	 r->proc, r->file,	r->obj,
+				     r->finding, r->mem,  r->obj_client};
 
 		if (mdl_map_remap(model_map((struct gctx_model *)m, i), &pl->maps[i],
 				  by[maps[i].k1], by[maps[i].k2], by[maps[i].v]))
@@ -323,6 +322,9 @@ static void plan_free(struct plan *pl, __u32 nfiles)
 	free(r->proc);
 	free(r->file);
 	free(r->obj);
+	free(r->obj_sib);
+	free(r->obj_client);
+	free(r->obj_file);
 	free(r->finding);
 	free(r->ctx);
 	free(r->mem);
@@ -331,6 +333,7 @@ static void plan_free(struct plan *pl, __u32 nfiles)
 	for (__u32 i = 0; i < NMAPS; i++)
 		gctx_hmap__free(&pl->maps[i]);
 	gctx_hmap__free(&pl->holder_map);
+	gctx_hmap__free(&pl->thread_map);
 	gctx_strpool__free(pl->strs);
 	free(pl->kept);
 	free(pl->work);
@@ -354,6 +357,7 @@ static void apply_proc(struct gctx_model *m, struct plan *pl, struct proc_priv *
 	struct gctx_proc *pp = &p->pub;
 	__u32 n = 0;
 
+	mdl_trim_apply_proc(m, p);
 	pp->idx = r->proc[pp->idx];
 	pp->parent_idx = re_int(r->proc, pp->parent_idx);
 	for (__u32 i = 0; i < pp->nchildren; i++)
@@ -420,7 +424,9 @@ static void apply_files(struct gctx_model *m, struct plan *pl)
 		}
 		fp->id = r->file[i] + 1;
 		fp->opener_idx = re_int(r->proc, fp->opener_idx);
-		f->first_obj = re_int(r->obj, f->first_obj);
+		f->first_obj = f->first_obj >= 0 && r->obj_file[f->first_obj] != MDL_GONE
+				   ? (int)r->obj_file[f->first_obj]
+				   : -1;
 		f->nheld = 0;
 		for (__u32 k = 0; k < fp->nholders; k++) {
 			struct gctx_holder h = fp->holders[k];
@@ -437,27 +443,6 @@ static void apply_files(struct gctx_model *m, struct plan *pl)
 		fp->nholders = n;
 	}
 	mdl_chunks_squeeze(&m->files, r->file);
-}
-
-static void apply_objs(struct gctx_model *m, const struct mdl_remap *r)
-{
-	for (__u32 i = 0; i < m->objs.n; i++) {
-		struct obj_priv *o = O(m, i);
-
-		if (r->obj[i] == MDL_GONE)
-			continue;
-		o->pub.id = r->obj[i] + 1;
-		o->pub.file_id = mdl_re_id(r->file, o->pub.file_id);
-		/* MDL_GONE: its creator was dropped (the file lives on in another process) */
-		o->pub.creator_idx =
-		    o->pub.creator_idx < r->old_nprocs ? r->proc[o->pub.creator_idx] : MDL_GONE;
-		o->pub.parent_obj = re_int(r->obj, o->pub.parent_obj);
-		o->first_child = re_int(r->obj, o->first_child);
-		o->next_sibling = re_int(r->obj, o->next_sibling);
-		o->next_in_client = re_int(r->obj, o->next_in_client);
-		o->next_in_file = re_int(r->obj, o->next_in_file);
-	}
-	mdl_chunks_squeeze(&m->objs, r->obj);
 }
 
 static void apply_findings(struct gctx_model *m, const struct mdl_remap *r)
@@ -499,8 +484,12 @@ static void apply_api(struct gctx_model *m, const struct mdl_remap *r)
 	for (__u32 i = 0; i < m->mems.n; i++) {
 		struct gctx_api_mem *x = gctx_chunks__at(&m->mems, i);
 
-		if (r->mem[i] == MDL_GONE)
+		if (r->mem[i] == MDL_GONE) {
+			/* a freed one of a process kept: what the process keeps is counted */
+			m->trim.mems +=
+			    x->proc_idx < r->old_nprocs && r->proc[x->proc_idx] != MDL_GONE;
 			continue;
+		}
 		x->proc_idx = r->proc[x->proc_idx];
 		x->ctx_id = mdl_re_id(r->ctx, x->ctx_id);
 	}
@@ -542,7 +531,7 @@ static void apply(struct gctx_model *m, struct plan *pl)
 	apply_fold(m, pl); /* before the slots move: it reads their generations */
 	apply_procs(m, pl);
 	apply_files(m, pl);
-	apply_objs(m, &pl->r);
+	mdl_trim_apply_objs(m, &pl->r);
 	apply_findings(m, &pl->r);
 	apply_api(m, &pl->r);
 	mdl_callers_apply(m, &pl->r);
@@ -551,6 +540,7 @@ static void apply(struct gctx_model *m, struct plan *pl)
 	for (__u32 i = 0; i < NMAPS; i++)
 		swap_map(model_map(m, i), &pl->maps[i]);
 	swap_map(&m->holder_map, &pl->holder_map);
+	swap_map(&m->thread_map, &pl->thread_map);
 	gctx_strpool__free(m->strs);
 	m->strs = pl->strs;
 	pl->strs = NULL;
@@ -562,9 +552,10 @@ static void apply(struct gctx_model *m, struct plan *pl)
 /* Records the model holds, whatever their kind. */
 static __u64 model_size(const struct gctx_model *m)
 {
-	return (__u64)m->procs.n + m->files.n + m->objs.n + m->findings.n + m->ctxs.n + m->mems.n +
-	       gctx_strpool__count(m->strs) + gctx_model__ncallsites(m) + gctx_model__nstacks(m) +
-	       gctx_model__ngaps(m) + gctx_model__nholds(m);
+	return (__u64)m->procs.n + m->nthreads + m->nexecs + m->files.n + m->objs.n +
+	       m->findings.n + m->ctxs.n + m->mems.n + gctx_strpool__count(m->strs) +
+	       gctx_model__ncallsites(m) + gctx_model__nstacks(m) + gctx_model__ngaps(m) +
+	       gctx_model__nholds(m);
 }
 
 bool gctx_model__compact_due(const struct gctx_model *m)
@@ -595,6 +586,11 @@ int gctx_model__compact(struct gctx_model *m, __u64 before_ns, __u32 *pins, __u3
 		pins[i] = pins[i] < m->procs.n ? pl.r.proc[pins[i]] : MDL_GONE;
 	apply(m, &pl);
 	plan_free(&pl, nfiles);
+	m->nthreads = m->nexecs = 0;
+	for (__u32 i = 0; i < m->procs.n; i++) {
+		m->nthreads += P(m, i)->pub.nthreads;
+		m->nexecs += P(m, i)->pub.nexecs;
+	}
 	m->size_compacted = model_size(m);
 	return 0;
 }

@@ -15,7 +15,7 @@
 /* ---- API contexts (CUDA driver API / HIP runtime uprobes) ---- */
 
 #define API_JOIN_SLACK_NS (5 * 1000000000ULL) /* record-order slack of the kernel-object join */
-#define CU_NOT_FOUND	  500 /* CUDA_ERROR_NOT_FOUND */
+#define CU_NOT_FOUND	  500		      /* CUDA_ERROR_NOT_FOUND */
 
 /*
  * A context the process can no longer use: destroyed, or made by the program an exec replaced
@@ -97,14 +97,35 @@ static struct gctx_api_ctx *ctx_new(struct gctx_model *m, struct proc_priv *p,
 	return c;
 }
 
-static void ctx_made_current(struct gctx_api_ctx *c, __u32 tid, __u32 fn, __u64 ts)
+/*
+ * A thread made c current. Kept: its first time and its latest GCTX_CUR_LATEST (the oldest of
+ * those is replaced), for the first GCTX_CUR_TIDS threads; the others are counted. A server
+ * that switches contexts on every request for weeks holds a few entries per thread, not one
+ * per call.
+ */
+static void ctx_made_current(struct gctx_model *m, struct gctx_api_ctx *c, __u32 tid, __u32 fn,
+			     __u64 ts)
 {
-	struct gctx_ctx_current *n = realloc(c->currents, (c->ncurrents + 1) * sizeof(*n));
+	struct gctx_ctx_current now = {tid, fn, ts};
+	__u32 n = 0, oldest = 0;
 
-	if (!n)
+	for (__u32 i = 0; i < c->ncurrents; i++) {
+		if (c->currents[i].tid != tid || !n++)
+			continue; /* its first stays */
+		if (n == 2 || c->currents[i].ts_ns < c->currents[oldest].ts_ns)
+			oldest = i;
+	}
+	if (n > GCTX_CUR_LATEST) {
+		c->currents[oldest] = now;
+	} else if ((n || c->ncurrent_tids < GCTX_CUR_TIDS) &&
+		   !gctx_grow(&c->currents, &c->cap_currents, c->ncurrents + 1,
+			      sizeof(*c->currents))) {
+		c->currents[c->ncurrents++] = now;
+		c->ncurrent_tids += !n;
 		return;
-	c->currents = n;
-	c->currents[c->ncurrents++] = (struct gctx_ctx_current){tid, fn, ts};
+	}
+	c->ncurrents_dropped++;
+	m->trim.currents++;
 }
 
 static __u32 thread_ctx(const struct gctx_thread *t)
@@ -349,7 +370,7 @@ int mdl_ev_api(struct gctx_model *m, const struct gctx_ev_api *ev)
 			return -ENOMEM;
 		if (ev->fn != GCTX_CU_GREEN_CTX_CREATE) { /* a created context is pushed */
 			thread_set_ctx(t, c->id, true);
-			ctx_made_current(c, ev->hdr.tid, ev->fn, ev->hdr.ts_ns);
+			ctx_made_current(m, c, ev->hdr.tid, ev->fn, ev->hdr.ts_ns);
 		}
 		break;
 	case GCTX_CU_CTX_DESTROY:
@@ -368,7 +389,7 @@ int mdl_ev_api(struct gctx_model *m, const struct gctx_ev_api *ev)
 			       ev->fn == GCTX_CU_CTX_PUSH_CURRENT ||
 				   ev->fn == GCTX_HIP_CTX_PUSH_CURRENT);
 		if (c)
-			ctx_made_current(c, ev->hdr.tid, ev->fn, ev->hdr.ts_ns);
+			ctx_made_current(m, c, ev->hdr.tid, ev->fn, ev->hdr.ts_ns);
 		break;
 	case GCTX_CU_CTX_POP_CURRENT:
 	case GCTX_HIP_CTX_POP_CURRENT:

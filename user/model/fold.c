@@ -86,6 +86,8 @@ static bool fold_one(struct gctx_model *m, struct proc_priv *p)
 		gctx_hmap__del(&m->thread_map, idx, pp->threads[i].tid);
 	if (gctx_hmap__get(&m->pid_map, pp->pid, 0, &cur) && cur == idx)
 		gctx_hmap__del(&m->pid_map, pp->pid, 0);
+	m->nthreads -= pp->nthreads;
+	m->nexecs -= pp->nexecs;
 	free(pp->execs);
 	free(pp->threads);
 	free(pp->children);

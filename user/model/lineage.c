@@ -57,6 +57,7 @@ static struct gctx_thread *thread_add(struct gctx_model *m, struct proc_priv *p,
 	if (gctx_hmap__put(&m->thread_map, pp->idx, tid, pp->nthreads))
 		return NULL;
 	t = &pp->threads[pp->nthreads++];
+	m->nthreads++;
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	gctx_copy_str(t->comm, sizeof(t->comm), comm, GCTX_COMM_LEN);
@@ -252,6 +253,7 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 	if (!p || gctx_grow(&p->pub.execs, &p->cap_execs, p->pub.nexecs + 1, sizeof(*p->pub.execs)))
 		return -ENOMEM;
 	x = &p->pub.execs[p->pub.nexecs++];
+	m->nexecs++;
 	memset(x, 0, sizeof(*x));
 	p->api_src[0] = p->api_src[1] = 0; /* a new program: no driver state */
 	x->ts_ns = ts;

@@ -24,6 +24,19 @@
 #define GCTX_MAX_CHAIN 16 /* fork-chain pids kept in a finding */
 #define GCTX_COMM_HIST 4  /* earlier names kept per process */
 
+/* What a live process keeps of what it accumulates while it lives (model/trim.c): a
+ * compaction (the agent) leaves out its exited threads but the first and the newest
+ * GCTX_KEEP_EXITED_THREADS, its execs but the first and the latest GCTX_KEEP_EXECS - 1, and
+ * the destroyed objects of a GPU file it holds but the newest GCTX_KEEP_DESTROYED_OBJS (and
+ * those a kept record names); every model keeps, per API context, each thread's first time
+ * it made it current and its latest GCTX_CUR_LATEST, for GCTX_CUR_TIDS threads. What is left
+ * out is counted: per record (nthreads_dropped, ...) and in gctx_model__trimmed. */
+#define GCTX_KEEP_EXITED_THREADS 64
+#define GCTX_KEEP_EXECS		 8
+#define GCTX_KEEP_DESTROYED_OBJS 64
+#define GCTX_CUR_TIDS		 64
+#define GCTX_CUR_LATEST		 3
+
 /* How a process came to hold a GPU file description. */
 enum gctx_hold_how {
 	GCTX_HOLD_OPENED = 0,	/* it opened the file itself */
@@ -65,10 +78,12 @@ struct gctx_proc {
 	int exit_code;			/* exit() status when it exited normally, else -1 */
 	int signal;			/* fatal signal number, 0 if none */
 	bool core_dumped;
-	struct gctx_exec *execs;	/* every exec, oldest first */
+	struct gctx_exec *execs;	/* every exec, oldest first (but nexecs_dropped) */
 	__u32 nexecs;
-	struct gctx_thread *threads;	/* every thread including the leader */
+	__u32 nexecs_dropped;		/* execs between the first and the latest, left out */
+	struct gctx_thread *threads;	/* every thread including the leader (but those below) */
 	__u32 nthreads;
+	__u32 nthreads_dropped;		/* exited threads left out (the oldest) */
 	__u32 *children;		/* indices of fork children, in fork order */
 	__u32 nchildren;
 	__u64 nioctls, nmmaps;		/* GPU ioctls and mmaps issued */
@@ -116,6 +131,7 @@ struct gctx_gpu_file {
 	struct gctx_holder *holders;	/* every process that held it, opener first */
 	__u32 nholders;
 	__u64 nioctls, nmmaps;
+	__u64 nobjs_dropped;		/* destroyed objects on it left out (the oldest) */
 };
 
 struct gctx_gpu_obj {
@@ -211,8 +227,12 @@ struct gctx_api_ctx {
 	__u64 launches;
 	__u32 *kobjs;			/* kernel-level objects created by the call (obj idx) */
 	__u32 nkobjs;
-	struct gctx_ctx_current *currents; /* every time a thread made it current */
-	__u32 ncurrents;
+	/* the times a thread made it current: each thread's first and latest GCTX_CUR_LATEST,
+	 * for the first GCTX_CUR_TIDS threads; ncurrents_dropped: the others */
+	struct gctx_ctx_current *currents;
+	__u32 ncurrents, cap_currents;
+	__u32 ncurrent_tids;		/* threads with an entry in currents */
+	__u64 ncurrents_dropped;
 	__u32 create_site;		/* 1 + call site of the creating call (callsite), 0 none */
 };
 
@@ -268,18 +288,31 @@ __u64 gctx_model__folded(const struct gctx_model *m); /* processes folded so far
  * allocations, call sites, stacks, strings), and give the memory back. Kept: live processes,
  * those that exited at or after before_ns, the pins, and what a kept process names (its fork
  * parent and so its whole lineage, the process its API state or its GPU files came from, the
- * opener of a file it holds). Freed API allocations go too. Indices change: every pointer and
+ * opener of a file it holds). Freed API allocations go too, and what a kept live process
+ * accumulated past GCTX_KEEP_* (counted: gctx_model__trimmed). Indices change: every pointer and
  * index obtained before is invalid, except pins[], rewritten in place to the new index of
  * each pinned process. Only the agent calls it. 0, or -ENOMEM (the model is unchanged).
  */
 int gctx_model__compact(struct gctx_model *m, __u64 before_ns, __u32 *pins, __u32 npins);
 __u64 gctx_model__compactions(const struct gctx_model *m);
-/* Worth compacting: the model holds more than twice the records (processes, files, objects,
- * findings, contexts, allocations, strings, call sites, stacks) the latest compaction kept, or
+/* Worth compacting: the model holds more than twice the records (processes, threads, execs,
+ * files, objects, findings, contexts, allocations, strings, call sites, stacks) the latest
+ * compaction kept, or
  * its process slots are more than twice those in use (a few thousand of slack each): so the
  * work of compacting stays proportional to what came in since. */
 bool gctx_model__compact_due(const struct gctx_model *m);
 __u32 gctx_model__nstrings(const struct gctx_model *m); /* exec paths, argv, cgroups held */
+
+/* What the model left out of the live processes it keeps (see GCTX_KEEP_EXITED_THREADS):
+ * exited threads, execs, destroyed objects and freed API allocations a compaction dropped,
+ * and context-current times past the cap. */
+struct gctx_model_trim {
+	__u64 threads, execs, objs, mems, currents;
+};
+const struct gctx_model_trim *gctx_model__trimmed(const struct gctx_model *m);
+/* Threads and execs the model holds, over all its processes. */
+__u64 gctx_model__nthreads(const struct gctx_model *m);
+__u64 gctx_model__nexecs(const struct gctx_model *m);
 /* Whether process idx touched GPU state, as folding judges it (a dump keeps such processes). */
 bool gctx_model__touched_gpu(const struct gctx_model *m, __u32 idx);
 __u32 gctx_model__nlive_slots(const struct gctx_model *m); /* process slots in use */

@@ -133,6 +133,8 @@ struct gctx_model {
 	__u64 folded;
 	__u64 compactions;    /* compact.c */
 	__u64 size_compacted; /* records held after the latest compaction */
+	__u64 nthreads, nexecs; /* over all processes: what a live one accumulates counts */
+	struct gctx_model_trim trim; /* what was left out of the processes kept (trim.c) */
 };
 
 static inline struct proc_priv *P(const struct gctx_model *m, __u32 idx)
@@ -175,6 +177,9 @@ __attribute__((format(printf, 3, 4))) void mdl_textf(char *buf, size_t len, cons
 
 struct mdl_remap {
 	__u32 *proc, *file, *obj, *finding, *ctx, *mem, *site;
+	/* per old object: the new index of the first kept object from it along the RM tree's
+	 * sibling links, its client's and its file's (trim.c), MDL_GONE none */
+	__u32 *obj_sib, *obj_client, *obj_file;
 	__u32 nprocs, old_nprocs; /* processes kept, and before */
 	struct gctx_hmap pids;	  /* (pid, 0) of every kept process */
 };
@@ -190,6 +195,8 @@ static inline __u32 mdl_re_id(const __u32 *map, __u32 id)
 	return id && map[id - 1] != MDL_GONE ? map[id - 1] + 1 : 0;
 }
 
+/* An index map of n entries, all MDL_GONE; NULL when out of memory. */
+__u32 *mdl_gone_map(__u32 n);
 /* Move the elements of c whose map entry is not MDL_GONE to their new index (in order);
  * the chunks past the new end are freed (compact.c). */
 void mdl_chunks_squeeze(struct gctx_chunks *c, const __u32 *map);
@@ -206,6 +213,16 @@ void mdl_callers_apply(struct gctx_model *m, const struct mdl_remap *r);
 void mdl_callers_abort(struct gctx_model *m);
 void mdl_stacks_compact(struct gctx_model *m, const struct mdl_remap *r);
 void mdl_coverage_compact(struct gctx_model *m, const struct mdl_remap *r);
+
+/* trim.c: what a compaction keeps of what kept live processes accumulated (plan: the
+ * objects kept, r->obj and its chains, after r->file and r->ctx; the new thread map, after
+ * r->proc), and the apply of each (cannot fail) */
+bool mdl_trim_exec_kept(const struct gctx_proc *p, __u32 i);
+int mdl_trim_plan_objs(const struct gctx_model *m, struct mdl_remap *r);
+int mdl_trim_plan_threads(const struct gctx_model *m, const struct mdl_remap *r,
+			  struct gctx_hmap *thread_map);
+void mdl_trim_apply_proc(struct gctx_model *m, struct proc_priv *p);
+void mdl_trim_apply_objs(struct gctx_model *m, const struct mdl_remap *r);
 
 /* fold.c: a slot for a new process (a folded one first); an exited one to fold later */
 struct proc_priv *mdl_proc_slot(struct gctx_model *m);

@@ -434,6 +434,7 @@ static void rep_json_api_ctx(struct gctx_json *j, const struct gctx_model *m,
 	}
 	gctx_json__arr_end(j);
 	rep_json_bool(j, "currents_truncated", x->ncurrents > REP_MAX_CURRENTS);
+	rep_json_u64(j, "currents_dropped", x->ncurrents_dropped);
 	gctx_json__obj_end(j);
 }
 
@@ -602,6 +603,16 @@ static void rep_json_counts(struct gctx_json *j, const struct gctx_model *m)
 	rep_json_u64(j, "window_evicted", d ? d->window_evicted : 0);
 	rep_json_u64(j, "omitted_procs", d ? d->omitted_procs : 0);
 	rep_json_u64(j, "omitted_records", d ? d->omitted_records : 0);
+	gctx_json__obj_end(j);
+
+	/* what the model left out of live processes (model.h, GCTX_KEEP_*) */
+	gctx_json__key(j, "left_out");
+	gctx_json__obj_begin(j);
+	rep_json_u64(j, "exited_threads", gctx_model__trimmed(m)->threads);
+	rep_json_u64(j, "execs", gctx_model__trimmed(m)->execs);
+	rep_json_u64(j, "destroyed_objects", gctx_model__trimmed(m)->objs);
+	rep_json_u64(j, "freed_allocations", gctx_model__trimmed(m)->mems);
+	rep_json_u64(j, "context_currents", gctx_model__trimmed(m)->currents);
 	gctx_json__obj_end(j);
 
 	gctx_json__key(j, "events");

@@ -79,6 +79,28 @@ static void rep_text_write_loss(struct rep_ctx *c)
 		rep_plural(wl->lost));
 }
 
+/* What the model kept of what live processes accumulate (model.h, GCTX_KEEP_*): the rest is
+ * counted, and said here. */
+static void rep_text_trimmed(struct rep_ctx *c)
+{
+	const struct gctx_model_trim *t = gctx_model__trimmed(c->m);
+
+	if (t->currents)
+		fprintf(c->out,
+			"  NOTE: %llu time%s a thread made an API context current left out; kept "
+			"per context: each thread's first and latest %u, for %u threads\n",
+			(unsigned long long)t->currents, rep_plural(t->currents), GCTX_CUR_LATEST,
+			GCTX_CUR_TIDS);
+	if (t->threads || t->execs || t->objs || t->mems)
+		fprintf(c->out,
+			"  NOTE: left out of live processes: %llu exited thread%s, %llu exec%s, "
+			"%llu destroyed object%s, %llu freed allocation%s (the oldest)\n",
+			(unsigned long long)t->threads, rep_plural(t->threads),
+			(unsigned long long)t->execs, rep_plural(t->execs),
+			(unsigned long long)t->objs, rep_plural(t->objs),
+			(unsigned long long)t->mems, rep_plural(t->mems));
+}
+
 static void rep_text_header(struct rep_ctx *c)
 {
 	const struct gctx_trace_meta *meta = c->meta;
@@ -149,6 +171,7 @@ static void rep_text_header(struct rep_ctx *c)
 		    "this agent dump (%llu record%s); the newest are kept\n",
 		    (unsigned long long)drops->omitted_procs, drops->omitted_procs == 1 ? "" : "es",
 		    (unsigned long long)drops->omitted_records, rep_plural(drops->omitted_records));
+	rep_text_trimmed(c);
 	fputc('\n', c->out);
 }
 

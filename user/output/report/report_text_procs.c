@@ -403,14 +403,18 @@ static void rep_text_api_kobjs(struct rep_ctx *c, const struct gctx_api_ctx *x, 
 struct rep_cur_ref {
 	__u32 tid;
 	__u32 i; /* index in currents */
+	__u64 ts_ns;
 };
 
+/* by thread, then in time (a thread's latest times replace one another in place) */
 static int rep_cur_ref_cmp(const void *a, const void *b)
 {
 	const struct rep_cur_ref *x = a, *y = b;
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
@@ -429,6 +433,7 @@ static void rep_text_api_currents(struct rep_ctx *c, const struct gctx_api_ctx *
 	for (i = 0; i < x->ncurrents; i++) {
 		r[i].tid = x->currents[i].tid;
 		r[i].i = i;
+		r[i].ts_ns = x->currents[i].ts_ns;
 	}
 	qsort(r, x->ncurrents, sizeof(*r), rep_cur_ref_cmp);
 	for (i = 0; i < x->ncurrents; i = e) {
@@ -453,6 +458,14 @@ static void rep_text_api_currents(struct rep_ctx *c, const struct gctx_api_ctx *
 		rep_text_detail_prefix(c, depth);
 		fprintf(c->out, "  ... %u more thread%s made it current (see JSON)\n",
 			ntids - REP_MAX_CUR_TIDS, rep_plural(ntids - REP_MAX_CUR_TIDS));
+	}
+	if (x->ncurrents_dropped) {
+		rep_text_detail_prefix(c, depth);
+		fprintf(c->out,
+			"  ... %llu more time%s left out (kept: each thread's first and latest %u, "
+			"%u threads)\n",
+			(unsigned long long)x->ncurrents_dropped, rep_plural(x->ncurrents_dropped),
+			GCTX_CUR_LATEST, GCTX_CUR_TIDS);
 	}
 	free(r);
 }
