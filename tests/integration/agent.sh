@@ -425,6 +425,25 @@ PY
 	result $name $rc
 }
 
+# A long-lived GPU process that churns threads and RM objects (issue 29, bounded forever): the
+# agent's model leaves out its exited threads and destroyed objects but the newest, and says so
+# in its metrics (the bounds themselves: tests/unit/model/test_trim.c).
+t_agent_livejob() {
+	local name=agent_livejob rc=0 job k
+	agent_start $name || { result $name 1; return; }
+	"$W/wl_livejob" "$MNT" 10000 3 >"$T/$name.wl" 2>&1 &
+	job=$!
+	wait $job || { echo "the job exited $?" >>"$T/$name.err"; rc=1; }
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID
+	for k in exited_thread destroyed_object; do
+		grep -Eq "^gpuctx_model_left_out_total\{kind=\"$k\"\} [1-9]" "$T/$name.prom" ||
+			{ echo "no $k left out: $(grep left_out "$T/$name.prom")" >>"$T/$name.err"; rc=1; }
+	done
+	grep left_out "$T/$name.prom" >>"$T/$name.out"
+	result $name $rc
+}
+
 # record --from-agent --cgroup DIR of a job that ran in DIR and ended more than 10 s before
 # (never touched a GPU: the agent folded it) finds it by its exec in the window, with its
 # children.
@@ -523,4 +542,4 @@ PY
 	result $name $rc
 }
 
-agent_tests=(report_list agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_cgroup_folded agent_unit)
+agent_tests=(report_list agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_cgroup_folded agent_unit agent_livejob)

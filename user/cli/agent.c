@@ -663,6 +663,24 @@ static void metric_seconds(FILE *f, const char *name, const char *doing, __u64 t
 		name, name, name, name, max_ns / 1e9);
 }
 
+/* What the model left out of the live processes it keeps (model.h, GCTX_KEEP_*). */
+static void write_left_out(FILE *f, const struct gctx_model_trim *t)
+{
+	const struct {
+		const char *kind;
+		__u64 n;
+	} k[] = {{"exited_thread", t->threads},	     {"exec", t->execs},
+		 {"destroyed_object", t->objs},	     {"freed_allocation", t->mems},
+		 {"context_current", t->currents}};
+
+	fprintf(f, "# HELP gpuctx_model_left_out_total What live processes accumulated that the "
+		   "model left out (the oldest), by kind.\n"
+		   "# TYPE gpuctx_model_left_out_total counter\n");
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		fprintf(f, "gpuctx_model_left_out_total{kind=\"%s\"} %llu\n", k[i].kind,
+			(unsigned long long)k[i].n);
+}
+
 static void write_metrics(struct agent *a, const struct gctx_model *m)
 {
 	struct spool_usage su = {};
@@ -732,6 +750,7 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 		   "gpuctx_compactions_total %llu\n", (unsigned long long)a->compactions);
 	metric_seconds(f, "compaction", "compacting the model", a->compact_ns, a->compact_max_ns);
 	metric_seconds(f, "dump", "writing dumps", a->dump_ns, a->dump_max_ns);
+	write_left_out(f, gctx_model__trimmed(m));
 	if (fclose(f) || gctx_outfile__commit(out, err, sizeof(err)))
 		agent_log(a, "cannot write metrics %s", a->o.metrics);
 	gctx_outfile__free(out);
