@@ -163,19 +163,37 @@ PY
 # and execs afterwards, and its fork worker, are in the trace, with the incidents record
 # --cgroup gives of the same job; a job outside the cgroup is not; SIGINT ends the trace with
 # the job's last records (the agent sends what its ring buffer held until then).
+#
+# A job whose shell the agent reads late (stopped until the shell has moved itself into step 1,
+# as a loaded node's agent lags): its /proc then names step 1 before the exec that joins it;
+# its trace still says which job its processes are.
 t_agent_cgroup() {
-	local name=agent_cgroup rc=0 base cg fa rp
+	local name=agent_cgroup rc=0 base cg fa fa1 rp late
 	job_cgroup $name system.slice/slurmstepd.scope/job_77/step_0 || return
+	mkdir -p "${cg%/*}/step_1"
 	agent_start $name || { result $name 1; return; }
 	"$G" record --from-agent --cgroup "$cg" -q -o "$T/$name.fa.gctx" >/dev/null \
 		2>"$T/$name.fa.err" &
 	fa=$!
-	for _ in $(seq 300); do grep -qs attached "$T/$name.fa.err" && break; sleep 0.05; done
+	"$G" record --from-agent --cgroup "${cg%/*}/step_1" -q -o "$T/$name.fa1.gctx" >/dev/null \
+		2>"$T/$name.fa1.err" &
+	fa1=$!
+	for _ in $(seq 300); do grep -qs attached "$T/$name.fa.err" && grep -qs attached \
+		"$T/$name.fa1.err" && break; sleep 0.05; done
 	grep -q "following cgroup $cg (0 processes in it now)" "$T/$name.out" ||
 		{ echo "the agent did not follow the empty cgroup" >>"$T/$name.err"; rc=1; }
 	agent_cgroup_jobs "$T/$name.wl"
 	kill -INT $fa
 	wait $fa || { echo "record --from-agent exited $?" >>"$T/$name.err"; rc=1; }
+	kill -STOP $AGENT_PID
+	sh -c "echo \$\$ >${cg%/*}/step_1/cgroup.procs && exec sh -c 'sleep 1; exec $W/wl_fork_child_ioctl $MNT'" \
+		>"$T/$name.late.wl" 2>&1 &
+	late=$!
+	for _ in $(seq 200); do grep -qs . "${cg%/*}/step_1/cgroup.procs" && break; sleep 0.01; done
+	kill -CONT $AGENT_PID
+	wait $late
+	kill -INT $fa1
+	wait $fa1 || { echo "record --from-agent (step 1) exited $?" >>"$T/$name.err"; rc=1; }
 	# the same jobs under record --cgroup, a tracer of its own
 	"$G" record -q --cgroup "$cg" -o "$T/$name.rec.gctx" "${DEVS[@]}" >/dev/null \
 		2>"$T/$name.rec.err" &
@@ -187,7 +205,7 @@ t_agent_cgroup() {
 	kill -TERM $AGENT_PID
 	wait $AGENT_PID
 	find "$base" -depth -type d -exec rmdir {} + 2>/dev/null
-	for t in fa rec; do
+	for t in fa fa1 rec; do
 		"$G" report --json "$T/$name.$t.gctx" >"$T/$name.$t.json" 2>>"$T/$name.err" || rc=1
 	done
 	[ $rc = 0 ] && { same_incidents "$T/$name.fa.json" "$T/$name.rec.json" >>"$T/$name.err" 2>&1 || rc=1; }
@@ -198,6 +216,13 @@ comms = sorted(p["comm"] for p in d["processes"])
 assert comms == ["wl_fork_child_i", "wl_fork_child_i"], comms
 for p in d["processes"]:
     assert p["job"] and p["job"]["id"] == "77" and p["job"]["step"] == "0", p
+PY
+	[ $rc = 0 ] && python3 - "$T/$name.fa1.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = sorted((p["comm"], (p["job"] or {}).get("id"), (p["job"] or {}).get("step"))
+             for p in d["processes"])
+assert got == [("sleep", "77", "1")] + [("wl_fork_child_i", "77", "1")] * 2, got
 PY
 	result $name $rc
 }

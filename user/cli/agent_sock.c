@@ -402,19 +402,23 @@ void agent_subs__tick(struct agent *a, const struct gctx_model *m)
 	}
 }
 
-static void cg_exec(struct agent_subs *s, struct sub *c, const struct gctx_ev_exec *e)
+/* An exec in the followed cgroup: the process joins, and its cgroup record (*r) goes after the
+ * exec. The agent's own cgroup record may have gone before, while it was no member: a shell
+ * that moved itself into the cgroup before the agent read its /proc at its previous exec. */
+static bool cg_exec(struct agent_subs *s, struct sub *c, const struct gctx_ev_exec *e,
+		    struct gctx_rec_cgroup *r)
 {
-	char path[GCTX_CGROUP_LEN];
 	__u32 pid = e->hdr.tgid;
 
+	*r = (struct gctx_rec_cgroup){ .pid = pid, .ts_ns = e->hdr.ts_ns };
 	if (pid == c->t.skip ||
 	    gctx_tree__span_at(&c->t, pid, e->hdr.ts_ns, true) != GCTX_SPAN_NONE ||
 	    /* the kernel's cgroup at exec; /proc where the id does not resolve */
-	    ((gctx_cgpaths__path(s->cgpaths, e->cgroup_id, path, sizeof(path)) &&
-	      gctx_proc_cgroup(pid, path, sizeof(path))) ||
-	     !cg_under(path, c->cg_rel)))
-		return;
-	gctx_tree__put(&c->t, pid, e->hdr.ts_ns, 0, GCTX_SPAN_NONE, NULL);
+	    ((gctx_cgpaths__path(s->cgpaths, e->cgroup_id, r->path, sizeof(r->path)) &&
+	      gctx_proc_cgroup(pid, r->path, sizeof(r->path))) ||
+	     !cg_under(r->path, c->cg_rel)))
+		return false;
+	return !gctx_tree__put(&c->t, pid, e->hdr.ts_ns, 0, GCTX_SPAN_NONE, NULL);
 }
 
 void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 len)
@@ -425,17 +429,20 @@ void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 
 		return;
 	for (__u32 i = 0; i < s->n; i++) {
 		struct sub *c = &s->v[i];
+		struct gctx_rec_cgroup cr;
+		bool joined;
 
 		if (!c->live || c->closing)
 			continue;
 		/* a process that execs in a followed cgroup joins, as record --cgroup follows it */
-		if (c->cg && type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec))
-			cg_exec(s, c, data);
+		joined = c->cg && type == GCTX_EV_EXEC && len >= sizeof(struct gctx_ev_exec) &&
+			 cg_exec(s, c, data, &cr);
 		/* a member's new child joins its tree, a member's exit ends its span (a later
 		 * process with its pid is not the tree's); out of memory, the child is missed */
 		gctx_tree__on_record(&c->t, type, data, len);
-		if (gctx_tree__wants(&c->t, type, data, len, ~0ull, NULL) &&
-		    put(c, type, data, len)) {
+		if ((gctx_tree__wants(&c->t, type, data, len, ~0ull, NULL) &&
+		     put(c, type, data, len)) ||
+		    (joined && put(c, GCTX_REC_CGROUP, &cr, sizeof(cr)))) {
 			c->len = c->off = 0; /* what was queued is dropped with the client */
 			put_end(c, AGENT_FRAME_ERROR, "the client read too slowly: cut off");
 			agent_log(a, "record --from-agent: a client read too slowly: cut off");
