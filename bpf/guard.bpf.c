@@ -30,6 +30,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define SIG_STOP     19
 #define K_WUNTRACED  2 /* WSTOPPED for waitid */
 #define K_WCONTINUED 8
+#define K_EBUSY	     16
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern struct task_struct *bpf_task_from_vpid(s32 vpid) __ksym;
@@ -314,6 +315,7 @@ int guard_peer_cont(struct trace_event_raw_signal_generate *ctx)
 	struct gctx_hold_val *v = held_at_sigcont(ctx);
 	struct gctx_hold_ctl *ctl;
 	struct task_struct *t;
+	long ret;
 
 	if (!v)
 		return 0;
@@ -325,7 +327,11 @@ int guard_peer_cont(struct trace_event_raw_signal_generate *ctx)
 	 * again for a stop that landed after its SIGCONT (collect/hold.c resume()) */
 	ctl->last_restop_ns = bpf_ktime_get_ns();
 	t = bpf_task_from_pid(ctx->pid);
-	if (t && !bpf_send_signal_task(t, SIG_STOP, PIDTYPE_TGID, 0)) {
+	ret = t ? bpf_send_signal_task(t, SIG_STOP, PIDTYPE_TGID, 0) : -1;
+	/* -EBUSY: this CPU's one deferred signal is taken, under the same signal lock (the
+	 * deferral runs once interrupts are back on): by a third gpuctx's guard answering this
+	 * SIGCONT with the same stop, which holds the process for us too */
+	if (!ret || ret == -K_EBUSY) {
 		__sync_fetch_and_add(&v->restops, 1);
 		__sync_fetch_and_add(&guard_restops, 1);
 	} else {

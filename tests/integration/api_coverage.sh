@@ -319,32 +319,48 @@ EOS
 # record of the job): the first whose probes are in resumes it. The other must still have it
 # held until its own probes are in: both traces see the first calls, neither has a gap.
 t_cov_two_tracers() {
-	local name=cov_two_tracers rc bg pid
+	cov_tracers cov_two_tracers 1
+}
+
+# Three: the first's SIGCONT finds the two others' guards under one signal lock, and the
+# second's stop takes the one deferred signal of that CPU: the third must still keep its hold.
+t_cov_three_tracers() {
+	cov_tracers cov_three_tracers 2
+}
+
+# cov_tracers NAME N: N `record -a` and a record of the job hold it at its mapping
+cov_tracers() {
+	local name=$1 n=$2 rc bg=() pid i all
 	need_cuda_double $name || return
-	mkdir -p "$T/two" && cp "$D/libcuda.so.1" "$T/two/"
-	python_cuda "$T/$name.py" "$T/two/libcuda.so.1"
-	"$G" record -a -q -o "$T/$name-all.gctx" "${DEVS[@]}" >"$T/$name-all.out" \
-		2>"$T/$name-all.err" &
-	bg=$!
-	for _ in $(seq 300); do
-		grep -qs "attached to" "$T/$name-all.err" && break
-		sleep 0.05
+	mkdir -p "$T/$name.lib" && cp "$D/libcuda.so.1" "$T/$name.lib/"
+	python_cuda "$T/$name.py" "$T/$name.lib/libcuda.so.1"
+	for i in $(seq "$n"); do
+		all=$name-all${i#1}
+		"$G" record -a -q -o "$T/$all.gctx" "${DEVS[@]}" >"$T/$all.out" 2>"$T/$all.err" &
+		bg+=($!)
+		for _ in $(seq 300); do
+			grep -qs "attached to" "$T/$all.err" && break
+			sleep 0.05
+		done
 	done
 	record $name -- /usr/bin/python3 "$T/$name.py"
 	rc=$?
-	kill -INT $bg
-	wait $bg
-	cov_check $name $rc --lib "$T/two/libcuda.so.1" --held
+	kill -INT "${bg[@]}"
+	wait "${bg[@]}"
+	cov_check $name $rc --lib "$T/$name.lib/libcuda.so.1" --held
 	pid=$(python3 -c '
 import json, sys
 print(json.load(open(sys.argv[1]))["api_coverage"]["holds"][0]["pid"])' "$T/$name.json" 2>/dev/null)
-	if ! "$G" report --json "$T/$name-all.gctx" >"$T/$name-all.json" 2>>"$T/$name-all.err" ||
-		[ -z "$pid" ]; then
-		result $name-all 1
-		return
-	fi
-	# the system-wide trace: the same process, held by it too, no gap
-	cov_check $name-all 0 --lib "$T/two/libcuda.so.1" --held --tree "$pid"
+	for i in $(seq "$n"); do
+		all=$name-all${i#1}
+		if ! "$G" report --json "$T/$all.gctx" >"$T/$all.json" 2>>"$T/$all.err" ||
+			[ -z "$pid" ]; then
+			result $all 1
+			continue
+		fi
+		# each system-wide trace: the same process, held by it too, no gap
+		cov_check $all 0 --lib "$T/$name.lib/libcuda.so.1" --held --tree "$pid"
+	done
 }
 
 t_cov_errors() {
@@ -356,4 +372,4 @@ t_cov_errors() {
 
 all_tests+=(cov_ld_library_path cov_stub_llp cov_runpath cov_ctypes_fork cov_shell_parent cov_dataloader cov_no_hold
 	cov_attach_env cov_attach_outside
-	cov_hip_ctypes cov_renamed cov_hold_sigkill cov_two_tracers cov_errors)
+	cov_hip_ctypes cov_renamed cov_hold_sigkill cov_two_tracers cov_three_tracers cov_errors)
