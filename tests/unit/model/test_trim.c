@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,13 @@
 #define SITE   0x555500000abcULL
 #define CLIENT 0xc1d00001u
 #define DEVICE 0xcaf00000u
+
+static size_t heap_used(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
 
 /* As the agent's tick: fold, then compact when due. */
 static void agent_tick(struct gctx_model *m, __u64 ts)
@@ -69,9 +77,9 @@ static __u64 server_up(struct gctx_model *m, __u64 ts)
 
 /*
  * 100,000 threads started and ended by one live process: its thread list stays a few thousand
- * (what comes before a compaction is due) and ends at its live threads, its first one and the
- * newest GCTX_KEEP_EXITED_THREADS exited ones; the others are counted. A live thread is still
- * the same thread: a call of it adds none.
+ * (what comes before a compaction is due), the heap after them that after the first 20,000, and
+ * it ends at its live threads, its first one and the newest GCTX_KEEP_EXITED_THREADS exited
+ * ones; the others are counted. A live thread is still the same thread: a call of it adds none.
  */
 static void test_thread_churn_bounded(void **state)
 {
@@ -80,6 +88,7 @@ static void test_thread_churn_bounded(void **state)
 	const struct gctx_proc *p;
 	__u32 max_threads = 0, nth;
 	__u64 ts = server_up(m, 1000);
+	size_t heap_warm = 0;
 
 	gctx_model__fold(m, 0); /* as the agent: exits are queued from the start */
 	for (__u32 i = 0; i < n; i++) {
@@ -91,7 +100,10 @@ static void test_thread_churn_bounded(void **state)
 			if (p->nthreads > max_threads)
 				max_threads = p->nthreads;
 		}
+		if (i == 20000)
+			heap_warm = heap_used();
 	}
+	assert_true(heap_used() < heap_warm + 1024 * 1024); /* 0 under ASan: no mallinfo */
 	assert_int_equal(gctx_model__compact(m, ts - LAG, NULL, 0), 0);
 	p = gctx_model__proc_by_pid(m, 500);
 	assert_true(max_threads < 8000);
