@@ -11,8 +11,8 @@ and socket do not stop an agent of a test running on the same machine, and with 
 process is held: the bench processes map no CUDA library). The churn drivers run at nice 19.
 
 Usage: python3 bench/agent.py [--procs N] [--soak-min M] [--rounds R] [--secs S]
-                              [--only rss,soak,idle,gpujobs] [--window-size SIZE]
-                              [--gpu-min M] [--gpu-window S]
+                              [--only rss,soak,idle,gpujobs,livejob] [--window-size SIZE]
+                              [--gpu-min M] [--gpu-window S] [--live-min M]
        python3 bench/agent.py --render    (the tables of bench/out/agent-raw.json)
 Needs root, build/gpuctx, build/fakegpu, build/bench/{loops,empty_loader}, build/workloads.
 """
@@ -197,6 +197,55 @@ def bench_gpujobs(env, args):
             "rate": args.gpu_rate, "samples": samples, "pauses": pauses(samples)}
 
 
+def left_out(prom):
+    """gpuctx_model_left_out_total by kind."""
+    out = {}
+    try:
+        with open(prom) as f:
+            for line in f:
+                if line.startswith("gpuctx_model_left_out_total{kind="):
+                    out[line.split('"')[1]] = int(float(line.split()[-1]))
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def bench_livejob(env, args):
+    """One GPU process that lives --live-min minutes churning threads, each making and freeing
+    an RM object on the shared nvidiactl fd (wl_livejob), under an agent with a 30 s / 16M
+    window (so that the window is full early and RSS is the model's): the model trims what the
+    process accumulates, so RSS should hold flat while the counts of what was left out climb."""
+    a = Agent(env, "livejob", ["--window", "30", "--window-size", "16M"])
+    samples, out = [], env.path("livejob.wl")
+    job = ["nice", "-n", "19", os.path.join(W, "wl_livejob"), env.mnt, str(10**12), "6",
+           str(int(args.live_min * 60))]
+
+    def sample(note, threads=0):
+        lo = left_out(a.prom)
+        s = a.sample(threads, f"{note}; left out: {lo.get('exited_thread', 0):,} exited "
+                     f"threads, {lo.get('destroyed_object', 0):,} destroyed objects" if lo else
+                     note)
+        s["left_out"] = lo
+        samples.append(s)
+
+    try:
+        time.sleep(6)
+        sample("attached")
+        with open(out, "w") as f:  # a file: the workload says every RM call
+            p = subprocess.Popen(job, stdout=f, stderr=subprocess.STDOUT)
+        while p.poll() is None:
+            time.sleep(min(20, args.live_min * 60 / 6))
+            sample("churning")
+        with open(out) as f:
+            churned = [int(w.split()[3]) for w in f if " churned " in w]
+        time.sleep(6)  # a metrics write after its end
+        sample("the job ended", churned[0] if churned else 0)
+    finally:
+        a.stop()
+    return {"minutes": args.live_min, "threads": churned[0] if churned else None,
+            "samples": samples, "pauses": pauses(samples)}
+
+
 def bench_idle(env, args):
     loops = (f"{LOOPS} procs --secs {args.secs} fork-exit fork-exec spawn && "
              f"{LOOPS} ioctl --secs {args.secs} ioctl={env.plain},fionread")
@@ -267,9 +316,13 @@ def render(raw):
                 f" | {rat('record-a/empty')} | {rat('agent/empty')} | "
                 f"{'—' if ag_ra is None else f'{ag_ra:.2f}×'} |")
         out.append("")
-    for key in sorted(k for k in raw if k.startswith(("rss", "soak", "gpujobs"))):
+    for key in sorted(k for k in raw if k.startswith(("rss", "soak", "gpujobs", "livejob"))):
         r = raw[key]
-        if key.startswith("gpujobs"):
+        if key.startswith("livejob"):
+            title = (f"### One live GPU process churning threads and RM objects for "
+                     f"{r['minutes']:g} minutes ({r['threads'] or 0:,} threads; left out: "
+                     f"{r['samples'][-1].get('left_out')}), window 30 s / 16M")
+        elif key.startswith("gpujobs"):
             title = (f"### RSS over {r['jobs']:,} short GPU jobs (a poison fork each; processes "
                      f"driven = jobs, {r.get('rate', 0):g} a second at most), window "
                      f"{r['window_s']:g} s / 16M")
@@ -311,6 +364,7 @@ def main():
     ap.add_argument("--gpu-min", type=float, default=5, help="gpujobs: minutes of GPU jobs")
     ap.add_argument("--gpu-window", type=float, default=30, help="gpujobs: the agent's --window")
     ap.add_argument("--gpu-rate", type=float, default=5, help="gpujobs: jobs a second at most")
+    ap.add_argument("--live-min", type=float, default=3, help="livejob: minutes of churn")
     ap.add_argument("--only", default="idle,rss,soak")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--out", default=os.path.join(TOP, "bench/out/agent-raw.json"))
@@ -336,7 +390,7 @@ def main():
         for what in args.only.split(","):
             t0 = time.time()
             r = {"idle": bench_idle, "rss": bench_rss, "soak": bench_soak,
-                 "gpujobs": bench_gpujobs}[what](env, args)
+                 "gpujobs": bench_gpujobs, "livejob": bench_livejob}[what](env, args)
             r["started"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0))
             r["elapsed_s"] = round(time.time() - t0)
             r["git"] = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"],

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * wl_livejob DIR ROUNDS [SECONDS]: a long-lived GPU process that churns (issue 29, "bounded
- * forever"): after gpu_init, ROUNDS times a new thread allocates a channel group on the shared
- * nvidiactl fd and frees it, and ends; then it stays alive SECONDS (default 0) with its GPU
- * state, says "churned", and tears down. Under the agent its threads and RM objects pile up
- * unless the model trims them.
+ * wl_livejob DIR ROUNDS [SECONDS [CHURN_SECONDS]]: a long-lived GPU process that churns
+ * (issue 29, "bounded forever"): after gpu_init, ROUNDS times (or for CHURN_SECONDS, whichever
+ * ends first) a new thread allocates a channel group on the shared nvidiactl fd and frees it,
+ * and ends; then it says "churned", stays alive SECONDS (default 0) with its GPU state, and
+ * tears down. Under the agent its threads and RM objects pile up unless the model trims them.
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpu_uapi.h"
@@ -27,12 +28,16 @@ int main(int argc, char **argv)
 {
 	const char *dir = wl_dir_arg(argc, argv);
 	long rounds = argc > 2 ? atol(argv[2]) : 1000, secs = argc > 3 ? atol(argv[3]) : 0;
+	time_t until = argc > 4 ? time(NULL) + atol(argv[4]) : 0;
 	struct gpu_ctx g;
 	pthread_t t;
+	long i;
 	int err;
 
 	gpu_init(dir, &g);
-	for (long i = 0; i < rounds; i++) {
+	for (i = 0; i < rounds; i++) {
+		if (until && !(i % 1024) && time(NULL) >= until)
+			break;
 		err = pthread_create(&t, NULL, worker, &g);
 		if (err)
 			wl_fail("pthread_create: %s", strerror(err));
@@ -40,7 +45,7 @@ int main(int argc, char **argv)
 		if (err)
 			wl_fail("pthread_join: %s", strerror(err));
 	}
-	wl_say("churned %ld threads", rounds);
+	wl_say("churned %ld threads", i);
 	sleep((unsigned)secs);
 	gpu_fini(&g);
 	wl_say("done");
