@@ -671,7 +671,7 @@ static void write_left_out(FILE *f, const struct gctx_model_trim *t)
 		__u64 n;
 	} k[] = {{"exited_thread", t->threads},	     {"exec", t->execs},
 		 {"destroyed_object", t->objs},	     {"freed_allocation", t->mems},
-		 {"context_current", t->currents}};
+		 {"context_current", t->currents},   {"closed_file", t->files}};
 
 	fprintf(f, "# HELP gpuctx_model_left_out_total What live processes accumulated that the "
 		   "model left out (the oldest), by kind.\n"

@@ -56,7 +56,8 @@ struct plan {
 	struct gctx_strpool *strs;
 	__u8 *kept;
 	__u32 *work, nwork;
-	__u64 dropped; /* processes dropped that were not folded slots already */
+	__u64 dropped;	     /* processes dropped that were not folded slots already */
+	__u64 files_trimmed; /* closed files of live processes dropped (trim.c) */
 };
 
 void mdl_chunks_squeeze(struct gctx_chunks *c, const __u32 *map)
@@ -187,14 +188,17 @@ static int plan_procs(const struct gctx_model *m, struct plan *pl, __u64 before_
 	return 0;
 }
 
-static int plan_files(const struct gctx_model *m, struct plan *pl)
+static int plan_files(const struct gctx_model *m, struct plan *pl, __u64 before_ns)
 {
 	__u32 n = m->files.n, next = 0;
+	__u8 *drop = mdl_trim_plan_files(m, &pl->r, before_ns);
 
 	pl->r.file = mdl_gone_map(n);
 	pl->holder = calloc(n ? n : 1, sizeof(*pl->holder));
-	if (!pl->r.file || !pl->holder)
+	if (!drop || !pl->r.file || !pl->holder) {
+		free(drop);
 		return -ENOMEM;
+	}
 	for (__u32 i = 0; i < n; i++) {
 		const struct gctx_gpu_file *f = &F(m, i)->pub;
 		__u32 nh = 0;
@@ -203,6 +207,10 @@ static int plan_files(const struct gctx_model *m, struct plan *pl)
 			nh += pl->r.proc[f->holders[k].proc_idx] != MDL_GONE;
 		if (!nh)
 			continue;
+		if (drop[i]) { /* a live process's old closed file (trim.c) */
+			pl->files_trimmed++;
+			continue;
+		}
 		pl->holder[i] = mdl_gone_map(f->nholders);
 		if (!pl->holder[i])
 			return -ENOMEM;
@@ -212,6 +220,7 @@ static int plan_files(const struct gctx_model *m, struct plan *pl)
 				pl->holder[i][k] = nh++;
 		pl->r.file[i] = next++;
 	}
+	free(drop);
 	return 0;
 }
 
@@ -297,8 +306,8 @@ static int plan(const struct gctx_model *m, struct plan *pl, __u64 before_ns, co
 {
 	const struct mdl_remap *r = &pl->r;
 
-	if (plan_procs(m, pl, before_ns, pins, npins) || plan_files(m, pl) || plan_rest(m, pl) ||
-	    plan_holder_map(m, pl) || plan_strings(m, pl) ||
+	if (plan_procs(m, pl, before_ns, pins, npins) || plan_files(m, pl, before_ns) ||
+	    plan_rest(m, pl) || plan_holder_map(m, pl) || plan_strings(m, pl) ||
 	    mdl_trim_plan_threads(m, r, &pl->thread_map))
 		return -ENOMEM;
 	for (__u32 i = 0; i < NMAPS; i++) {
@@ -372,12 +381,18 @@ static void apply_proc(struct gctx_model *m, struct plan *pl, struct proc_priv *
 		p->fws_parent_idx = r->proc[p->fws_parent_idx];
 		p->fws_file_idx = r->file[p->fws_file_idx];
 	}
+	n = 0;
 	for (__u32 i = 0; i < p->nhrefs; i++) {
-		struct href *h = &p->hrefs[i];
+		struct href h = p->hrefs[i];
 
-		h->holder_idx = pl->holder[h->file_idx][h->holder_idx];
-		h->file_idx = r->file[h->file_idx];
+		if (r->file[h.file_idx] == MDL_GONE)
+			continue; /* a closed file left out (trim.c) */
+		h.holder_idx = pl->holder[h.file_idx][h.holder_idx];
+		h.file_idx = r->file[h.file_idx];
+		p->hrefs[n++] = h;
 	}
+	p->nhrefs = n;
+	mdl_shrink(&p->hrefs, &p->cap_hrefs, n, sizeof(*p->hrefs));
 	for (__u32 i = 0; i < p->nctxs; i++)
 		p->ctxs[i] = mdl_re_id(r->ctx, p->ctxs[i]);
 	for (__u32 i = 0; i < pp->nthreads; i++)
@@ -523,6 +538,7 @@ static void apply_fold(struct gctx_model *m, struct plan *pl)
 	m->free_procs = NULL;
 	m->nfree = m->cap_free = 0;
 	m->folded += pl->dropped;
+	m->trim.files += pl->files_trimmed;
 	m->compactions++;
 }
 

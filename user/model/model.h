@@ -28,7 +28,8 @@
  * compaction (the agent) leaves out its exited threads but the first and the newest
  * GCTX_KEEP_EXITED_THREADS, its execs but the first and the latest GCTX_KEEP_EXECS - 1, and
  * the destroyed objects of a GPU file it holds but the newest GCTX_KEEP_DESTROYED_OBJS (and
- * those a kept record names); every model keeps, per API context, each thread's first time
+ * those a kept record names), and the GPU files it closed before the cut-off (unless a kept
+ * record names them); every model keeps, per API context, each thread's first time
  * it made it current and its latest GCTX_CUR_LATEST, for GCTX_CUR_TIDS threads. What is left
  * out is counted: per record (nthreads_dropped, ...) and in gctx_model__trimmed. */
 #define GCTX_KEEP_EXITED_THREADS 64
@@ -304,10 +305,11 @@ bool gctx_model__compact_due(const struct gctx_model *m);
 __u32 gctx_model__nstrings(const struct gctx_model *m); /* exec paths, argv, cgroups held */
 
 /* What the model left out of the live processes it keeps (see GCTX_KEEP_EXITED_THREADS):
- * exited threads, execs, destroyed objects and freed API allocations a compaction dropped,
- * and context-current times past the cap. */
+ * exited threads, execs, destroyed objects, freed API allocations and closed GPU files a
+ * compaction dropped, and context-current times past the cap. */
 struct gctx_model_trim {
 	__u64 threads, execs, objs, mems, currents;
+	__u64 files; /* closed GPU files of live processes, closed before the cut-off */
 };
 const struct gctx_model_trim *gctx_model__trimmed(const struct gctx_model *m);
 /* Threads and execs the model holds, over all its processes. */

@@ -218,6 +218,8 @@ void mdl_coverage_compact(struct gctx_model *m, const struct mdl_remap *r);
  * objects kept, r->obj and its chains, after r->file and r->ctx; the new thread map, after
  * r->proc), and the apply of each (cannot fail) */
 bool mdl_trim_exec_kept(const struct gctx_proc *p, __u32 i);
+void mdl_shrink(void *pp, __u32 *cap, __u32 n, size_t elem);
+__u8 *mdl_trim_plan_files(const struct gctx_model *m, const struct mdl_remap *r, __u64 before_ns);
 int mdl_trim_plan_objs(const struct gctx_model *m, struct mdl_remap *r);
 int mdl_trim_plan_threads(const struct gctx_model *m, const struct mdl_remap *r,
 			  struct gctx_hmap *thread_map);

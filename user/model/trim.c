@@ -6,8 +6,9 @@
  * thread and the newest GCTX_KEEP_EXITED_THREADS exited ones; the first exec and the latest
  * GCTX_KEEP_EXECS - 1 (the current image, and what findings and reports name); live objects,
  * the newest GCTX_KEEP_DESTROYED_OBJS destroyed ones per file, and every object a kept record
- * names (the parent of a kept object, a kept context's kernel objects). What goes is counted
- * on its process or file and in the model (gctx_model__trimmed).
+ * names (the parent of a kept object, a kept context's kernel objects); the GPU files it closed
+ * before the cut-off, unless a kept record names them. What goes is counted on its process or
+ * file and in the model (gctx_model__trimmed).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -59,7 +60,7 @@ int mdl_trim_plan_threads(const struct gctx_model *m, const struct mdl_remap *r,
 }
 
 /* Give back the room of an array that shrank to n elements (a failure keeps it as it is). */
-static void shrink(void *pp, __u32 *cap, __u32 n, size_t elem)
+void mdl_shrink(void *pp, __u32 *cap, __u32 n, size_t elem)
 {
 	void *q;
 
@@ -84,7 +85,7 @@ void mdl_trim_apply_proc(struct gctx_model *m, struct proc_priv *p)
 	pp->nthreads_dropped += pp->nthreads - n;
 	m->trim.threads += pp->nthreads - n;
 	pp->nthreads = n;
-	shrink(&pp->threads, &p->cap_threads, n, sizeof(*pp->threads));
+	mdl_shrink(&pp->threads, &p->cap_threads, n, sizeof(*pp->threads));
 	n = 0;
 	for (__u32 i = 0; i < pp->nexecs; i++)
 		if (mdl_trim_exec_kept(pp, i))
@@ -92,7 +93,49 @@ void mdl_trim_apply_proc(struct gctx_model *m, struct proc_priv *p)
 	pp->nexecs_dropped += pp->nexecs - n;
 	m->trim.execs += pp->nexecs - n;
 	pp->nexecs = n;
-	shrink(&pp->execs, &p->cap_execs, n, sizeof(*pp->execs));
+	mdl_shrink(&pp->execs, &p->cap_execs, n, sizeof(*pp->execs));
+}
+
+/* ---- files ---- */
+
+/*
+ * The files a compaction may leave out: closed before before_ns, held only by live kept
+ * processes (an exited one keeps what it held, as before: a dump may show it), and named by
+ * nothing kept (a fork with GPU state not yet judged, a kept context's kernel objects). A
+ * process that opens and closes the GPU for each request (NVML per scrape) would otherwise keep
+ * every description it ever had, with its objects. NULL when out of memory.
+ */
+__u8 *mdl_trim_plan_files(const struct gctx_model *m, const struct mdl_remap *r, __u64 before_ns)
+{
+	__u8 *drop = calloc(m->files.n ? m->files.n : 1, 1);
+
+	if (!drop)
+		return NULL;
+	for (__u32 i = 0; i < m->files.n; i++) {
+		const struct gctx_gpu_file *f = &F(m, i)->pub;
+
+		drop[i] = f->closed && f->close_ns < before_ns;
+		for (__u32 k = 0; drop[i] && k < f->nholders; k++) {
+			const struct gctx_proc *p = &P(m, f->holders[k].proc_idx)->pub;
+
+			drop[i] = r->proc[p->idx] == MDL_GONE || !p->exited;
+		}
+	}
+	for (__u32 i = 0; i < r->old_nprocs; i++) {
+		const struct proc_priv *p = P(m, i);
+
+		if (r->proc[i] != MDL_GONE && p->fws_pending)
+			drop[p->fws_file_idx] = 0;
+	}
+	for (__u32 i = 0; i < m->ctxs.n; i++) {
+		const struct gctx_api_ctx *c = gctx_chunks__at(&m->ctxs, i);
+
+		if (c->creator_idx >= r->old_nprocs || r->proc[c->creator_idx] == MDL_GONE)
+			continue;
+		for (__u32 k = 0; k < c->nkobjs; k++)
+			drop[O(m, c->kobjs[k])->pub.file_id - 1] = 0;
+	}
+	return drop;
 }
 
 /* ---- objects ---- */

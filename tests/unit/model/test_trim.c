@@ -344,6 +344,50 @@ static void test_exec_loop_bounded(void **state)
 	assert_non_null(gctx_model__callsite(m, sites[0])->caller);
 }
 
+/*
+ * A process that opens the GPU, makes an RM client and closes it again, 100,000 times (NVML per
+ * request), beside a file it holds throughout: the model keeps the files closed in the last LAG
+ * ns and the held one, counts the others; the held file still works, and a child forked after
+ * it inherits it and uses it: an inherited-use finding that names the server as the opener.
+ */
+static void test_open_close_bounded(void **state)
+{
+	struct gctx_model *m = *state;
+	const __u32 n = 100000;
+	__u32 max_files = 0;
+	__u64 ts = server_up(m, 1000);
+	const struct gctx_finding *f;
+
+	gctx_model__fold(m, 0);
+	ts = rm_up(m, ts);
+	for (__u32 i = 0; i < n; i++) {
+		do_open(m, 500, ts++, "srv", CTL_FILE2, 7, GCTX_DEV_NVIDIACTL, O_RDWR);
+		do_rm_alloc(m, 500, 500, ts++, "srv", CTL_FILE2, 7, 0, 0, 0xc1d00009, CLS_CLIENT, 0);
+		do_fd(m, GCTX_EV_CLOSE, 500, ts++, CTL_FILE2, 7, GCTX_DEV_NVIDIACTL);
+		if (i % 1000 == 999) {
+			agent_tick(m, ts);
+			if (gctx_model__nfiles(m) > max_files)
+				max_files = gctx_model__nfiles(m);
+		}
+	}
+	assert_int_equal(gctx_model__compact(m, ts - LAG, NULL, 0), 0);
+	assert_true(max_files < 8000);
+	/* the held file and those closed in the last LAG ns (3 ns a cycle) */
+	assert_true(gctx_model__nfiles(m) <= 2 + LAG / 3);
+	assert_int_equal(gctx_model__nfiles(m) + gctx_model__trimmed(m)->files, 1 + n);
+	assert_false(gctx_model__file_by_addr(m, CTL_FILE)->closed);
+	assert_true(gctx_model__nobjs(m) <= 2 + LAG / 3 + 1);
+	do_rm_alloc(m, 500, 500, ts++, "srv", CTL_FILE, 5, CLIENT, DEVICE, 0x77, 0x90f1, 0);
+	assert_int_equal(gctx_model__file_by_addr(m, CTL_FILE)->nholders, 1);
+	do_fork(m, 500, 700, ts++, "srv");
+	do_rm_alloc(m, 700, 700, ts++, "srv", CTL_FILE, 5, CLIENT, DEVICE, 0x78, 0x90f1, 0);
+	f = nth_kind(m, GCTX_FIND_INHERITED_GPU_USE, 0);
+	assert_non_null(f);
+	assert_int_equal(f->pid, 700);
+	assert_int_equal(f->opener_pid, 500);
+	assert_int_equal(gctx_model__file(m, f->file_id - 1)->file, CTL_FILE);
+}
+
 /* A small job of everything above with a poison fork in the middle. */
 static __u64 churn_job(struct gctx_model *m, bool compact)
 {
@@ -456,6 +500,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_object_churn_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_currents_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_loop_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_close_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trimmed_same_verdict, setup, teardown),
 	};
 	/* clang-format on */

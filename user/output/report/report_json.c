@@ -613,6 +613,7 @@ static void rep_json_counts(struct gctx_json *j, const struct gctx_model *m)
 	rep_json_u64(j, "destroyed_objects", gctx_model__trimmed(m)->objs);
 	rep_json_u64(j, "freed_allocations", gctx_model__trimmed(m)->mems);
 	rep_json_u64(j, "context_currents", gctx_model__trimmed(m)->currents);
+	rep_json_u64(j, "closed_files", gctx_model__trimmed(m)->files);
 	gctx_json__obj_end(j);
 
 	gctx_json__key(j, "events");

@@ -91,14 +91,16 @@ static void rep_text_trimmed(struct rep_ctx *c)
 			"per context: each thread's first and latest %u, for %u threads\n",
 			(unsigned long long)t->currents, rep_plural(t->currents), GCTX_CUR_LATEST,
 			GCTX_CUR_TIDS);
-	if (t->threads || t->execs || t->objs || t->mems)
+	if (t->threads || t->execs || t->objs || t->mems || t->files)
 		fprintf(c->out,
 			"  NOTE: left out of live processes: %llu exited thread%s, %llu exec%s, "
-			"%llu destroyed object%s, %llu freed allocation%s (the oldest)\n",
+			"%llu destroyed object%s, %llu freed allocation%s, %llu closed GPU file%s "
+			"(the oldest)\n",
 			(unsigned long long)t->threads, rep_plural(t->threads),
 			(unsigned long long)t->execs, rep_plural(t->execs),
 			(unsigned long long)t->objs, rep_plural(t->objs),
-			(unsigned long long)t->mems, rep_plural(t->mems));
+			(unsigned long long)t->mems, rep_plural(t->mems),
+			(unsigned long long)t->files, rep_plural(t->files));
 }
 
 static void rep_text_header(struct rep_ctx *c)
