@@ -224,6 +224,15 @@ got = sorted((p["comm"], (p["job"] or {}).get("id"), (p["job"] or {}).get("step"
              for p in d["processes"])
 assert got == [("sleep", "77", "1")] + [("wl_fork_child_i", "77", "1")] * 2, got
 PY
+	# the spool as an admin lists it: each dump's job as the agent names its files
+	"$G" report --list --json "$T/$name.spool" >"$T/$name.list.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && python3 - "$T/$name.list.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+rows = json.load(open(sys.argv[1]))
+jobs = {r["job"] for r in rows if r["kind"] == "poison-fork"}
+assert {"slurm-77.0", "slurm-77.1"} <= jobs, rows
+assert all(r["job"] in r["path"] for r in rows if r["job"]), rows
+PY
 	result $name $rc
 }
 

@@ -549,7 +549,9 @@ static int write_dump(struct agent *a, const struct gctx_model *m, struct pendin
 	gctx_model__finish(d.m);
 	dump_analyse(a, p, d.m, &meta, kind, sizeof(kind), verdict, sizeof(verdict));
 	if (!p->written) {
-		if (!root->exited)
+		/* the cgroup the model has (the root may have exited), else its /proc */
+		spool_job_label(root->cgroup, job, sizeof(job));
+		if (!job[0] && !root->exited)
 			spool_job_of(root->pid, job, sizeof(job));
 		spool_name(p->name, sizeof(p->name), meta.start_wall_ns, job, root->comm,
 			   root->pid, kind);

@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/spool.h"
 #include "lib/json.h"
 #include "model/analysis.h"
-#include "model/jobattr.h"
 #include "model/model.h"
 #include "trace/tracefile.h"
 
@@ -89,19 +89,15 @@ static int add_dir(struct rows *r, const char *dir)
 	return ret;
 }
 
+/* The job as the agent names its dumps (slurm-42.0, k8s-8f3c2a1b, a unit), "-" for none. */
 static void job_of(const struct gctx_model *m, char *buf, size_t len)
 {
-	snprintf(buf, len, "-");
 	for (__u32 i = 0; i < gctx_model__nprocs(m); i++) {
-		const struct gctx_proc *p = gctx_model__proc(m, i);
-		struct gctx_job_attr a;
-
-		if (p && gctx_job_attr_parse(p->cgroup, &a) != GCTX_JOB_NONE) {
-			a.task[0] = '\0'; /* the job, not its task */
-			gctx_job_attr_format(&a, buf, len);
+		spool_job_label(gctx_model__proc(m, i)->cgroup, buf, len);
+		if (buf[0])
 			return;
-		}
 	}
+	snprintf(buf, len, "-");
 }
 
 static void set_proc(struct row *w, const struct gctx_model *m, __u32 idx)

@@ -51,15 +51,13 @@ static void clean(char *dst, size_t len, const char *src)
 	dst[i] = 0;
 }
 
-void spool_job_of(__u32 pid, char *job, size_t len)
+void spool_job_label(const char *cgroup, char *job, size_t len)
 {
-	char path[GCTX_CGROUP_LEN], raw[160] = "";
+	char raw[160] = "";
 	struct gctx_job_attr a;
 
 	job[0] = 0;
-	if (gctx_proc_cgroup(pid, path, sizeof(path)))
-		return;
-	switch (gctx_job_attr_parse(path, &a)) {
+	switch (gctx_job_attr_parse(cgroup, &a)) {
 	case GCTX_JOB_SLURM:
 		snprintf(raw, sizeof(raw), "slurm-%.60s%s%.20s", a.id, a.step[0] ? "." : "", a.step);
 		break;
@@ -73,6 +71,15 @@ void spool_job_of(__u32 pid, char *job, size_t len)
 		return;
 	}
 	clean(job, len, raw);
+}
+
+void spool_job_of(__u32 pid, char *job, size_t len)
+{
+	char path[GCTX_CGROUP_LEN];
+
+	job[0] = 0;
+	if (!gctx_proc_cgroup(pid, path, sizeof(path)))
+		spool_job_label(path, job, len);
 }
 
 void spool_name(char *buf, size_t len, __u64 wall_ns, const char *job, const char *comm,

@@ -21,6 +21,9 @@ int spool_open(const char *dir, char *err, size_t errlen);
 /* The job of a live process, short, for a file name: "slurm-42.0", "k8s-8f3c2a1b",
  * "nginx.service"; "" when none. */
 void spool_job_of(__u32 pid, char *job, size_t len);
+/* The same from a cgroup path (a process's in a trace): "slurm-42.0", "k8s-8f3c2a1b", a
+ * systemd unit; "" for none. */
+void spool_job_label(const char *cgroup, char *job, size_t len);
 
 /* "20261128T101500Z-slurm-42.0-python3-1234-poison-fork.gctx" (UTC; job left out when ""). */
 void spool_name(char *buf, size_t len, __u64 wall_ns, const char *job, const char *comm,
