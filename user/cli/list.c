@@ -148,15 +148,9 @@ static void fill(struct row *w)
 		snprintf(w->kind, sizeof(w->kind), "%s", gctx_incident_kind_name(in->kind));
 		w->worst = in->severity;
 		set_proc(w, m, in->src_idx);
-	} else {
-		/* a process with GPU state killed by a signal (the agent's crash dump) */
-		for (__u32 i = 0; i < gctx_model__nprocs(m); i++) {
-			if (gctx_model__proc(m, i)->signal && gctx_model__has_gpu_state(m, i)) {
-				snprintf(w->kind, sizeof(w->kind), "crash");
-				set_proc(w, m, i);
-				break;
-			}
-		}
+	} else if (s->ncrashed) { /* the verdict names the crash (the agent's crash dump) */
+		snprintf(w->kind, sizeof(w->kind), "crash");
+		set_proc(w, m, s->crash_idx);
 	}
 	gctx_analysis__free(an);
 	gctx_model__free(m);

@@ -112,6 +112,8 @@ struct gctx_job_summary {
 	__u64 startup_median_ns, startup_max_ns;
 	bool incomplete;    /* events lost, recording cut short: see coverage */
 	char coverage[256]; /* why the verdict may miss something, "" when complete */
+	/* with no incident: processes holding GPU state killed by a signal, the first's index */
+	__u32 ncrashed, crash_idx;
 	char verdict[1024]; /* the first line a user reads */
 };
 

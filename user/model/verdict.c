@@ -295,6 +295,8 @@ static bool crash_text(struct gctx_analysis *a, size_t *off)
 		if (p->signal && gctx_model__has_gpu_state(a->m, i) && !n++)
 			first = i;
 	}
+	s->ncrashed = n;
+	s->crash_idx = first;
 	if (!n)
 		return false;
 	p = gctx_model__proc(a->m, first);
