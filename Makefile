@@ -190,6 +190,11 @@ clean:
 include install.mk
 
 # ---------------------------------------------------------------------------------------------
+# the stack resolver's table of processes, with what it links (not in every collect/ test:
+# test_pymem includes pymem.c)
+STACKS_UNITS := collect/stacks collect/pymem
+$(BUILD)/tests/collect/test_stacks_procs: $(patsubst %,$(OUTPUT)/user/%.o,$(STACKS_UNITS))
+
 # collect/callers.c's test stubs the symboliser: no collect/ objects linked
 $(BUILD)/tests/collect/test_callers_live: tests/unit/collect/test_callers_live.c $(PURE_OBJS)
 	$(call msg,CC,$@)
@@ -232,6 +237,8 @@ $(BUILD)/san/collect/test_callers_live: tests/unit/collect/test_callers_live.c $
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $< $(SAN_OBJS) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
+
+$(BUILD)/san/collect/test_stacks_procs: $(patsubst %,$(SAN_DIR)/%.o,$(STACKS_UNITS))
 
 check-sanitize: $(SAN_TESTS)
 	$(Q)set -e; for t in $(SAN_TESTS); do echo "== $$t"; \

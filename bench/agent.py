@@ -65,6 +65,17 @@ def status_kb(pid, key):
     return None
 
 
+def cpu_s(pid):
+    """The process's user + system CPU time in seconds (/proc/PID/stat), None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            st = f.read()
+        fields = st[st.rindex(")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class Agent:
     def __init__(self, env, name, extra=()):
         argv, self.prom = agent_argv(env, name, extra)
@@ -85,7 +96,8 @@ class Agent:
              "compact_s": m.get("gpuctx_compaction_seconds_total"),
              "compact_max_s": m.get("gpuctx_compaction_max_seconds"),
              "dump_s": m.get("gpuctx_dump_seconds_total"),
-             "dump_max_s": m.get("gpuctx_dump_max_seconds"), "load1": round(os.getloadavg()[0], 2),
+             "dump_max_s": m.get("gpuctx_dump_max_seconds"), "cpu_s": cpu_s(self.pid),
+             "load1": round(os.getloadavg()[0], 2),
              "note": note}
         log(f"  {s}")
         return s
@@ -105,10 +117,18 @@ def pauses(samples):
     return s
 
 
+# --py-parent: the churn runs under a Python process started after the agent (as a job's
+# launcher would): the agent follows a Python process's children for their stacks.
+PY_PARENT = [sys.executable, "-c", "import subprocess, sys; "
+             "sys.exit(subprocess.run(sys.argv[1:]).returncode)"]
+
+
 def churn(args, secs, modes):
     """nice 19 loops procs: the processes it made."""
-    p = subprocess.run(["nice", "-n", "19", LOOPS, "procs", "--secs", str(secs)] + modes,
-                       capture_output=True, text=True, timeout=600)
+    argv = ["nice", "-n", "19", LOOPS, "procs", "--secs", str(secs)] + modes
+    if args.py_parent:
+        argv = PY_PARENT + argv
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     if p.returncode:
         raise RuntimeError(f"loops procs exited {p.returncode}: {p.stderr.strip()[-300:]}")
     return sum(int(line.split()[2]) for line in p.stdout.splitlines() if len(line.split()) == 3)
@@ -327,7 +347,8 @@ def render(raw):
                      f"driven = jobs, {r.get('rate', 0):g} a second at most), window "
                      f"{r['window_s']:g} s / 16M")
         elif key.startswith("rss"):
-            title = (f"### RSS over {r['procs']:,} short-lived processes (fork + exit), window "
+            title = (f"### RSS over {r['procs']:,} short-lived processes (fork + exit"
+                     f"{', under a Python parent' if r.get('py_parent') else ''}), window "
                      f"{r.get('window_size')}")
         else:
             title = f"### Soak: {r['minutes']:g} minutes of mixed churn ({r['procs']:,} processes)"
@@ -350,6 +371,12 @@ def render(raw):
                     f"{p['compactions'] or 0:.0f} compactions, longest "
                     f"{fmt_ms(p['compact_max_s'])}, total {fmt_ms(p['compact_s'])}; dumps: "
                     f"longest {fmt_ms(p['dump_max_s'])}, total {fmt_ms(p['dump_s'])}."]
+        first, last = r["samples"][0], r["samples"][-1]
+        if first.get("cpu_s") is not None and last.get("cpu_s") is not None and \
+                (last["events"] or 0) > (first["events"] or 0):
+            cpu, ev = last["cpu_s"] - first["cpu_s"], last["events"] - first["events"]
+            out += ["", f"The agent's CPU time (user + system) from the first sample to the "
+                    f"last: {cpu:.1f} s for {ev:,.0f} events, {cpu / ev * 1e6:.1f} µs an event."]
         out.append("")
     return "\n".join(out)
 
@@ -361,6 +388,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--secs", type=float, default=1.0)
     ap.add_argument("--window-size", default="")
+    ap.add_argument("--py-parent", action="store_true",
+                    help="rss: the churn under a Python process started after the agent")
     ap.add_argument("--gpu-min", type=float, default=5, help="gpujobs: minutes of GPU jobs")
     ap.add_argument("--gpu-window", type=float, default=30, help="gpujobs: the agent's --window")
     ap.add_argument("--gpu-rate", type=float, default=5, help="gpujobs: jobs a second at most")
@@ -395,7 +424,11 @@ def main():
             r["elapsed_s"] = round(time.time() - t0)
             r["git"] = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"],
                                       capture_output=True, text=True).stdout.strip()
-            raw[what + (f"-{args.window_size}" if what == "rss" and args.window_size else "")] = r
+            if what == "rss":
+                r["py_parent"] = args.py_parent
+                what += (f"-{args.window_size}" if args.window_size else "") + \
+                    ("-py" if args.py_parent else "")
+            raw[what] = r
             with open(args.out, "w") as f:
                 json.dump(raw, f, indent=1)
             log(f"{what}: done in {r['elapsed_s']} s")

@@ -15,6 +15,7 @@
 #include "collect/unwind.h"
 #include "decode/pystack.h"
 #include "lib/grow.h"
+#include "lib/hmap.h"
 
 #define MAX_PROCS 4096 /* processes whose mappings are kept for late resolution */
 #define MAX_HOPS  32   /* parent links followed for mappings */
@@ -81,8 +82,12 @@ struct gctx_stacks {
 	struct stack_job *wait_head, *wait_tail;
 	__u32 nwait;
 	__u64 w_unresolved;
+	/* at most MAX_PROCS, found by pid (by_pid: pid -> index): every fork, exec and exit of
+	 * the node looks here (record -a, the agent); once full, a ring whose oldest goes
+	 * first */
 	struct sproc *procs;
-	__u32 n, cap;
+	__u32 n, cap, oldest;
+	struct gctx_hmap by_pid;
 	__u64 unresolved, resolved, resolve_ns, resolve_max_ns;
 	struct gctx_maps tmp; /* scratch for a fresh read */
 	bool any_stale;	      /* some process has maps_stale set (tick has work) */
@@ -140,6 +145,7 @@ void gctx_stacks__free(struct gctx_stacks *st)
 	for (__u32 i = 0; i < st->n; i++)
 		sproc_clear(&st->procs[i]);
 	free(st->procs);
+	gctx_hmap__free(&st->by_pid);
 	gctx_maps__clear(&st->tmp);
 	gctx_pymem__free(st->pymem);
 	gctx_unwind_cache_clear();
@@ -159,28 +165,34 @@ void gctx_stacks__stats(const struct gctx_stacks *st, struct gctx_rec_stack_drop
 
 static struct sproc *sproc_find(struct gctx_stacks *st, __u32 pid)
 {
-	for (__u32 i = st->n; i-- > 0;)
-		if (st->procs[i].pid == pid)
-			return &st->procs[i];
-	return NULL;
+	__u32 i;
+
+	return gctx_hmap__get(&st->by_pid, pid, 0, &i) ? &st->procs[i] : NULL;
 }
 
 static struct sproc *sproc_get(struct gctx_stacks *st, __u32 pid)
 {
 	struct sproc *p = sproc_find(st, pid);
+	__u32 i, was;
 
 	if (p)
 		return p;
 	if (st->n >= MAX_PROCS) {
 		/* forget the oldest: its stacks were resolved long ago */
-		sproc_clear(&st->procs[0]);
-		memmove(st->procs, st->procs + 1, (st->n - 1) * sizeof(*st->procs));
-		st->n--;
+		i = st->oldest;
+		st->oldest = (st->oldest + 1) % MAX_PROCS;
+		if (gctx_hmap__get(&st->by_pid, st->procs[i].pid, 0, &was) && was == i)
+			gctx_hmap__del(&st->by_pid, st->procs[i].pid, 0);
+		sproc_clear(&st->procs[i]);
+	} else {
+		if (gctx_grow(&st->procs, &st->cap, st->n + 1, sizeof(*st->procs)))
+			return NULL;
+		i = st->n++;
 	}
-	if (gctx_grow(&st->procs, &st->cap, st->n + 1, sizeof(*st->procs)))
-		return NULL;
-	p = &st->procs[st->n++];
+	p = &st->procs[i];
 	memset(p, 0, sizeof(*p));
+	if (gctx_hmap__put(&st->by_pid, pid, 0, i))
+		return NULL; /* out of memory: the slot stays, found by no pid */
 	p->pid = pid;
 	return p;
 }

@@ -253,10 +253,11 @@ static int member_fork(struct gctx_tree *t, const void *data, __u32 len, __u32 *
 	if (len < sizeof(f))
 		return 0;
 	memcpy(&f, data, sizeof(f));
-	if (f.child_tgid == f.hdr.tgid || never_member(t, f.child_tgid))
+	if (f.child_tgid == f.hdr.tgid)
 		return 0;
+	/* the member test first: a window holds every fork of the node */
 	parent = gctx_tree__span_at(t, f.hdr.tgid, f.hdr.ts_ns, true);
-	if (parent == GCTX_SPAN_NONE)
+	if (parent == GCTX_SPAN_NONE || never_member(t, f.child_tgid))
 		return 0;
 	return gctx_tree__put(t, f.child_tgid, f.hdr.ts_ns, 0, parent, child);
 }
