@@ -529,6 +529,9 @@ static int write_dump(struct agent *a, const struct gctx_model *m, struct pendin
 	int ret, werr = 0;
 
 	ret = gctx_tree__add(&t, m, p->root_idx);
+	/* a job's records are the newest of a window of the node's: read from its start */
+	if (!root->present_at_attach)
+		c.from_ns = root->start_ns;
 	if (!ret)
 		ret = gctx_cut__scan(&c, m, a->win);
 	if (ret)

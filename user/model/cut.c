@@ -16,6 +16,8 @@
 #include "gpuctx_stack.h"
 #include "trace/window.h"
 
+#define CUT_SLACK_NS 1000000000ull
+
 static bool never_member(const struct gctx_tree *t, __u32 pid)
 {
 	return pid == (__u32)getpid() || (t->skip && pid == t->skip);
@@ -353,10 +355,17 @@ static int bound(struct gctx_cut *c, const struct gctx_model *m)
 	return 0;
 }
 
+/* Where to start reading the window for records at or after ns: a second before it, for
+ * records of several CPUs that reached the ring a little out of order. */
+static __u64 read_from(__u64 ns)
+{
+	return ns > CUT_SLACK_NS ? ns - CUT_SLACK_NS : 0;
+}
+
 int gctx_cut__scan(struct gctx_cut *c, const struct gctx_model *m, const struct gctx_window *win)
 {
 	__u64 oldest = gctx_window__oldest_ns(win);
-	int ret = gctx_window__foreach(win, scan_one, c);
+	int ret = gctx_window__foreach_from(win, read_from(c->from_ns), scan_one, c);
 
 	if (!ret && c->max_minor)
 		ret = bound(c, m);
@@ -457,7 +466,7 @@ int gctx_cut__emit(struct gctx_cut *c, const struct gctx_model *m, const struct 
 			ret = emit_present(c, m, p->idx);
 	}
 	if (!ret)
-		ret = gctx_window__foreach(win, emit_window, c);
+		ret = gctx_window__foreach_from(win, read_from(c->first_ns), emit_window, c);
 	return ret;
 }
 

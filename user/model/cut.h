@@ -91,6 +91,7 @@ struct gctx_cut {
 	gctx_cut_sink sink;
 	void *sink_ctx;
 	__u32 max_minor; /* exited processes without GPU state kept at most (0: all) */
+	__u64 from_ns;	 /* no member's record is older: its root's fork (0: unknown) */
 	__u64 first_ns;	 /* the tree's first record in the window (0: none) */
 	__u64 records;	 /* emitted */
 	__u64 omitted_procs, omitted_records; /* left out by max_minor (records: last emit) */

@@ -2,7 +2,9 @@
 /*
  * The flight recorder's window: one circular byte buffer of entries (header, record bytes,
  * padding to 8). The buffer is allocated once at its full size, so a busy node costs the
- * agent a fixed amount of memory however long it runs.
+ * agent a fixed amount of memory however long it runs. Every IDX_EVERY-th entry is also in a
+ * small index (its offset and time), so a reader after one job's records starts near them
+ * instead of walking millions of the node's older ones.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +21,13 @@ struct win_entry {
 
 #define WIN_MIN_BYTES (64u << 10)
 #define WIN_HDR sizeof(struct win_entry)
+#define IDX_EVERY 1024 /* entries between two index points */
+
+struct win_mark {
+	__u64 seq; /* the entry's number (pushes before it) */
+	__u64 off;
+	__u64 ts_ns;
+};
 
 struct gctx_window {
 	__u8 *buf;
@@ -27,6 +36,11 @@ struct gctx_window {
 	__u64 used;	/* bytes from head, wrapping */
 	__u64 max_age_ns;
 	__u64 records, evicted;
+	__u64 seq_head; /* the oldest entry's number (entries kept before it) */
+	/* index points, oldest first, a ring of idx_cap: sized for a window of the smallest
+	 * entries, it never fills; a point leaves with its entry */
+	struct win_mark *idx;
+	__u32 idx_cap, idx_first, idx_n;
 };
 
 static __u64 entry_size(__u32 len)
@@ -45,7 +59,11 @@ struct gctx_window *gctx_window__new(__u64 max_bytes, __u64 max_age_ns)
 		return NULL;
 	w->cap = max_bytes & ~7ull;
 	w->buf = malloc(w->cap);
-	if (!w->buf) {
+	w->idx_cap = w->cap / (WIN_HDR * IDX_EVERY) + 2;
+	w->idx = malloc(sizeof(*w->idx) * w->idx_cap);
+	if (!w->buf || !w->idx) {
+		free(w->buf);
+		free(w->idx);
 		free(w);
 		return NULL;
 	}
@@ -58,6 +76,7 @@ void gctx_window__free(struct gctx_window *w)
 	if (!w)
 		return;
 	free(w->buf);
+	free(w->idx);
 	free(w);
 }
 
@@ -89,6 +108,12 @@ static void evict_one(struct gctx_window *w)
 	w->used -= sz;
 	w->records--;
 	w->evicted++;
+	w->seq_head++;
+	/* an index point leaves with its entry */
+	if (w->idx_n && w->idx[w->idx_first].seq < w->seq_head) {
+		w->idx_first = (w->idx_first + 1) % w->idx_cap;
+		w->idx_n--;
+	}
 }
 
 void gctx_window__expire(struct gctx_window *w, __u64 now_ns)
@@ -120,6 +145,13 @@ int gctx_window__push(struct gctx_window *w, __u64 now_ns, __u32 type, const voi
 	while (w->used + sz > w->cap)
 		evict_one(w);
 	tail = (w->head + w->used) % w->cap;
+	if (!((w->seq_head + w->records) % IDX_EVERY) && w->idx_n < w->idx_cap) {
+		struct win_mark *k = &w->idx[(w->idx_first + w->idx_n++) % w->idx_cap];
+
+		k->seq = w->seq_head + w->records;
+		k->off = tail;
+		k->ts_ns = now_ns;
+	}
 	ring_put(w, tail, &e, sizeof(e));
 	ring_put(w, (tail + WIN_HDR) % w->cap, data, len);
 	ring_put(w, (tail + WIN_HDR + len) % w->cap, zero, sz - WIN_HDR - len);
@@ -128,19 +160,49 @@ int gctx_window__push(struct gctx_window *w, __u64 now_ns, __u32 type, const voi
 	return 0;
 }
 
-int gctx_window__foreach(const struct gctx_window *w, gctx_window_cb cb, void *ctx)
+/* The entry to start from for entries taken at from_ns or later: the latest index point
+ * before from_ns (times only grow), else the oldest entry. */
+static void seek(const struct gctx_window *w, __u64 from_ns, __u64 *off, __u64 *left)
 {
-	__u64 off = w->head, left = w->records;
+	__u32 lo = 0, hi = w->idx_n; /* the first point at or after from_ns is in [lo, hi] */
+
+	*off = w->head;
+	*left = w->records;
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (w->idx[(w->idx_first + mid) % w->idx_cap].ts_ns < from_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		const struct win_mark *k = &w->idx[(w->idx_first + lo - 1) % w->idx_cap];
+
+		*off = k->off;
+		*left = w->seq_head + w->records - k->seq;
+	}
+}
+
+int gctx_window__foreach_from(const struct gctx_window *w, __u64 from_ns, gctx_window_cb cb,
+			      void *ctx)
+{
+	__u64 off, left;
 	void *copy = NULL;
 	__u32 copy_cap = 0;
 	int ret = 0;
 
+	seek(w, from_ns, &off, &left);
 	while (left--) {
 		struct win_entry e;
 		const void *data;
 
 		ring_get(w, off, &e, sizeof(e));
 		off = (off + WIN_HDR) % w->cap;
+		if (e.ts_ns < from_ns) {
+			off = (off + entry_size(e.len) - WIN_HDR) % w->cap;
+			continue;
+		}
 		if (off + e.len <= w->cap) {
 			data = w->buf + off;
 		} else {
@@ -165,6 +227,11 @@ int gctx_window__foreach(const struct gctx_window *w, gctx_window_cb cb, void *c
 	}
 	free(copy);
 	return ret;
+}
+
+int gctx_window__foreach(const struct gctx_window *w, gctx_window_cb cb, void *ctx)
+{
+	return gctx_window__foreach_from(w, 0, cb, ctx);
 }
 
 __u64 gctx_window__bytes(const struct gctx_window *w)

@@ -28,6 +28,10 @@ void gctx_window__expire(struct gctx_window *w, __u64 now_ns);
 /* Each record kept, oldest first; stop early when cb returns non-zero (returned). */
 typedef int (*gctx_window_cb)(void *ctx, __u64 ts_ns, __u32 type, const void *data, __u32 len);
 int gctx_window__foreach(const struct gctx_window *w, gctx_window_cb cb, void *ctx);
+/* The same for the records taken at from_ns or later only, without walking most of those
+ * before (an index point every 1,024 records). */
+int gctx_window__foreach_from(const struct gctx_window *w, __u64 from_ns, gctx_window_cb cb,
+			      void *ctx);
 
 __u64 gctx_window__bytes(const struct gctx_window *w);	  /* bytes in use */
 __u64 gctx_window__records(const struct gctx_window *w);  /* records kept */

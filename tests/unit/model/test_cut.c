@@ -144,17 +144,24 @@ static bool got_ts(const struct got *g, __u64 ts)
 	return false;
 }
 
-/* Cut pid root's tree (the model's process) out of the window. */
-static void cut(struct world *w, __u32 root, __u32 max_minor, struct gctx_tree *t,
-		struct gctx_cut *c, struct got *g)
+/* Cut pid root's tree (the model's process) out of the window, reading it from from_ns. */
+static void cut_from(struct world *w, __u32 root, __u32 max_minor, __u64 from_ns,
+		     struct gctx_tree *t, struct gctx_cut *c, struct got *g)
 {
 	const struct gctx_proc *p = gctx_model__proc_by_pid(w->m, PID(root));
 
 	assert_non_null(p);
-	*c = (struct gctx_cut){.t = t, .sink = sink, .sink_ctx = g, .max_minor = max_minor};
+	*c = (struct gctx_cut){
+	    .t = t, .sink = sink, .sink_ctx = g, .max_minor = max_minor, .from_ns = from_ns};
 	assert_int_equal(gctx_tree__add(t, w->m, p->idx), 0);
 	assert_int_equal(gctx_cut__scan(c, w->m, w->w), 0);
 	assert_int_equal(gctx_cut__emit(c, w->m, w->w), 0);
+}
+
+static void cut(struct world *w, __u32 root, __u32 max_minor, struct gctx_tree *t,
+		struct gctx_cut *c, struct got *g)
+{
+	cut_from(w, root, max_minor, 0, t, c, g);
 }
 
 static double now_s(void)
@@ -524,6 +531,52 @@ static void test_history_cut_state(void **state)
 	gctx_model__free(g.m);
 }
 
+/* The agent reads a dump's window from its root's fork on (a job's records are the newest of
+ * the node's): the same records, findings and verdict as reading the whole window. */
+static void test_from_root_start(void **state)
+{
+	struct world *w = *state;
+	const __u64 S = 1000000000ull, t0 = 20 * S;
+	struct gctx_tree t1 = {}, t2 = {};
+	struct gctx_cut c1, c2;
+	struct got g1 = {.m = gctx_model__new()}, g2 = {.m = gctx_model__new()};
+	__u32 i1[4][4], i2[4][4], n1, n2;
+	char v1[1024], v2[1024];
+	struct gctx_ev_fork f;
+
+	for (__u32 i = 0; i < 200000; i++) { /* the node's churn before the job */
+		f = ev_fork(PID(2), PID(3), S + i * 1000ull, "o", false);
+		assert_int_equal(
+		    gctx_window__push(w->w, S + i * 1000ull, GCTX_EV_FORK, &f, sizeof(f)), 0);
+	}
+	w_fork(w, 1, 1000, t0);
+	w_exec(w, 1000, t0 + 10, "/usr/bin/python3");
+	w_gpu(w, 1000, t0 + 20, CTL_FILE);
+	for (__u32 k = 0; k < 4; k++) { /* workers forked with the parent's GPU state */
+		w_fork(w, 1000, 1100 + k, t0 + 100 + k * 10);
+		w_exit(w, 1100 + k, t0 + 105 + k * 10);
+	}
+	w_exit(w, 1000, t0 + 200);
+	gctx_model__finish(w->m);
+	cut_from(w, 1000, 0, 0, &t1, &c1, &g1);
+	cut_from(w, 1000, 0, gctx_model__proc_by_pid(w->m, PID(1000))->start_ns, &t2, &c2, &g2);
+	gctx_model__finish(g1.m);
+	gctx_model__finish(g2.m);
+	assert_int_equal(g1.n, 1 + 1 + 2 + 4 * 2 + 1);
+	assert_int_equal(g2.n, g1.n);
+	assert_int_equal(c2.first_ns, c1.first_ns);
+	n1 = incidents(g1.m, i1, 4, v1, sizeof(v1));
+	n2 = incidents(g2.m, i2, 4, v2, sizeof(v2));
+	assert_true(n1 >= 1);
+	assert_int_equal(n2, n1);
+	assert_memory_equal(i2, i1, sizeof(i1[0]) * (n1 < 4 ? n1 : 4));
+	assert_string_equal(v2, v1);
+	gctx_tree__free(&t1);
+	gctx_tree__free(&t2);
+	gctx_model__free(g1.m);
+	gctx_model__free(g2.m);
+}
+
 /* record --from-agent -p of a process the model folded finds its start in the window, the
  * latest one with that pid; a pid the window never saw start is not found. */
 static void test_find_folded(void **state)
@@ -557,6 +610,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_history_cut, world_setup, world_teardown),
 	    cmocka_unit_test_setup_teardown(test_history_cut_state, world_setup, world_teardown),
 	    cmocka_unit_test_setup_teardown(test_find_folded, world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_from_root_start, world_setup, world_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

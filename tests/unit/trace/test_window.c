@@ -101,6 +101,48 @@ static void test_too_big_counted(void **state)
 	gctx_window__free(w);
 }
 
+/* A reader from a time gets exactly the records taken at it or later, in order, wherever
+ * that falls among the index points, after the ring has wrapped and evicted many times. */
+static void test_foreach_from(void **state)
+{
+	struct gctx_window *w = gctx_window__new(1 << 20, 0);
+	void *big = calloc(1, 2 << 20);
+	const __u32 n = 100000;
+	__u32 oldest;
+
+	assert_non_null(w);
+	for (__u32 id = 1; id <= n; id++) {
+		push_id(w, (__u64)id * 10, id, 8 + id % 3 * 8);
+		if (id == n / 2) /* one that never fits: counted, not kept */
+			assert_int_equal(gctx_window__push(w, (__u64)id * 10, 0, big, 2 << 20),
+					 -E2BIG);
+	}
+	oldest = (__u32)(gctx_window__oldest_ns(w) / 10);
+	assert_true(oldest > n / 2);
+	assert_int_equal(gctx_window__records(w), n - oldest + 1);
+	/* before the oldest, at it, between index points, on the newest, after it */
+	const __u64 from[] = {1, (__u64)oldest * 10, (__u64)oldest * 10 + 5,
+			      (__u64)(oldest + 1023) * 10, (__u64)(oldest + 1024) * 10,
+			      (__u64)(n - 2000) * 10 + 1, (__u64)n * 10, (__u64)n * 10 + 1};
+
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+		struct seen s = {};
+		__u32 want = from[i] <= (__u64)oldest * 10 ? oldest : (__u32)((from[i] + 9) / 10);
+
+		assert_int_equal(gctx_window__foreach_from(w, from[i], collect, &s), 0);
+		assert_false(s.bad);
+		if (want > n) {
+			assert_int_equal(s.n, 0);
+			continue;
+		}
+		assert_int_equal(s.first, want);
+		assert_int_equal(s.last, n);
+		assert_int_equal(s.n, n - want + 1);
+	}
+	free(big);
+	gctx_window__free(w);
+}
+
 static void test_record_pids(void **state)
 {
 	struct gctx_ev_fork f = { .hdr = { .type = GCTX_EV_FORK, .tgid = 10 }, .child_tgid = 11 };
@@ -133,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_bounded_by_bytes),
 		cmocka_unit_test(test_bounded_by_age),
 		cmocka_unit_test(test_too_big_counted),
+		cmocka_unit_test(test_foreach_from),
 		cmocka_unit_test(test_record_pids),
 	};
 
