@@ -54,7 +54,7 @@ void mdl_fold_note_exit(struct gctx_model *m, struct proc_priv *p)
 
 static bool foldable(const struct proc_priv *p, __u64 before_ns)
 {
-	return p->pub.exited && !p->pub.nchildren && p->pub.exit_ns < before_ns &&
+	return p->pub.exited && p->pub.nchildren == p->gone_children && p->pub.exit_ns < before_ns &&
 	       !touched_gpu(p) && p->pub.pid;
 }
 
@@ -72,6 +72,41 @@ static void unlink_child(struct proc_priv *par, __u32 idx)
 	}
 }
 
+/* A child of par was folded: it leaves par's children with the others at the end of this
+ * fold (one pass over them: a driver with 100,000 children folds thousands a second, and
+ * taking each out of the array on its own moved the whole array each time). */
+static void child_gone(struct gctx_model *m, struct proc_priv *par, __u32 idx)
+{
+	if (!par->gone_children) {
+		if (gctx_grow(&m->fold_dirty, &m->cap_fold_dirty, m->nfold_dirty + 1,
+			      sizeof(*m->fold_dirty))) {
+			unlink_child(par, idx); /* out of memory: the slow way */
+			return;
+		}
+		m->fold_dirty[m->nfold_dirty++] = par->pub.idx;
+	}
+	par->gone_children++;
+}
+
+/* The folded children leave their parents' lists; no slot was reused meanwhile. */
+static void unlink_gone(struct gctx_model *m)
+{
+	for (__u32 i = 0; i < m->nfold_dirty; i++) {
+		struct proc_priv *par = P(m, m->fold_dirty[i]);
+		struct gctx_proc *pp = &par->pub;
+		__u32 n = 0;
+
+		if (par->folded || !par->gone_children)
+			continue; /* folded itself since: its list went with it */
+		for (__u32 k = 0; k < pp->nchildren; k++)
+			if (!P(m, pp->children[k])->folded)
+				pp->children[n++] = pp->children[k];
+		pp->nchildren = n;
+		par->gone_children = 0;
+	}
+	m->nfold_dirty = 0;
+}
+
 /* Forget p; its slot goes to the free list. False when the free list cannot grow. */
 static bool fold_one(struct gctx_model *m, struct proc_priv *p)
 {
@@ -81,7 +116,7 @@ static bool fold_one(struct gctx_model *m, struct proc_priv *p)
 	if (gctx_grow(&m->free_procs, &m->cap_free, m->nfree + 1, sizeof(*m->free_procs)))
 		return false;
 	if (pp->parent_idx >= 0)
-		unlink_child(P(m, pp->parent_idx), idx);
+		child_gone(m, P(m, pp->parent_idx), idx);
 	for (__u32 i = 0; i < pp->nthreads; i++)
 		gctx_hmap__del(&m->thread_map, idx, pp->threads[i].tid);
 	if (gctx_hmap__get(&m->pid_map, pp->pid, 0, &cur) && cur == idx)
@@ -101,6 +136,7 @@ static bool fold_one(struct gctx_model *m, struct proc_priv *p)
 	pp->exit_code = -1;
 	pp->exe = pp->args = pp->cgroup = "";
 	p->gen = gen + 1; /* queue entries of the old process no longer match */
+	p->folded = true; /* until the slot is taken again (mdl_proc_slot) */
 	m->free_procs[m->nfree++] = idx;
 	m->folded++;
 	return true;
@@ -125,14 +161,17 @@ __u32 gctx_model__fold(struct gctx_model *m, __u64 before_ns)
 		while (foldable(p, before_ns)) {
 			int up = p->pub.parent_idx;
 
-			if (!fold_one(m, p))
+			if (!fold_one(m, p)) {
+				unlink_gone(m);
 				return n;
+			}
 			n++;
 			if (up < 0)
 				break;
 			p = P(m, up);
 		}
 	}
+	unlink_gone(m);
 	if (m->exq_head && (m->exq_head >= EXQ_COMPACT || m->exq_head == m->nexq)) {
 		memmove(m->exq, m->exq + m->exq_head, (m->nexq - m->exq_head) * sizeof(*m->exq));
 		m->nexq -= m->exq_head;
@@ -160,4 +199,5 @@ void mdl_fold_free(struct gctx_model *m)
 {
 	free(m->exq);
 	free(m->free_procs);
+	free(m->fold_dirty);
 }

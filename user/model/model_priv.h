@@ -64,6 +64,10 @@ struct proc_priv {
 	__u32 nctxs, cap_ctxs;
 	bool pinned; /* something outside the lineage names it (API coverage, call sites) */
 	__u32 gen;   /* reuses of this slot after folding (fold.c) */
+	/* fold.c, within one gctx_model__fold: this slot was folded; children of this one
+	 * folded and still listed (they leave its children at the end, all at once) */
+	bool folded;
+	__u32 gone_children;
 };
 
 /* An exited process waiting to be folded (fold.c): its slot and that slot's generation. */
@@ -130,6 +134,8 @@ struct gctx_model {
 	__u32 exq_head, nexq, cap_exq;
 	__u32 *free_procs;
 	__u32 nfree, cap_free;
+	__u32 *fold_dirty; /* parents with gone_children, this fold */
+	__u32 nfold_dirty, cap_fold_dirty;
 	__u64 folded;
 	__u64 compactions;    /* compact.c */
 	__u64 size_compacted; /* records held after the latest compaction */

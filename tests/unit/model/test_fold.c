@@ -153,6 +153,40 @@ static void test_exited_parent_waits_for_its_child(void **state)
 	assert_int_equal(gctx_model__nprocs(m), 3); /* init, and the two slots reused */
 }
 
+/* A driver with 20,000 children: those folded leave its list, the others stay in fork
+ * order; a subtree folded whole in one fold leaves its grandparent's list too. */
+static void test_many_children(void **state)
+{
+	struct gctx_model *m = *state;
+	const __u32 n = 20000;
+	const struct gctx_proc *d;
+	__u64 ts = 100;
+
+	gctx_model__fold(m, 0);
+	do_fork(m, 1, 2, ts++, "init");
+	for (__u32 i = 0; i < n; i++)
+		do_fork(m, 2, 10000 + i, ts++, "driver");
+	do_fork(m, 2, 50000, ts++, "driver"); /* a child with a child: 50000 -> 50001 */
+	do_fork(m, 50000, 50001, ts++, "sub");
+	for (__u32 i = 0; i < n; i += 2) /* every other child ends */
+		do_exit(m, 10000 + i, 10000 + i, ts++, 0, true);
+	do_exit(m, 50001, 50001, ts++, 0, true);
+	do_exit(m, 50000, 50000, ts++, 0, true);
+	assert_int_equal(gctx_model__fold(m, ts + 1), n / 2 + 2);
+	d = gctx_model__proc_by_pid(m, 2);
+	assert_int_equal(d->nchildren, n / 2);
+	for (__u32 k = 0; k < d->nchildren; k++)
+		assert_int_equal(gctx_model__proc(m, d->children[k])->pid, 10000 + 2 * k + 1);
+	assert_null(gctx_model__proc_by_pid(m, 50000));
+	assert_null(gctx_model__proc_by_pid(m, 10000));
+	/* the slots are reused: a new child is listed last */
+	do_fork(m, 2, 60000, ts++, "driver");
+	d = gctx_model__proc_by_pid(m, 2);
+	assert_int_equal(d->nchildren, n / 2 + 1);
+	assert_int_equal(gctx_model__proc(m, d->children[n / 2])->pid, 60000);
+	assert_true(gctx_model__nprocs(m) <= n + 4);
+}
+
 /* A GPU process and its ancestors are never folded, even long after they exited; nor is a
  * child that inherited GPU files. */
 static void test_gpu_lineage_never_folded(void **state)
@@ -191,7 +225,8 @@ int main(void)
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_churn_stays_bounded, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_exited_parent_waits_for_its_child, setup,
+		cmocka_unit_test_setup_teardown(test_many_children, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exited_parent_waits_for_its_child, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_lineage_never_folded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_fold_without_asking, setup, teardown),
