@@ -14,11 +14,15 @@ Usage: python3 bench/agent.py [--procs N] [--soak-min M] [--rounds R] [--secs S]
                               [--only rss,soak,idle,gpujobs,livejob] [--window-size SIZE]
                               [--gpu-min M] [--gpu-window S] [--live-min M]
        python3 bench/agent.py --render    (the tables of bench/out/agent-raw.json)
+       python3 bench/agent.py --render-log LOG    (a soak's table from its standard error,
+                                                   while it runs or after it was stopped)
 Needs root, build/gpuctx, build/fakegpu, build/bench/{loops,empty_loader}, build/workloads.
 """
 import argparse
+import ast
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -156,9 +160,17 @@ def bench_rss(env, args):
             "samples": samples, "pauses": pauses(samples)}
 
 
+def git_head():
+    return subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+
+
 def bench_soak(env, args):
     a = Agent(env, "soak")
     samples, procs = [], 0
+    # what --render-log needs to give the table of a soak cut short (its samples follow)
+    log(f"soak: git {git_head()} started "
+        f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} minutes {args.soak_min:g}")
     end = time.time() + args.soak_min * 60
     next_sample = next_gpu = 0
     try:
@@ -350,6 +362,10 @@ def render(raw):
             title = (f"### RSS over {r['procs']:,} short-lived processes (fork + exit"
                      f"{', under a Python parent' if r.get('py_parent') else ''}), window "
                      f"{r.get('window_size')}")
+        elif r.get("from_log"):
+            planned = f" of {r['minutes']:g} planned" if r["minutes"] else ""
+            title = (f"### Soak: {r['elapsed_s'] / 60:.0f} minutes{planned} of mixed churn "
+                     f"({r['procs']:,} processes; from its log, as far as it goes)")
         else:
             title = f"### Soak: {r['minutes']:g} minutes of mixed churn ({r['procs']:,} processes)"
         out += [f"{title} (git {r['git']}, {r['started']}, {r['elapsed_s']} s)", "",
@@ -381,6 +397,32 @@ def render(raw):
     return "\n".join(out)
 
 
+def soak_from_log(path):
+    """A soak's result rebuilt from its log: the samples so far (its last one, when the soak
+    still runs or was stopped, is not an end)."""
+    head, samples = {}, []
+    try:
+        with open(path) as f:
+            for line in f:
+                m = re.search(r"soak: git (\S*) started (\S+) minutes (\S+)", line)
+                if m:
+                    head = {"git": m.group(1) or "?", "started": m.group(2),
+                            "minutes": float(m.group(3))}
+                m = re.search(r"(\{'t_s'.*\})\s*$", line)
+                if m:
+                    s = ast.literal_eval(m.group(1))
+                    if not samples or s["t_s"] != samples[-1]["t_s"]:
+                        samples.append(s)
+    except (OSError, ValueError, SyntaxError) as e:
+        die(f"cannot read {path}: {e}")
+    if not samples:
+        die(f"{path}: no samples")
+    return {"minutes": head.get("minutes", 0), "procs": samples[-1]["procs_driven"],
+            "samples": samples, "pauses": pauses(samples), "git": head.get("git", "?"),
+            "started": head.get("started", "?"), "elapsed_s": int(samples[-1]["t_s"]),
+            "from_log": True}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--procs", type=int, default=1000000)
@@ -398,10 +440,16 @@ def main():
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--out", default=os.path.join(TOP, "bench/out/agent-raw.json"))
     ap.add_argument("--render", action="store_true", help="only print the tables of --out")
+    ap.add_argument("--render-log", metavar="LOG",
+                    help="only print the table of the soak whose standard error is LOG, "
+                    "finished or not (a soak writes its table only at its end)")
     args = ap.parse_args()
     if args.render:
         with open(args.out) as f:
             print(render(json.load(f)))
+        return
+    if args.render_log:
+        print(render({"soak": soak_from_log(args.render_log)}))
         return
     if os.geteuid() != 0:
         die("run as root")
@@ -422,8 +470,7 @@ def main():
                  "gpujobs": bench_gpujobs, "livejob": bench_livejob}[what](env, args)
             r["started"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0))
             r["elapsed_s"] = round(time.time() - t0)
-            r["git"] = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"],
-                                      capture_output=True, text=True).stdout.strip()
+            r["git"] = git_head()
             if what == "rss":
                 r["py_parent"] = args.py_parent
                 what += (f"-{args.window_size}" if args.window_size else "") + \
