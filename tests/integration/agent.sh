@@ -86,6 +86,30 @@ assert count >= 1 and 0 < most <= total, (n, count, total, most)
 PY
 }
 
+# agent_self_read PID: its CPU seconds and resident bytes, as /proc gives them
+agent_self_read() {
+	python3 - "$1" <<'PY'
+import os, sys
+st = open(f"/proc/{sys.argv[1]}/stat").read()
+f = st[st.rindex(")") + 2:].split()
+rss = [int(l.split()[1]) * 1024 for l in open(f"/proc/{sys.argv[1]}/status") if l.startswith("VmRSS:")][0]
+print((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"), rss)
+PY
+}
+
+# agent_self_check PROM SELF: the agent's own CPU and memory in its last metrics (written at
+# its stop) agree with what /proc said of it just before (SELF, agent_self_read)
+agent_self_check() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+m = dict(l.split() for l in open(sys.argv[1]) if not l.startswith("#") and "{" not in l)
+cpu_before, rss_before = map(float, open(sys.argv[2]).read().split())
+cpu, rss = float(m["gpuctx_agent_cpu_seconds_total"]), float(m["gpuctx_agent_resident_memory_bytes"])
+assert cpu_before > 0 and cpu_before - 0.02 <= cpu <= cpu_before + 5, (cpu_before, cpu)
+assert rss_before / 2 <= rss <= rss_before * 2, (rss_before, rss)
+PY
+}
+
 t_agent() {
 	local name=agent rc=0 job crash spawn d got want fj
 	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
@@ -436,11 +460,13 @@ t_agent_folded() {
 	if "$G" record --from-agent -p $pid -q -o "$T/$name.none.gctx" >/dev/null 2>"$T/$name.none.err"; then
 		echo "record --from-agent -p $pid (no such process) exited 0" >>"$T/$name.err"; rc=1
 	fi
+	agent_self_read $AGENT_PID >"$T/$name.self"
 	kill -TERM $AGENT_PID
 	wait $AGENT_PID
 	grep -q '^gpuctx_processes_folded_total [1-9]' "$T/$name.prom" ||
 		{ echo "nothing was folded" >>"$T/$name.err"; rc=1; }
 	agent_stalls "$T/$name.prom" compaction >>"$T/$name.err" 2>&1 || rc=1
+	agent_self_check "$T/$name.prom" "$T/$name.self" >>"$T/$name.err" 2>&1 || rc=1
 	[ "$(wc -l <"$T/$name.none.err")" = 1 ] && grep -q "the agent knows no such process" "$T/$name.none.err" ||
 		{ echo "no one-line refusal:"; cat "$T/$name.none.err"; } >>"$T/$name.err"
 	[ "$(wc -l <"$T/$name.none.err")" = 1 ] || rc=1

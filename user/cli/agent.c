@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
@@ -686,6 +687,30 @@ static void write_left_out(FILE *f, const struct gctx_model_trim *t)
 			(unsigned long long)k[i].n);
 }
 
+/* The agent's own cost, for an admin's alert on it: CPU (all its threads) and resident
+ * memory. Named gpuctx_agent_* (node_exporter has process_* of its own). */
+static void write_self(FILE *f)
+{
+	struct rusage ru;
+	unsigned long long size, resident;
+	FILE *sm;
+
+	if (!getrusage(RUSAGE_SELF, &ru))
+		fprintf(f, "# HELP gpuctx_agent_cpu_seconds_total CPU time of the agent (user and "
+			   "system, all its threads).\n# TYPE gpuctx_agent_cpu_seconds_total "
+			   "counter\ngpuctx_agent_cpu_seconds_total %.3f\n",
+			ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	sm = fopen("/proc/self/statm", "re");
+	if (sm && fscanf(sm, "%llu %llu", &size, &resident) == 2)
+		fprintf(f, "# HELP gpuctx_agent_resident_memory_bytes Resident memory of the "
+			   "agent.\n# TYPE gpuctx_agent_resident_memory_bytes gauge\n"
+			   "gpuctx_agent_resident_memory_bytes %llu\n",
+			resident * (unsigned long long)sysconf(_SC_PAGESIZE));
+	if (sm)
+		fclose(sm);
+}
+
 static void write_metrics(struct agent *a, const struct gctx_model *m)
 {
 	struct spool_usage su = {};
@@ -756,6 +781,7 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 	metric_seconds(f, "compaction", "compacting the model", a->compact_ns, a->compact_max_ns);
 	metric_seconds(f, "dump", "writing dumps", a->dump_ns, a->dump_max_ns);
 	write_left_out(f, gctx_model__trimmed(m));
+	write_self(f);
 	if (fclose(f) || gctx_outfile__commit(out, err, sizeof(err)))
 		agent_log(a, "cannot write metrics %s", a->o.metrics);
 	gctx_outfile__free(out);
