@@ -43,6 +43,7 @@
 #define MAX_GLOBALS 4096	  /* device registrations and probes kept for every dump */
 #define MAX_PENDING 256		  /* process trees with an incident not yet written */
 #define TREE_WAIT_NS (30 * 1000000000ull) /* a tree still running is dumped after this */
+#define STACKS_WAIT_NS (10 * 1000000000ull) /* a due dump waits this long for its stacks */
 #define AGENT_MAX_ARGS 64
 #define PENDING_EVERY_NS (100 * 1000000ull)
 #define METRICS_EVERY_NS (5 * 1000000000ull)
@@ -641,11 +642,20 @@ static void run_pending(struct agent *a, const struct gctx_model *m, bool final)
 			p->due_ns = now + (__u64)(a->o.grace_s * 1e9);
 		if (p->due_ns && (final || now >= p->due_ns)) {
 			alive = tree_alive(m, p->root_idx);
+			if (!p->stacks_mark)
+				p->stacks_mark = a->stacks.accepted + 1;
 			if (!final && alive && now < p->first_ns + TREE_WAIT_NS) {
 				p->due_ns = now + 1000000000ull; /* look again in a second */
+				p->stacks_mark = 0;
+			} else if (!final && a->stacks.done + 1 < p->stacks_mark &&
+				   now < p->due_ns + STACKS_WAIT_NS) {
+				/* its stacks (the lines of code) are still being resolved: a loaded
+				 * node takes seconds; wait for them */
 			} else {
+				a->stacks_waits += a->stacks.done + 1 < p->stacks_mark;
 				write_dump(a, m, p);
 				p->due_ns = 0;
+				p->stacks_mark = 0;
 			}
 		}
 		if (p->written && !p->due_ns && !p->alive_at_write) {
@@ -763,6 +773,10 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 		   "incidents past the pending limit.\n# TYPE gpuctx_dump_errors_total counter\n"
 		   "gpuctx_dump_errors_total %llu\n",
 		(unsigned long long)(a->dump_errors + a->pend_dropped));
+	fprintf(f, "# HELP gpuctx_dump_stacks_late_total Dumps written with stacks still being "
+		   "resolved (after waiting 10 s): lines of code may be missing.\n"
+		   "# TYPE gpuctx_dump_stacks_late_total counter\n"
+		   "gpuctx_dump_stacks_late_total %llu\n", (unsigned long long)a->stacks_waits);
 	fprintf(f, "# HELP gpuctx_spool_bytes Bytes of dumps in the spool.\n"
 		   "# TYPE gpuctx_spool_bytes gauge\ngpuctx_spool_bytes %llu\n",
 		(unsigned long long)su.bytes);
@@ -871,7 +885,7 @@ int cmd_agent(int argc, char **argv)
 	struct agent a = { .spool_fd = -1 };
 	struct cli_record_hooks hooks = {
 		.ctx = &a, .on_record = on_record, .on_finding = on_finding, .tick = tick,
-		.finish = finish, .drops = &a.drops,
+		.finish = finish, .drops = &a.drops, .stacks = &a.stacks,
 	};
 	char *rargv[AGENT_MAX_ARGS] = { "record", "-a", "--silent" }, err[512];
 	int rn = 3, lock_fd, ret;

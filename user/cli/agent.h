@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "cli/spool.h"
+#include "collect/stacks.h"
 #include "gpuctx_events.h"
 #include "lib/hmap.h"
 #include "model/analysis.h"
@@ -42,6 +43,7 @@ struct pending {
 	bool crash;	      /* a fatal signal with GPU state (no finding needed) */
 	bool written;
 	bool alive_at_write;  /* a last write follows the tree's end */
+	__u64 stacks_mark;    /* stacks accepted when it was due: written once done (0: not due) */
 	char name[SPOOL_NAME_LEN];
 	__u32 counted[GCTX_INC_MAX][GCTX_SEV_ERROR + 1]; /* incidents already in the metrics */
 };
@@ -56,6 +58,8 @@ struct agent {
 	__u64 globals_dropped;
 	struct pending *pend;
 	__u32 npend, cap_pend;
+	struct gctx_stack_progress stacks; /* kept by record (cli_record_hooks) */
+	__u64 stacks_waits;		   /* dumps written before their stacks were all done */
 	__u64 pend_dropped;
 	__u64 start_wall, start_mono, last_metrics, last_pending, last_fold;
 	__u64 records, dumps, dump_errors;

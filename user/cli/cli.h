@@ -24,6 +24,8 @@ int cmd_agent(int argc, char **argv);
 /* record.c: what gpuctx agent hooks into a recording. With hooks, no trace file is written:
  * every record (raw stacks excepted) goes to on_record after the live model took it. */
 struct gctx_finding;
+struct gctx_stack_progress;
+
 struct cli_record_hooks {
 	void *ctx;
 	void (*on_record)(void *ctx, const struct gctx_model *m, __u32 type, const void *data,
@@ -34,6 +36,8 @@ struct cli_record_hooks {
 	void (*finish)(void *ctx, const struct gctx_model *m); /* recording stopped */
 	/* non-NULL: record keeps it at the drop counts so far (refreshed once a second) */
 	struct gctx_rec_drops *drops;
+	/* non-NULL: record keeps it at the stacks' progress before each tick (collect/stacks.h) */
+	struct gctx_stack_progress *stacks;
 };
 /* fromagent.c: record --from-agent (-p's processes, or a --cgroup followed by the agent): the
  * trace from the agent. */

@@ -1034,6 +1034,8 @@ no_trace_file:
 			record_drops(c, &st, hooks->drops); /* the agent's dumps say what was lost */
 			drops_next = gctx_now_mono() + DROPS_EVERY_NS;
 		}
+		if (hooks && hooks->stacks)
+			gctx_stacks__progress(st.stacks, hooks->stacks);
 		if (hooks)
 			hooks->tick(hooks->ctx, st.model);
 		gctx_pyprobe__tick(st.pyprobe);

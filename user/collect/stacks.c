@@ -89,6 +89,8 @@ struct gctx_stacks {
 	__u32 n, cap, oldest;
 	struct gctx_hmap by_pid;
 	__u64 unresolved, resolved, resolve_ns, resolve_max_ns;
+	__u64 accepted, returned; /* main thread: accepted, and returned by next() */
+	__u64 given_up;		  /* under lock: jobs the worker made no record of */
 	struct gctx_maps tmp; /* scratch for a fresh read */
 	bool any_stale;	      /* some process has maps_stale set (tick has work) */
 	struct gctx_rec_frame native[GCTX_STACK_MAX_FRAMES];
@@ -578,6 +580,9 @@ static void *worker_main(void *arg)
 		job_free(j);
 		if (!d || !d->r) {
 			free(d);
+			pthread_mutex_lock(&st->lock);
+			st->given_up++;
+			pthread_mutex_unlock(&st->lock);
 			continue;
 		}
 		d->len = len;
@@ -633,10 +638,23 @@ int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len)
 			st->wait_head = j;
 		st->wait_tail = j;
 		st->nwait++;
+		st->accepted++;
 		return 0;
 	}
 	enqueue(st, j);
+	st->accepted++;
 	return 0;
+}
+
+void gctx_stacks__progress(struct gctx_stacks *st, struct gctx_stack_progress *out)
+{
+	out->accepted = out->done = 0;
+	if (!st)
+		return;
+	out->accepted = st->accepted;
+	pthread_mutex_lock(&st->lock);
+	out->done = st->returned + st->given_up;
+	pthread_mutex_unlock(&st->lock);
 }
 
 /* The held stacks, in order, up to the first whose process has not exited yet (all: every
@@ -700,6 +718,7 @@ struct gctx_rec_stack *gctx_stacks__next(struct gctx_stacks *st, __u32 *outlen)
 		r = d->r;
 		*outlen = d->len;
 		free(d);
+		st->returned++;
 	}
 	return r;
 }

@@ -47,6 +47,13 @@ const struct gctx_maps *gctx_stacks__maps(struct gctx_stacks *st, __u32 pid, boo
 /* pid's exit record came (after the mappings the kernel sends at exit when asked), or it is
  * not known here. */
 bool gctx_stacks__gone(struct gctx_stacks *st, __u32 pid);
+/* Raw stacks accepted so far, and of those how many are done: returned by next() or given
+ * up. A stack accepted before a moment is in the records once done reaches accepted as it
+ * was then (they are done in the order accepted). */
+struct gctx_stack_progress {
+	__u64 accepted, done;
+};
+void gctx_stacks__progress(struct gctx_stacks *st, struct gctx_stack_progress *out);
 /* Counts for the GCTX_REC_STACK_DROPS record (lost is the kernel's, left 0). */
 void gctx_stacks__stats(const struct gctx_stacks *st, struct gctx_rec_stack_drops *out);
 
