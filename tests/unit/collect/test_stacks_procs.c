@@ -12,10 +12,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "collect/stacks.h"
 #include "gpuctx_events.h"
+#include "gpuctx_stack.h"
 
 #define CAP 4096 /* stacks.c's MAX_PROCS */
 
@@ -93,11 +97,56 @@ static void test_churn_forgets_oldest(void **state)
 	gctx_stacks__free(st);
 }
 
+/* The agent writes a dump once the stacks accepted before it are done: every accepted stack
+ * is done once, returned by next() or given up, whatever its fate; a record too short to be
+ * a stack is refused, not accepted. */
+static void test_progress(void **state)
+{
+	struct gctx_stacks *st = gctx_stacks__new();
+	struct gctx_ev_stack *raw = calloc(1, sizeof(*raw));
+	struct gctx_stack_progress pr;
+	const __u32 n = 5;
+	__u32 got = 0, len;
+	struct timespec pause = {.tv_nsec = 10 * 1000 * 1000};
+
+	(void)state;
+	assert_non_null(st);
+	assert_non_null(raw);
+	raw->hdr.type = GCTX_EV_STACK;
+	raw->hdr.tid = raw->hdr.tgid = (__u32)getpid();
+	raw->role = GCTX_STACK_USE;
+	gctx_stacks__watch(st, (__u32)getpid());
+	for (__u32 i = 0; i < n; i++)
+		assert_int_equal(gctx_stacks__accept(st, raw, GCTX_EV_STACK_HDR_LEN), 0);
+	assert_int_not_equal(gctx_stacks__accept(st, raw, 8), 0);
+	gctx_stacks__progress(st, &pr);
+	assert_int_equal(pr.accepted, n);
+	assert_true(pr.done <= n);
+	for (int tries = 0; tries < 3000 && pr.done < n; tries++) { /* 30 s at most */
+		struct gctx_rec_stack *r;
+
+		gctx_stacks__tick(st);
+		while ((r = gctx_stacks__next(st, &len))) {
+			got++;
+			free(r);
+		}
+		gctx_stacks__progress(st, &pr);
+		if (pr.done < n)
+			nanosleep(&pause, NULL);
+	}
+	assert_int_equal(pr.accepted, n);
+	assert_int_equal(pr.done, n);
+	assert_true(got <= n);
+	gctx_stacks__free(st);
+	free(raw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_children_of_watched_only),
 	    cmocka_unit_test(test_churn_forgets_oldest),
+	    cmocka_unit_test(test_progress),
 	};
 
 	return cmocka_run_group_tests(tests, 0, NULL);
