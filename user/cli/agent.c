@@ -628,6 +628,15 @@ static bool tree_alive(const struct gctx_model *m, __u32 root)
 
 static void write_metrics(struct agent *a, const struct gctx_model *m);
 
+/* Whether the stacks taken before p was first found due to be written (a loaded node takes
+ * seconds to resolve them) are not all resolved yet. */
+static bool stacks_pending(struct agent *a, struct pending *p)
+{
+	if (!p->stacks_mark)
+		p->stacks_mark = a->stacks.accepted + 1; /* + 1: 0 is "not marked" */
+	return a->stacks.done + 1 < p->stacks_mark;
+}
+
 /* Due dumps: a tree that ended, or one still running TREE_WAIT_NS after its incident. */
 static void run_pending(struct agent *a, const struct gctx_model *m, bool final)
 {
@@ -642,17 +651,13 @@ static void run_pending(struct agent *a, const struct gctx_model *m, bool final)
 			p->due_ns = now + (__u64)(a->o.grace_s * 1e9);
 		if (p->due_ns && (final || now >= p->due_ns)) {
 			alive = tree_alive(m, p->root_idx);
-			if (!p->stacks_mark)
-				p->stacks_mark = a->stacks.accepted + 1;
 			if (!final && alive && now < p->first_ns + TREE_WAIT_NS) {
 				p->due_ns = now + 1000000000ull; /* look again in a second */
-				p->stacks_mark = 0;
-			} else if (!final && a->stacks.done + 1 < p->stacks_mark &&
+			} else if (!final && stacks_pending(a, p) &&
 				   now < p->due_ns + STACKS_WAIT_NS) {
-				/* its stacks (the lines of code) are still being resolved: a loaded
-				 * node takes seconds; wait for them */
+				/* its lines of code are still being resolved: wait for them */
 			} else {
-				a->stacks_waits += a->stacks.done + 1 < p->stacks_mark;
+				a->stacks_waits += stacks_pending(a, p);
 				write_dump(a, m, p);
 				p->due_ns = 0;
 				p->stacks_mark = 0;
@@ -702,7 +707,7 @@ static void write_left_out(FILE *f, const struct gctx_model_trim *t)
 static void write_self(FILE *f)
 {
 	struct rusage ru;
-	unsigned long long size, resident;
+	unsigned long long resident;
 	FILE *sm;
 
 	if (!getrusage(RUSAGE_SELF, &ru))
@@ -712,7 +717,7 @@ static void write_self(FILE *f)
 			ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	sm = fopen("/proc/self/statm", "re");
-	if (sm && fscanf(sm, "%llu %llu", &size, &resident) == 2)
+	if (sm && fscanf(sm, "%*s %llu", &resident) == 1)
 		fprintf(f, "# HELP gpuctx_agent_resident_memory_bytes Resident memory of the "
 			   "agent.\n# TYPE gpuctx_agent_resident_memory_bytes gauge\n"
 			   "gpuctx_agent_resident_memory_bytes %llu\n",

@@ -638,10 +638,9 @@ int gctx_stacks__accept(struct gctx_stacks *st, const void *data, __u32 len)
 			st->wait_head = j;
 		st->wait_tail = j;
 		st->nwait++;
-		st->accepted++;
-		return 0;
+	} else {
+		enqueue(st, j);
 	}
-	enqueue(st, j);
 	st->accepted++;
 	return 0;
 }
