@@ -195,6 +195,14 @@ include install.mk
 STACKS_UNITS := collect/stacks collect/pymem
 $(BUILD)/tests/collect/test_stacks_procs: $(patsubst %,$(OUTPUT)/user/%.o,$(STACKS_UNITS))
 
+# the agent's spool (cli/): its sync thread and cap, with what they link
+SPOOL_UNITS := cli/spool cli/spool_sync collect/jobcg
+$(BUILD)/tests/cli/test_spool_sync: tests/unit/cli/test_spool_sync.c $(PURE_OBJS) \
+		$(patsubst %,$(OUTPUT)/user/%.o,$(SPOOL_UNITS))
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(filter %.o,$^) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
+
 # collect/callers.c's test stubs the symboliser: no collect/ objects linked
 $(BUILD)/tests/collect/test_callers_live: tests/unit/collect/test_callers_live.c $(PURE_OBJS)
 	$(call msg,CC,$@)
@@ -239,6 +247,12 @@ $(BUILD)/san/collect/test_callers_live: tests/unit/collect/test_callers_live.c $
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $< $(SAN_OBJS) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
 
 $(BUILD)/san/collect/test_stacks_procs: $(patsubst %,$(SAN_DIR)/%.o,$(STACKS_UNITS))
+
+$(BUILD)/san/cli/test_spool_sync: tests/unit/cli/test_spool_sync.c $(SAN_OBJS) \
+		$(patsubst %,$(SAN_DIR)/%.o,$(SPOOL_UNITS))
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $< $(filter %.o,$^) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
 
 check-sanitize: $(SAN_TESTS)
 	$(Q)set -e; for t in $(SAN_TESTS); do echo "== $$t"; \

@@ -127,6 +127,13 @@ t_agent() {
 	crash=$!
 	wait $crash
 	agent_wait_dump "$T/$name.spool" "$crash" || { echo "no dump for crash $crash" >>"$T/$name.err"; rc=1; }
+	# their counter follows the dumps within a second or so, not at the next 5-s rewrite
+	n=0
+	until grep -q '^gpuctx_dumps_total [2-9]' "$T/$name.prom" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -gt 20 ] && { echo "the metrics lag the dumps by over 2 s" >>"$T/$name.err"; rc=1; break; }
+		sleep 0.1
+	done
 	# a clean spawn job: nothing
 	agent_job "$T/$name.spawn.wl" spawn || { echo "spawn job failed" >>"$T/$name.err"; rc=1; }
 	spawn=$AGENT_JOB_PID

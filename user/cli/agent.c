@@ -47,6 +47,7 @@
 #define AGENT_MAX_ARGS 64
 #define PENDING_EVERY_NS (100 * 1000000ull)
 #define METRICS_EVERY_NS (5 * 1000000000ull)
+#define METRICS_SOON_NS (1000000000ull) /* after a change: a dump, a SIGHUP, a drop */
 #define FOLD_EVERY_NS (1000000000ull)
 #define FOLD_AFTER_NS (10 * 1000000000ull) /* an exit this old: its late records are in */
 
@@ -456,16 +457,23 @@ void agent_log(struct agent *a, const char *fmt, ...)
 {
 	va_list ap;
 
+	char line[8192];
+
 	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* one call each: the spool_sync thread logs too */
 	if (a->o.syslog) {
-		vsyslog(LOG_WARNING, fmt, ap);
+		syslog(LOG_WARNING, "%s", line);
 	} else {
-		printf("gpuctx agent: ");
-		vprintf(fmt, ap);
-		printf("\n");
+		printf("gpuctx agent: %s\n", line);
 		fflush(stdout);
 	}
-	va_end(ap);
+}
+
+static void sync_log(void *ctx, const char *line)
+{
+	agent_log(ctx, "%s", line);
 }
 
 /* A dump's records go to a model (first pass: its verdict names the file), then to the file. */
@@ -527,6 +535,7 @@ static int write_dump(struct agent *a, const struct gctx_model *m, struct pendin
 	struct gctx_outfile *out = NULL;
 	const struct gctx_proc *root = gctx_model__proc(m, p->root_idx);
 	char kind[32], verdict[1024], err[512], path[PATH_MAX], job[SPOOL_JOB_LEN] = "";
+	char line[sizeof(kind) + sizeof(path) + sizeof(verdict) + 8];
 	__u64 now = gctx_now_mono(), first;
 	int ret, werr = 0;
 
@@ -584,17 +593,16 @@ static int write_dump(struct agent *a, const struct gctx_model *m, struct pendin
 	d.w = NULL;
 	if (!ret)
 		ret = werr ? werr : d.err;
-	if (!ret && gctx_outfile__commit(out, err, sizeof(err))) {
-		agent_log(a, "cannot write a dump: %s", err);
-		ret = -EIO;
+	if (!ret) {
+		/* its fsync, rename, log line and the spool cap: the spool_sync thread's */
+		snprintf(line, sizeof(line), "%s: %s: %s", kind, path, verdict);
+		ret = spool_sync__push(a->sync, out, a->spool_fd, p->name, line, !p->written);
+		out = NULL;
 	}
 	if (!ret) {
-		agent_log(a, "%s: %s: %s", kind, path, verdict);
-		a->dumps += !p->written;
 		a->drops_dumped = a->drops;
 		p->written = true;
 		p->alive_at_write = t.alive;
-		spool_prune(a->spool_fd, a->o.spool_max_bytes, a->o.spool_max_files, p->name);
 	}
 out:
 	if (ret) {
@@ -732,12 +740,16 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 	struct gctx_outfile *out;
 	char err[512];
 	FILE *f;
-	__u64 lost = a->drops.missed_stash + a->drops.unfollowed;
+	__u64 lost = a->drops.missed_stash + a->drops.unfollowed, dumps, sync_errors;
 
 	if (!a->o.metrics)
 		return;
 	for (int i = 0; i < GCTX_EV_KERNEL_MAX; i++)
 		lost += a->drops.drops[i];
+	/* tried: a failure is said once per METRICS_EVERY_NS, not every turn of the loop */
+	a->metrics_dirty = false;
+	a->last_metrics = gctx_now_mono();
+	a->synced_seen = spool_sync__finished(a->sync); /* before the counts below */
 	spool_usage(a->spool_fd, &su);
 	out = gctx_outfile__new(a->o.metrics, err, sizeof(err));
 	if (!out) {
@@ -772,12 +784,13 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 	fprintf(f, "# HELP gpuctx_window_bytes Memory the window's events take.\n"
 		   "# TYPE gpuctx_window_bytes gauge\ngpuctx_window_bytes %llu\n",
 		(unsigned long long)gctx_window__bytes(a->win));
+	spool_sync__counts(a->sync, &dumps, &sync_errors);
 	fprintf(f, "# HELP gpuctx_dumps_total Dumps written.\n# TYPE gpuctx_dumps_total counter\n"
-		   "gpuctx_dumps_total %llu\n", (unsigned long long)a->dumps);
+		   "gpuctx_dumps_total %llu\n", (unsigned long long)dumps);
 	fprintf(f, "# HELP gpuctx_dump_errors_total Dumps that could not be written, or "
 		   "incidents past the pending limit.\n# TYPE gpuctx_dump_errors_total counter\n"
 		   "gpuctx_dump_errors_total %llu\n",
-		(unsigned long long)(a->dump_errors + a->pend_dropped));
+		(unsigned long long)(a->dump_errors + sync_errors + a->pend_dropped));
 	fprintf(f, "# HELP gpuctx_dump_stacks_late_total Dumps written with stacks still being "
 		   "resolved (after waiting 10 s): lines of code may be missing.\n"
 		   "# TYPE gpuctx_dump_stacks_late_total counter\n"
@@ -804,8 +817,6 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 	if (fclose(f) || gctx_outfile__commit(out, err, sizeof(err)))
 		agent_log(a, "cannot write metrics %s", a->o.metrics);
 	gctx_outfile__free(out);
-	a->metrics_dirty = false;
-	a->last_metrics = gctx_now_mono();
 }
 
 /* Exited GPU jobs (and what only they held) go once the window has lost them and no pending
@@ -870,18 +881,25 @@ static void tick(void *ctx, struct gctx_model *m)
 		gctx_model__fold(m, now - FOLD_AFTER_NS);
 		compact(a, m, now - FOLD_AFTER_NS);
 	}
-	if (a->o.metrics && now >= a->last_metrics + METRICS_EVERY_NS)
+	if (!a->o.metrics)
+		return;
+	if (spool_sync__finished(a->sync) != a->synced_seen)
+		a->metrics_dirty = true; /* a dump landed (or failed) */
+	if (now >= a->last_metrics + (a->metrics_dirty ? METRICS_SOON_NS : METRICS_EVERY_NS))
 		write_metrics(a, m);
 }
 
 static void finish(void *ctx, const struct gctx_model *m)
 {
 	struct agent *a = ctx;
+	__u64 dumps, errors;
 
 	agent_subs__close(a);
 	run_pending(a, m, true); /* SIGTERM: what is pending is written now */
+	spool_sync__drain(a->sync);
 	write_metrics(a, m);
-	agent_log(a, "stopped: %llu dumps, %llu events", (unsigned long long)a->dumps,
+	spool_sync__counts(a->sync, &dumps, &errors);
+	agent_log(a, "stopped: %llu dumps, %llu events", (unsigned long long)dumps,
 		 (unsigned long long)a->records);
 }
 
@@ -925,6 +943,14 @@ int cmd_agent(int argc, char **argv)
 		close(lock_fd);
 		return 1;
 	}
+	a.sync = spool_sync__new(a.o.spool_max_bytes, a.o.spool_max_files, sync_log, &a);
+	if (!a.sync) {
+		fprintf(stderr, "gpuctx: out of memory\n");
+		gctx_window__free(a.win);
+		close(a.spool_fd);
+		close(lock_fd);
+		return 1;
+	}
 	if (a.o.syslog)
 		openlog("gpuctx", LOG_PID, LOG_DAEMON);
 	if (agent_subs__open(&a, err, sizeof(err)))
@@ -938,6 +964,7 @@ int cmd_agent(int argc, char **argv)
 		     "%llu MiB)", a.o.spool, gctx_severity_name(a.o.fail_on), a.o.window_s,
 		 (unsigned long long)(a.o.window_bytes >> 20));
 	ret = cli_record_run(rn, rargv, &hooks);
+	spool_sync__free(a.sync); /* after what it has queued */
 	for (__u32 i = 0; i < a.nglobals; i++)
 		free(a.globals[i].data);
 	free(a.globals);

@@ -62,7 +62,8 @@ struct agent {
 	__u64 stacks_waits;		   /* dumps written before their stacks were all done */
 	__u64 pend_dropped;
 	__u64 start_wall, start_mono, last_metrics, last_pending, last_fold;
-	__u64 records, dumps, dump_errors;
+	struct spool_sync *sync;	     /* dumps' fsync, rename, log line, cap */
+	__u64 records, dump_errors;
 	__u64 incidents[GCTX_INC_MAX][GCTX_SEV_ERROR + 1];
 	__u64 crashes;
 	/* the event loop's longest stalls: nothing drains the ring buffer meanwhile (ns) */
@@ -70,7 +71,8 @@ struct agent {
 	__u64 dump_ns, dump_max_ns;
 	struct gctx_rec_drops drops;	     /* so far (record refreshes it) */
 	struct gctx_rec_drops drops_dumped; /* as the last dump written said */
-	bool metrics_dirty;
+	__u64 synced_seen;		    /* spool_sync__finished() at the last metrics */
+	bool metrics_dirty;		    /* rewrite them soon (METRICS_SOON_NS) */
 };
 
 

@@ -134,7 +134,9 @@ static struct dump_file *list_dumps(int dirfd, __u32 *n)
 	__u32 cap = 0;
 	struct dirent *de;
 	DIR *d;
-	int fd = dup(dirfd);
+	/* a new open of the directory, not a dup: a dup shares its read position with the
+	 * other thread's listing (spool_sync.c) */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	*n = 0;
 	if (fd < 0)
@@ -144,7 +146,6 @@ static struct dump_file *list_dumps(int dirfd, __u32 *n)
 		close(fd);
 		return NULL;
 	}
-	rewinddir(d);
 	while ((de = readdir(d))) {
 		struct stat st;
 

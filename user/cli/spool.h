@@ -40,4 +40,26 @@ void spool_usage(int dirfd, struct spool_usage *u);
  * keep (the dump just written) is never deleted. */
 void spool_prune(int dirfd, __u64 max_bytes, __u32 max_files, const char *keep);
 
+/* ---- spool_sync.c: a dump's fsync, rename, log line and the cap, off the event loop ---- */
+struct gctx_outfile;
+struct spool_sync;
+typedef void (*spool_sync_log_fn)(void *ctx, const char *line);
+
+/* A thread (without one, each push is done at once). Lines are logged from that thread. */
+struct spool_sync *spool_sync__new(__u64 max_bytes, __u32 max_files, spool_sync_log_fn log,
+				   void *ctx);
+/* Takes out (written, not committed): commits it into spool_fd as name, logs line, prunes
+ * the spool keeping it. first: a new dump (counted), not a rewrite. Waits when the queue is
+ * full. 0, or -ENOMEM (out freed, its temporary file removed). */
+int spool_sync__push(struct spool_sync *s, struct gctx_outfile *out, int spool_fd,
+		     const char *name, const char *line, bool first);
+/* Wait until everything pushed is done. */
+void spool_sync__drain(struct spool_sync *s);
+/* Dumps now in place, and commits that failed. */
+void spool_sync__counts(struct spool_sync *s, __u64 *dumps, __u64 *errors);
+/* Pushes done so far (landed or failed): cheap, for the loop to see that something changed. */
+__u64 spool_sync__finished(struct spool_sync *s);
+/* Finish what is queued, then stop the thread. */
+void spool_sync__free(struct spool_sync *s);
+
 #endif /* __GPUCTX_SPOOL_H */
