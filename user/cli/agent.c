@@ -757,6 +757,7 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 		return;
 	}
 	fchmod(gctx_outfile__fd(out), 0644);
+	gctx_outfile__no_fsync(out); /* rewritten in 5 s: not worth a stall of the loop */
 	f = fdopen(dup(gctx_outfile__fd(out)), "w");
 	if (!f) {
 		gctx_outfile__free(out);

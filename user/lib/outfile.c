@@ -14,6 +14,7 @@
 struct gctx_outfile {
 	int fd;
 	bool keep; /* committed or deliberately kept: do not remove the temporary file */
+	bool no_fsync;
 	char *path;
 	char *tmp;
 };
@@ -92,7 +93,7 @@ int gctx_outfile__commit(struct gctx_outfile *o, char *err, size_t errlen)
 	const char *why;
 	int ret = 0;
 
-	if (fsync(o->fd) && errno != EINVAL)
+	if (!o->no_fsync && fsync(o->fd) && errno != EINVAL)
 		ret = -errno;
 	/* the path may have changed since __new: still never replace a non-regular file */
 	why = gctx_outfile_refusal(o->path);
@@ -106,6 +107,11 @@ int gctx_outfile__commit(struct gctx_outfile *o, char *err, size_t errlen)
 	}
 	o->keep = true;
 	return ret;
+}
+
+void gctx_outfile__no_fsync(struct gctx_outfile *o)
+{
+	o->no_fsync = true;
 }
 
 void gctx_outfile__free(struct gctx_outfile *o)

@@ -21,6 +21,9 @@ const char *gctx_outfile__tmp_path(const struct gctx_outfile *o);
 /* fsync and rename the temporary file to the path. 0, or -errno with the reason in err
  * (the temporary file is then kept, and named in err: the data is not lost). */
 int gctx_outfile__commit(struct gctx_outfile *o, char *err, size_t errlen);
+/* Commit without the fsync: a file rewritten every few seconds whose loss in a crash costs
+ * nothing (the agent's metrics), where an fsync would stall its writer on a busy disk. */
+void gctx_outfile__no_fsync(struct gctx_outfile *o);
 /* Close; removes the temporary file unless it was committed (or kept). NULL is a no-op. */
 void gctx_outfile__free(struct gctx_outfile *o);
 
