@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The flight recorder's window: one circular byte buffer of entries (header, record bytes,
- * padding to 8). The buffer is allocated once at its full size, so a busy node costs the
- * agent a fixed amount of memory however long it runs. Every IDX_EVERY-th entry is also in a
+ * padding to 8). The buffer is mapped once at its full size, so a busy node costs the agent a
+ * fixed amount of memory however long it runs; what leaves by age (a quiet node's history)
+ * goes back to the system a MiB at a time, so a quiet node costs what its history holds, not
+ * the whole buffer once the ring has gone round. Every IDX_EVERY-th entry is also in a
  * small index (its offset and time), so a reader after one job's records starts near them
  * instead of walking millions of the node's older ones.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include "trace/window.h"
 #include "gpuctx_events.h"
 #include "gpuctx_stack.h"
@@ -20,8 +24,9 @@ struct win_entry {
 };
 
 #define WIN_MIN_BYTES (64u << 10)
-#define WIN_HDR sizeof(struct win_entry)
-#define IDX_EVERY 1024 /* entries between two index points */
+#define WIN_HDR	      sizeof(struct win_entry)
+#define IDX_EVERY     1024	 /* entries between two index points */
+#define WIN_RELEASE   (1u << 20) /* bytes left by age before they go back to the system */
 
 struct win_mark {
 	__u64 seq; /* the entry's number (pushes before it) */
@@ -31,12 +36,14 @@ struct win_mark {
 
 struct gctx_window {
 	__u8 *buf;
-	__u64 cap;	/* bytes of buf */
-	__u64 head;	/* offset of the oldest entry */
-	__u64 used;	/* bytes from head, wrapping */
+	__u64 cap;  /* bytes of buf */
+	__u64 head; /* offset of the oldest entry */
+	__u64 used; /* bytes from head, wrapping */
 	__u64 max_age_ns;
 	__u64 records, evicted;
 	__u64 seq_head; /* the oldest entry's number (entries kept before it) */
+	__u64 aged;	/* bytes just behind head that left by age, still resident */
+	__u64 page;
 	/* index points, oldest first, a ring of idx_cap: sized for a window of the smallest
 	 * entries, it never fills; a point leaves with its entry */
 	struct win_mark *idx;
@@ -58,15 +65,19 @@ struct gctx_window *gctx_window__new(__u64 max_bytes, __u64 max_age_ns)
 	if (!w)
 		return NULL;
 	w->cap = max_bytes & ~7ull;
-	w->buf = malloc(w->cap);
+	/* its own mapping: pages given back (madvise) are never malloc's */
+	w->buf = mmap(NULL, w->cap, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	w->idx_cap = w->cap / (WIN_HDR * IDX_EVERY) + 2;
 	w->idx = malloc(sizeof(*w->idx) * w->idx_cap);
-	if (!w->buf || !w->idx) {
-		free(w->buf);
+	if (w->buf == MAP_FAILED || !w->idx) {
+		if (w->buf != MAP_FAILED)
+			munmap(w->buf, w->cap);
 		free(w->idx);
 		free(w);
 		return NULL;
 	}
+	w->page = sysconf(_SC_PAGESIZE);
 	w->max_age_ns = max_age_ns;
 	return w;
 }
@@ -75,7 +86,7 @@ void gctx_window__free(struct gctx_window *w)
 {
 	if (!w)
 		return;
-	free(w->buf);
+	munmap(w->buf, w->cap);
 	free(w->idx);
 	free(w);
 }
@@ -97,7 +108,7 @@ static void ring_get(const struct gctx_window *w, __u64 off, void *dst, __u64 n)
 	memcpy((__u8 *)dst + first, w->buf, n - first);
 }
 
-static void evict_one(struct gctx_window *w)
+static __u64 evict_one(struct gctx_window *w)
 {
 	struct win_entry e;
 	__u64 sz;
@@ -114,6 +125,32 @@ static void evict_one(struct gctx_window *w)
 		w->idx_first = (w->idx_first + 1) % w->idx_cap;
 		w->idx_n--;
 	}
+	return sz;
+}
+
+/* Give back the whole pages of [off, end) (within the buffer). */
+static void release_range(struct gctx_window *w, __u64 off, __u64 end)
+{
+	__u64 a = (off + w->page - 1) & ~(w->page - 1), b = end & ~(w->page - 1);
+
+	if (b > a)
+		madvise(w->buf + a, b - a, MADV_DONTNEED);
+}
+
+/* The bytes that left by age, just behind head, as far as the free space goes back (the
+ * tail may have written over their start since): their pages become zero-fill again. */
+static void release_aged(struct gctx_window *w)
+{
+	__u64 len = w->aged < w->cap - w->used ? w->aged : w->cap - w->used;
+	__u64 start = (w->head + w->cap - len) % w->cap;
+
+	if (start + len <= w->cap) {
+		release_range(w, start, start + len);
+	} else {
+		release_range(w, start, w->cap);
+		release_range(w, 0, start + len - w->cap);
+	}
+	w->aged = 0;
 }
 
 void gctx_window__expire(struct gctx_window *w, __u64 now_ns)
@@ -126,14 +163,15 @@ void gctx_window__expire(struct gctx_window *w, __u64 now_ns)
 		ring_get(w, w->head, &e, sizeof(e));
 		if (e.ts_ns + w->max_age_ns >= now_ns)
 			break;
-		evict_one(w);
+		w->aged += evict_one(w);
 	}
+	if (w->aged >= WIN_RELEASE)
+		release_aged(w);
 }
 
-int gctx_window__push(struct gctx_window *w, __u64 now_ns, __u32 type, const void *data,
-		      __u32 len)
+int gctx_window__push(struct gctx_window *w, __u64 now_ns, __u32 type, const void *data, __u32 len)
 {
-	struct win_entry e = { .ts_ns = now_ns, .type = type, .len = len };
+	struct win_entry e = {.ts_ns = now_ns, .type = type, .len = len};
 	__u64 sz = entry_size(len), tail;
 	static const __u8 zero[8];
 
@@ -142,8 +180,10 @@ int gctx_window__push(struct gctx_window *w, __u64 now_ns, __u32 type, const voi
 		return -E2BIG;
 	}
 	gctx_window__expire(w, now_ns);
-	while (w->used + sz > w->cap)
+	while (w->used + sz > w->cap) {
 		evict_one(w);
+		w->aged = 0; /* full: the tail writes there next, keep it resident */
+	}
 	tail = (w->head + w->used) % w->cap;
 	if (!((w->seq_head + w->records) % IDX_EVERY) && w->idx_n < w->idx_cap) {
 		struct win_mark *k = &w->idx[(w->idx_first + w->idx_n++) % w->idx_cap];

@@ -7,8 +7,10 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trace/window.h"
 #include "gpuctx_events.h"
@@ -121,9 +123,14 @@ static void test_foreach_from(void **state)
 	assert_true(oldest > n / 2);
 	assert_int_equal(gctx_window__records(w), n - oldest + 1);
 	/* before the oldest, at it, between index points, on the newest, after it */
-	const __u64 from[] = {1, (__u64)oldest * 10, (__u64)oldest * 10 + 5,
-			      (__u64)(oldest + 1023) * 10, (__u64)(oldest + 1024) * 10,
-			      (__u64)(n - 2000) * 10 + 1, (__u64)n * 10, (__u64)n * 10 + 1};
+	const __u64 from[] = {1,
+			      (__u64)oldest * 10,
+			      (__u64)oldest * 10 + 5,
+			      (__u64)(oldest + 1023) * 10,
+			      (__u64)(oldest + 1024) * 10,
+			      (__u64)(n - 2000) * 10 + 1,
+			      (__u64)n * 10,
+			      (__u64)n * 10 + 1};
 
 	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
 		struct seen s = {};
@@ -143,13 +150,110 @@ static void test_foreach_from(void **state)
 	gctx_window__free(w);
 }
 
+static __u64 resident_bytes(void)
+{
+	unsigned long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%*s %llu", &pages), 1);
+	fclose(f);
+	return pages * (__u64)sysconf(_SC_PAGESIZE);
+}
+
+/* A quiet node: its history leaves by age, and the memory it took goes back to the system
+ * (the agent's RSS is what the window holds, not its whole buffer once the ring went round). */
+static void test_aged_memory_goes_back(void **state)
+{
+	struct gctx_window *w = gctx_window__new(64 << 20, 1000);
+	struct seen s = {};
+	__u64 full, empty;
+	__u32 id;
+
+	assert_non_null(w);
+	for (id = 1; id <= 15000; id++) /* about 60 MiB */
+		push_id(w, id / 16, id, 4000);
+	assert_int_equal(gctx_window__records(w), 15000);
+	full = resident_bytes();
+	gctx_window__expire(w, 15000 / 16 + 2000); /* all of it older than 1000 ns */
+	assert_int_equal(gctx_window__records(w), 0);
+	empty = resident_bytes();
+	assert_true(empty + (50ull << 20) <= full);
+	/* and the ring goes on over those pages */
+	for (; id <= 16000; id++)
+		push_id(w, 100000 + id, id, 4000);
+	gctx_window__foreach(w, collect, &s);
+	assert_false(s.bad);
+	assert_int_equal(s.n, 1000);
+	assert_int_equal(s.last, 16000);
+	gctx_window__free(w);
+}
+
+/* What left by age is given back only as far as it is still free: records written since,
+ * over the space of the first that left, are kept whole. */
+static void test_release_spares_records_written_since(void **state)
+{
+	struct gctx_window *w = gctx_window__new(4 << 20, 1000);
+	struct seen s = {};
+	__u32 id = 0;
+
+	assert_non_null(w);
+	/* 4,016 bytes an entry: 150 at 0, 125 at 600, 700 at 1000 (3.9 of 4 MiB) */
+	while (id < 150)
+		push_id(w, 0, ++id, 4000);
+	while (id < 275)
+		push_id(w, 600, ++id, 4000);
+	while (id < 975)
+		push_id(w, 1000, ++id, 4000);
+	gctx_window__expire(w, 1001); /* the first 150 leave: under a MiB, nothing given back */
+	while (id < 1175)	      /* 200 at 1500, over their space */
+		push_id(w, 1500, ++id, 4000);
+	gctx_window__expire(w, 1601); /* 125 more: over a MiB left by age in all */
+	gctx_window__foreach(w, collect, &s);
+	assert_false(s.bad);
+	assert_int_equal(s.n, 900);
+	assert_int_equal(s.first, 276);
+	assert_int_equal(s.last, 1175);
+	gctx_window__free(w);
+}
+
+/* Pages given back never held a record still kept: ages and sizes mixed at random so that
+ * the tail writes over released pages, wraps and evicts by size while others leave by age. */
+static void test_released_pages_keep_no_record(void **state)
+{
+	struct gctx_window *w = gctx_window__new(4 << 20, 1000);
+	__u64 ts = 0;
+	__u32 id = 0;
+
+	assert_non_null(w);
+	srand(29);
+	for (int round = 0; round < 300; round++) {
+		struct seen s = {};
+		int k = rand() % 800;
+
+		for (int i = 0; i < k; i++) {
+			ts += rand() % 3;
+			push_id(w, ts, ++id, 1 + rand() % 4000);
+		}
+		if (rand() % 3 == 0)
+			ts += rand() % 1200; /* a pause: part or all of the window ages out */
+		gctx_window__expire(w, ts);
+		gctx_window__foreach(w, collect, &s);
+		assert_false(s.bad);
+		assert_int_equal(s.n, gctx_window__records(w));
+		if (s.n)
+			assert_int_equal(s.last, id);
+	}
+	gctx_window__free(w);
+}
+
 static void test_record_pids(void **state)
 {
-	struct gctx_ev_fork f = { .hdr = { .type = GCTX_EV_FORK, .tgid = 10 }, .child_tgid = 11 };
-	struct gctx_ev_ioctl io = { .hdr = { .type = GCTX_EV_IOCTL, .tgid = 12 } };
-	struct gctx_rec_file rf = { .pid = 13 };
+	struct gctx_ev_fork f = {.hdr = {.type = GCTX_EV_FORK, .tgid = 10}, .child_tgid = 11};
+	struct gctx_ev_ioctl io = {.hdr = {.type = GCTX_EV_IOCTL, .tgid = 12}};
+	struct gctx_rec_file rf = {.pid = 13};
 	struct gctx_rec_device dev = {};
-	struct gctx_rec_cgroup cg = { .pid = 14 };
+	struct gctx_rec_cgroup cg = {.pid = 14};
 	__u32 pids[2] = {};
 
 	assert_int_equal(gctx_record_pids(GCTX_EV_FORK, &f, sizeof(f), pids), 2);
@@ -172,11 +276,14 @@ static void test_record_pids(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bounded_by_bytes),
-		cmocka_unit_test(test_bounded_by_age),
-		cmocka_unit_test(test_too_big_counted),
-		cmocka_unit_test(test_foreach_from),
-		cmocka_unit_test(test_record_pids),
+	    cmocka_unit_test(test_bounded_by_bytes),
+	    cmocka_unit_test(test_bounded_by_age),
+	    cmocka_unit_test(test_too_big_counted),
+	    cmocka_unit_test(test_foreach_from),
+	    cmocka_unit_test(test_aged_memory_goes_back),
+	    cmocka_unit_test(test_release_spares_records_written_since),
+	    cmocka_unit_test(test_released_pages_keep_no_record),
+	    cmocka_unit_test(test_record_pids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
