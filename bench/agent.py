@@ -12,6 +12,7 @@ process is held: the bench processes map no CUDA library). The churn drivers run
 
 Usage: python3 bench/agent.py [--procs N] [--soak-min M] [--rounds R] [--secs S]
                               [--only rss,soak,idle,gpujobs,livejob] [--window-size SIZE]
+                              [--window SECONDS]
                               [--gpu-min M] [--gpu-window S] [--live-min M]
        python3 bench/agent.py --render    (the tables of bench/out/agent-raw.json)
        python3 bench/agent.py --render-log LOG    (a soak's table from its standard error,
@@ -140,6 +141,7 @@ def churn(args, secs, modes):
 
 def bench_rss(env, args):
     extra = ["--window-size", args.window_size] if args.window_size else []
+    extra += ["--window", f"{args.window:g}"] if args.window else []
     a = Agent(env, "rss", extra)
     samples, procs = [], 0
     try:
@@ -157,6 +159,7 @@ def bench_rss(env, args):
     finally:
         a.stop()
     return {"procs": procs, "window_size": args.window_size or "256M (default)",
+            "window_s": args.window or 600,
             "samples": samples, "pauses": pauses(samples)}
 
 
@@ -361,7 +364,7 @@ def render(raw):
         elif key.startswith("rss"):
             title = (f"### RSS over {r['procs']:,} short-lived processes (fork + exit"
                      f"{', under a Python parent' if r.get('py_parent') else ''}), window "
-                     f"{r.get('window_size')}")
+                     f"{r.get('window_s', 600):g} s / {r.get('window_size')}")
         elif r.get("from_log"):
             planned = f" of {r['minutes']:g} planned" if r["minutes"] else ""
             title = (f"### Soak: {r['elapsed_s'] / 60:.0f} minutes{planned} of mixed churn "
@@ -430,6 +433,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--secs", type=float, default=1.0)
     ap.add_argument("--window-size", default="")
+    ap.add_argument("--window", type=float, default=0,
+                    help="rss: the agent's --window in seconds (default its own, 600)")
     ap.add_argument("--py-parent", action="store_true",
                     help="rss: the churn under a Python process started after the agent")
     ap.add_argument("--gpu-min", type=float, default=5, help="gpujobs: minutes of GPU jobs")
@@ -474,6 +479,7 @@ def main():
             if what == "rss":
                 r["py_parent"] = args.py_parent
                 what += (f"-{args.window_size}" if args.window_size else "") + \
+                    (f"-{args.window:g}s" if args.window else "") + \
                     ("-py" if args.py_parent else "")
             raw[what] = r
             with open(args.out, "w") as f:
