@@ -456,7 +456,6 @@ static void dump_analyse(struct agent *a, struct pending *p, const struct gctx_m
 void agent_log(struct agent *a, const char *fmt, ...)
 {
 	va_list ap;
-
 	char line[8192];
 
 	va_start(ap, fmt);

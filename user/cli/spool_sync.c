@@ -125,15 +125,14 @@ int spool_sync__push(struct spool_sync *s, struct gctx_outfile *out, int spool_f
 	j.dirfd = fcntl(spool_fd, F_DUPFD_CLOEXEC, 0);
 	j.line = strdup(line);
 	snprintf(j.name, sizeof(j.name), "%s", name);
-	if (j.dirfd < 0 || !j.line || !s->started) {
-		/* no thread or no memory for one: done here, the loop waits as it did */
-		if (j.dirfd < 0 || !j.line) {
-			if (j.dirfd >= 0)
-				close(j.dirfd);
-			free(j.line);
-			gctx_outfile__free(out);
-			return -ENOMEM;
-		}
+	if (j.dirfd < 0 || !j.line) {
+		if (j.dirfd >= 0)
+			close(j.dirfd);
+		free(j.line);
+		gctx_outfile__free(out);
+		return -ENOMEM;
+	}
+	if (!s->started) { /* no thread: done here, the loop waits as it did */
 		sync_one(s, &j);
 		return 0;
 	}

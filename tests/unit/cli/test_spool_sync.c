@@ -122,6 +122,8 @@ static void fixture_close(struct fixture *f)
 #define N2 "20261201T100001Z-job-2-crash.gctx"
 #define N3 "20261201T100002Z-job-3-crash.gctx"
 
+static const char *names[] = {N1, N2, N3}, *texts[] = {"a", "b", "c"};
+
 /* While the disk is slow (the thread stuck in the first dump), pushes return; once it goes
  * on, every dump is in place, a rewrite after its earlier version, each line logged once the
  * file is there, and only new dumps counted. */
@@ -170,7 +172,6 @@ static void test_loop_goes_on_while_disk_is_slow(void **state)
 /* The cap: at most 2 dumps, the oldest go, the one just written stays. */
 static void test_spool_cap_holds(void **state)
 {
-	const char *names[] = {N1, N2, N3}, *texts[] = {"a", "b", "c"};
 	struct fixture f;
 	char buf[64];
 
@@ -220,7 +221,6 @@ static void test_failure_is_counted_and_said(void **state)
 /* Stopping (SIGTERM's path) finishes what is queued first. */
 static void test_stop_finishes_the_queue(void **state)
 {
-	const char *names[] = {N1, N2, N3}, *texts[] = {"a", "b", "c"};
 	struct fixture f;
 	char buf[64];
 
