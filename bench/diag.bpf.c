@@ -75,9 +75,9 @@ struct {
 	__uint(max_entries, 4 << 20);
 } events SEC(".maps");
 
-__u64 hits = 0;	 /* ioctls classified as GPU */
+__u64 hits = 0;	    /* ioctls classified as GPU */
 __u64 inflight = 0; /* GPU ioctls between their entry and exit (filter_fast) */
-__u64 drops = 0; /* api events lost */
+__u64 drops = 0;    /* api events lost */
 
 struct api_event {
 	__u32 tid;

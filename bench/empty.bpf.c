@@ -47,11 +47,11 @@ int BPF_PROG(empty_exit, struct task_struct *p)
 	return 0;
 }
 
-#define EMPTY_SYSCALL(name)                                                  \
-	SEC("tp/syscalls/sys_" #name)                                        \
-	int empty_##name(void *ctx)                                          \
-	{                                                                    \
-		return 0;                                                    \
+#define EMPTY_SYSCALL(name)                                                                        \
+	SEC("tp/syscalls/sys_" #name)                                                              \
+	int empty_##name(void *ctx)                                                                \
+	{                                                                                          \
+		return 0;                                                                          \
 	}
 
 EMPTY_SYSCALL(exit_openat)

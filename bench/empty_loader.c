@@ -70,8 +70,8 @@ static void usage(FILE *out)
 		     "[-- CMD [ARG...]]\n");
 }
 
-static struct bpf_link *attach_uprobe(struct bpf_program *prog, const char *exe,
-				      const char *func, bool ret)
+static struct bpf_link *attach_uprobe(struct bpf_program *prog, const char *exe, const char *func,
+				      bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = func, .retprobe = ret);
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, exe, 0, &o);
@@ -113,18 +113,18 @@ static pid_t spawn_stopped(char **cmd, int *go)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "exe", required_argument, NULL, 'e' },
-		{ "func", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"device", required_argument, NULL, 'd'},
+	    {"exe", required_argument, NULL, 'e'},
+	    {"func", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	struct bpf_link *links[2] = {};
 	struct empty_bpf *e = NULL;
 	struct diag_bpf *d = NULL;
 	struct ring_buffer *rb = NULL;
 	const char *devs[MAX_DEVS], *exe = NULL, *func = NULL, *mode;
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 	int ndevs = 0, c, err = 0, ret = 1, go = -1, status;
 	pid_t child = 0;
 	bool filter, cmd_done = false;
@@ -266,8 +266,8 @@ int main(int argc, char **argv)
 				goto cleanup;
 			}
 			links[0] = attach_uprobe(d->progs.api_entry, exe, func, false);
-			links[1] = links[0] ? attach_uprobe(d->progs.api_return, exe, func, true)
-					    : NULL;
+			links[1] =
+			    links[0] ? attach_uprobe(d->progs.api_return, exe, func, true) : NULL;
 			if (!links[1])
 				goto cleanup;
 			rb = ring_buffer__new(bpf_map__fd(d->maps.events), on_event, NULL, NULL);
@@ -322,9 +322,11 @@ int main(int argc, char **argv)
 	if (!cmd_done)
 		ret = 0;
 	if (d)
-		fprintf(stderr, "empty_loader: %s: %llu GPU-classified ioctls, %llu events, "
-				"%llu dropped\n", mode, (unsigned long long)d->bss->hits,
-			consumed, (unsigned long long)d->bss->drops);
+		fprintf(stderr,
+			"empty_loader: %s: %llu GPU-classified ioctls, %llu events, "
+			"%llu dropped\n",
+			mode, (unsigned long long)d->bss->hits, consumed,
+			(unsigned long long)d->bss->drops);
 	goto cleanup;
 
 bad_mode:

@@ -281,7 +281,7 @@ static void reap(pid_t pid)
 
 static void one_process(const char *mode, const char *exe)
 {
-	char *argv[] = { (char *)exe, NULL };
+	char *argv[] = {(char *)exe, NULL};
 	pid_t pid;
 
 	if (!strcmp(mode, "spawn")) {
@@ -360,15 +360,15 @@ static double proc_cpu(pid_t pid)
 	fclose(f);
 	buf[len] = 0;
 	p = strrchr(buf, ')'); /* comm may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-			 &st) != 2)
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
 }
 
 static void print_status(pid_t pid)
 {
-	static const char *const keys[] = { "VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem" };
+	static const char *const keys[] = {"VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem"};
 	char path[64], line[256];
 	FILE *f;
 
@@ -394,7 +394,7 @@ static int cmd_churn(struct opts *o)
 	pid_t watch = o->watch ? o->watch : getppid();
 	double cpu0 = proc_cpu(watch), cpu1;
 	__u64 t0 = now_ns(), t1;
-	struct timespec settle = { 0, 100 * 1000 * 1000 };
+	struct timespec settle = {0, 100 * 1000 * 1000};
 
 	for (long i = 0; i < o->procs; i++)
 		one_process("fork-exec", o->exe);
@@ -524,7 +524,7 @@ static void *pace(void *arg)
 			double ahead_ns = (n + 1) / per_ns - (t - p->t0);
 
 			if (ahead_ns > 200e3) {
-				struct timespec ts = { 0, (long)(ahead_ns - 100e3) };
+				struct timespec ts = {0, (long)(ahead_ns - 100e3)};
 
 				nanosleep(&ts, NULL);
 			}
@@ -552,8 +552,10 @@ static int cmd_rate(struct opts *o, const char *path)
 		die("rate: --threads must be 1 to %d", MAX_THREADS);
 	t0 = now_ns();
 	for (long i = 0; i < o->threads; i++) {
-		p[i] = (struct pacer){ .path = path, .rate = (double)o->rate / o->threads, .t0 = t0,
-				       .end = t0 + secs_ns(o->secs) };
+		p[i] = (struct pacer){.path = path,
+				      .rate = (double)o->rate / o->threads,
+				      .t0 = t0,
+				      .end = t0 + secs_ns(o->secs)};
 		p[i].total = (__u64)(p[i].rate * o->secs);
 		if (pthread_create(&p[i].th, NULL, pace, &p[i]))
 			die("cannot create a thread");
@@ -572,7 +574,7 @@ static int cmd_rate(struct opts *o, const char *path)
 
 static __u32 rm_alloc(int fd, __u32 client, __u32 parent, __u32 cls)
 {
-	struct nvos64_params p = { .hRoot = client, .hObjectParent = parent, .hClass = cls };
+	struct nvos64_params p = {.hRoot = client, .hObjectParent = parent, .hClass = cls};
 
 	if (ioctl(fd, NV_IOCTL_RM_ALLOC, &p) || p.status != NV_OK)
 		die("RM_ALLOC class 0x%x: %s (status 0x%x)", cls, strerror(errno), p.status);
@@ -581,7 +583,7 @@ static __u32 rm_alloc(int fd, __u32 client, __u32 parent, __u32 cls)
 
 static int cmd_gpu_mix(struct opts *o, const char *dir)
 {
-	struct nv_rm_api_version v = { .cmd = NV_RM_API_VERSION_CMD_RELAXED };
+	struct nv_rm_api_version v = {.cmd = NV_RM_API_VERSION_CMD_RELAXED};
 	char path[4096];
 	int fd;
 
@@ -596,15 +598,16 @@ static int cmd_gpu_mix(struct opts *o, const char *dir)
 		__u32 client = rm_alloc(fd, 0, 0, NV01_ROOT_CLIENT);
 		__u32 dev = rm_alloc(fd, client, client, NV01_DEVICE_0);
 		__u32 sub = rm_alloc(fd, client, dev, NV20_SUBDEVICE_0);
-		struct nvos00_params fr = { .hRoot = client, .hObjectOld = client };
+		struct nvos00_params fr = {.hRoot = client, .hObjectOld = client};
 
 		for (int k = 0; k < 4; k++) {
-			__u64 params[2] = { 1, 0 };
+			__u64 params[2] = {1, 0};
 			struct nvos54_params c = {
-				.hClient = client, .hObject = sub,
-				.cmd = NV2080_CTRL_CMD_GPU_GET_GID_INFO,
-				.params = (__u64)(unsigned long)params,
-				.paramsSize = sizeof(params),
+			    .hClient = client,
+			    .hObject = sub,
+			    .cmd = NV2080_CTRL_CMD_GPU_GET_GID_INFO,
+			    .params = (__u64)(unsigned long)params,
+			    .paramsSize = sizeof(params),
 			};
 
 			if (ioctl(fd, NV_IOCTL_RM_CONTROL, &c))
@@ -646,20 +649,20 @@ static long parse_long(const char *what, const char *s)
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "secs", required_argument, NULL, 's' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "hold", required_argument, NULL, 'H' },
-		{ "exe", required_argument, NULL, 'e' },
-		{ "procs", required_argument, NULL, 'n' },
-		{ "iters", required_argument, NULL, 'i' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "watch", required_argument, NULL, 'w' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"secs", required_argument, NULL, 's'},
+	    {"out", required_argument, NULL, 'o'},
+	    {"hold", required_argument, NULL, 'H'},
+	    {"exe", required_argument, NULL, 'e'},
+	    {"procs", required_argument, NULL, 'n'},
+	    {"iters", required_argument, NULL, 'i'},
+	    {"rate", required_argument, NULL, 'r'},
+	    {"watch", required_argument, NULL, 'w'},
+	    {"threads", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
-	struct opts o = { .secs = 0.25, .exe = "/bin/true", .procs = 10000, .iters = 10000,
-			 .threads = 1 };
+	struct opts o = {
+	    .secs = 0.25, .exe = "/bin/true", .procs = 10000, .iters = 10000, .threads = 1};
 	const char *cmd;
 	char *end;
 	int c;

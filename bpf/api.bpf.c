@@ -24,7 +24,7 @@ struct gctx_uregs {
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "gpuctx_events.h"
-#define GCTX_NO_CORE	     /* no kernel BTF needed to load this object */
+#define GCTX_NO_CORE /* no kernel BTF needed to load this object */
 #include "common.bpf.h"
 #define GCTX_STACK_NO_SIGNAL /* gpuctx.bpf.c has it */
 #include "stack.bpf.h"
@@ -36,8 +36,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->r9)
 #endif
 
-__u64 api_drops = 0;	/* API records lost: ring buffer full */
-__u64 api_missed = 0;	/* returns whose entry was not stashed */
+__u64 api_drops = 0;  /* API records lost: ring buffer full */
+__u64 api_missed = 0; /* returns whose entry was not stashed */
 
 /* (tid << 32 | fn) -> the record being built between entry and return. */
 struct {

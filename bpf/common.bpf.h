@@ -55,7 +55,7 @@ static __always_inline void fill_hdr_task(struct gctx_ev_hdr *h, __u32 type, str
 	h->tgid = t->tgid;
 	h->cpu = bpf_get_smp_processor_id();
 	h->ts_ns = bpf_ktime_get_ns();
-	__builtin_memcpy(h->comm, &(__u64[2]){ comm[0], comm[1] }, sizeof(h->comm));
+	__builtin_memcpy(h->comm, &(__u64[2]){comm[0], comm[1]}, sizeof(h->comm));
 }
 
 static __always_inline void fill_hdr(struct gctx_ev_hdr *h, __u32 type)

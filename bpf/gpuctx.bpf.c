@@ -20,42 +20,42 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define NV_MAJOR	    195
-#define NV_CTL_MINOR	    255
-#define NV_MAX_GPU_MINOR    247
-#define DRM_MAJOR	    226
-#define DRM_RENDER_MINOR    128
-#define S_IFMT		    00170000
-#define S_IFCHR		    0020000
-#define MAP_ANONYMOUS	    0x20
-#define PROT_EXEC	    0x4
-#define NV_ESC_IOCTL_XFER   0xD3
-#define NV_ESC_CHECK_VER    0xD2 /* NV_ESC_CHECK_VERSION_STR */
-#define NV_ESC_ALLOC_MEM    0x27 /* NV_ESC_RM_ALLOC_MEMORY */
-#define NV_ESC_RM_CONTROL   0x2A
-#define NVOS54_SIZE	    32
-#define MAX_SCAN_FDS	    4096
-#define PAGE_SZ		    4096
-#define GCTX_IOCTL_FIXED    __builtin_offsetof(struct gctx_ev_ioctl, in)
+#define NV_MAJOR	  195
+#define NV_CTL_MINOR	  255
+#define NV_MAX_GPU_MINOR  247
+#define DRM_MAJOR	  226
+#define DRM_RENDER_MINOR  128
+#define S_IFMT		  00170000
+#define S_IFCHR		  0020000
+#define MAP_ANONYMOUS	  0x20
+#define PROT_EXEC	  0x4
+#define NV_ESC_IOCTL_XFER 0xD3
+#define NV_ESC_CHECK_VER  0xD2 /* NV_ESC_CHECK_VERSION_STR */
+#define NV_ESC_ALLOC_MEM  0x27 /* NV_ESC_RM_ALLOC_MEMORY */
+#define NV_ESC_RM_CONTROL 0x2A
+#define NVOS54_SIZE	  32
+#define MAX_SCAN_FDS	  4096
+#define PAGE_SZ		  4096
+#define GCTX_IOCTL_FIXED  __builtin_offsetof(struct gctx_ev_ioctl, in)
 
-#define IOC_NR(c)   ((c) & 0xff)
+#define IOC_NR(c)   ((c)&0xff)
 #define IOC_TYPE(c) (((c) >> 8) & 0xff)
 #define IOC_SIZE(c) (((c) >> 16) & 0x3fff)
 
 /* Knobs, set by the collector before load (and those of common.bpf.h). */
-const volatile bool follow_cgroup = false;  /* --cgroup: also adopt processes that exec inside */
-const volatile __u32 uvm_major = 0;	    /* dynamic majors from /proc/devices, 0 = absent */
+const volatile bool follow_cgroup = false; /* --cgroup: also adopt processes that exec inside */
+const volatile __u32 uvm_major = 0;	   /* dynamic majors from /proc/devices, 0 = absent */
 const volatile __u32 kfd_major = 0;
-const volatile __u32 nr_regdevs = 0;	    /* entries in regdev_* */
-const volatile bool track_libs = false;	    /* report executable mappings (API probes on) */
+const volatile __u32 nr_regdevs = 0;	/* entries in regdev_* */
+const volatile bool track_libs = false; /* report executable mappings (API probes on) */
 
 /* Counters, read by the collector through the skeleton's .bss. */
 __u64 drops[GCTX_EV_KERNEL_MAX] = {};
-__u64 missed_stash = 0;	 /* a traced syscall not stashed: task storage could not be allocated */
+__u64 missed_stash = 0; /* a traced syscall not stashed: task storage could not be allocated */
 /* Traced syscalls between entry and exit, all tasks: while it is 0, an exit program has
  * nothing to look up (most ioctls/opens/mmaps on the machine are not traced). */
 __u64 inflight = 0;
-__u64 follow_full = 0;	 /* children that could not be followed: followed map full */
+__u64 follow_full = 0; /* children that could not be followed: followed map full */
 /* Where task_struct keeps the fs base on this kernel, for the API object (api.bpf.c), which
  * reads it without CO-RE so that loading it parses no kernel BTF: see task_offsets. */
 __u32 task_fsbase_off = 0;
@@ -78,7 +78,7 @@ struct ioctl_slot {
 	struct gctx_ev_ioctl ev;
 	__u64 params; /* user pointer of the (inner) parameters */
 	__u32 active;
-	__u32 sent;   /* records this task sent: the ring's fill level is checked every 32 */
+	__u32 sent;	/* records this task sent: the ring's fill level is checked every 32 */
 	__u64 stk_file; /* last file this task's ioctls were checked for a use stack */
 	__u64 owner;	/* ioctl_slots: the task that holds the entry, 0 when free */
 };
@@ -274,8 +274,7 @@ static __always_inline void on_fork(void *ctx, struct task_struct *parent,
 	}
 	if (!is_followed(ptgid))
 		return;
-	if (!follow_all && ctgid != ptgid &&
-	    bpf_map_update_elem(&followed, &ctgid, &one, BPF_ANY))
+	if (!follow_all && ctgid != ptgid && bpf_map_update_elem(&followed, &ctgid, &one, BPF_ANY))
 		__sync_fetch_and_add(&follow_full, 1);
 	e = reserve(sizeof(*e), GCTX_EV_FORK);
 	if (!e)

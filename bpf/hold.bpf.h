@@ -35,7 +35,6 @@ struct {
 	__type(value, __u8);
 } known_libs SEC(".maps");
 
-
 /* A process of gpuctx's own executable (it forked and did not exec): never report or hold. */
 static __always_inline bool is_self_exe(const struct gctx_hold_ctl *ctl)
 {
@@ -77,13 +76,13 @@ static __always_inline bool api_name_at(const char *dname, char *buf, __u32 len)
  * children's stops (stop_watched), and no tracer is attached to it. Anything else is not
  * held, and the window is reported (GCTX_APIMAP_WATCHED, GCTX_APIMAP_OUTSIDE).
  */
-#define SIGCHLD_IDX	16 /* SIGCHLD - 1 */
-#define K_SA_NOCLDSTOP	1
-#define K_SA_SIGINFO	4
-#define K_WUNTRACED	2 /* WSTOPPED for waitid */
-#define K_WCONTINUED	8
-#define NR_WAIT4	61
-#define NR_WAITID	247
+#define SIGCHLD_IDX    16 /* SIGCHLD - 1 */
+#define K_SA_NOCLDSTOP 1
+#define K_SA_SIGINFO   4
+#define K_WUNTRACED    2 /* WSTOPPED for waitid */
+#define K_WCONTINUED   8
+#define NR_WAIT4       61
+#define NR_WAITID      247
 
 /* Followed processes (tgid) seen calling wait for stops or continues: a parent that once
  * asked may ask again while its child is held. */
@@ -209,8 +208,11 @@ static __noinline void watch_apimap(struct file *f, __u32 dev, __u64 ino)
 	} else {
 		struct task_struct *t = bpf_get_current_task_btf();
 		struct gctx_hold_val v = {
-			.since_ns = e->hdr.ts_ns, .tid = (__u32)id, .dev = dev, .ino = ino,
-			.ptgid = BPF_CORE_READ(t, real_parent, tgid),
+		    .since_ns = e->hdr.ts_ns,
+		    .tid = (__u32)id,
+		    .dev = dev,
+		    .ino = ino,
+		    .ptgid = BPF_CORE_READ(t, real_parent, tgid),
 		};
 
 		/* one hold per process: a second mapping racing the stop is reported unheld */

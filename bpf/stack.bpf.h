@@ -307,8 +307,8 @@ static __always_inline void py_walk(struct gctx_ev_stack *s, __u32 tgid)
 #ifndef GCTX_NO_CORE
 	st->fsbase = task->thread.fsbase;
 #else
-	if (!task_fsbase_off ||
-	    bpf_probe_read_kernel(&st->fsbase, sizeof(st->fsbase), (void *)(task + task_fsbase_off)))
+	if (!task_fsbase_off || bpf_probe_read_kernel(&st->fsbase, sizeof(st->fsbase),
+						      (void *)(task + task_fsbase_off)))
 		st->fsbase = 0;
 #endif
 	st->interp = rd_ptr(l->runtime + l->interp_head);
@@ -383,8 +383,9 @@ __noinline int stack_emit(void *ctx __arg_ctx, __u32 regs_in_ctx, __u32 role, __
 	s->py_status = GCTX_PY_NONE;
 	s->py_version = 0;
 	s->npy = 0;
-	if (!bpf_probe_read_kernel(&r, sizeof(r),
-				   regs_in_ctx ? ctx : (void *)bpf_task_pt_regs(bpf_get_current_task_btf())))
+	if (!bpf_probe_read_kernel(
+		&r, sizeof(r),
+		regs_in_ctx ? ctx : (void *)bpf_task_pt_regs(bpf_get_current_task_btf())))
 		s->flags |= GCTX_STK_REGS_OK;
 	s->regs[0] = r.ax;
 	s->regs[1] = r.dx;

@@ -18,26 +18,26 @@
 
 #define NV_IOCTL_MAGIC 'F'
 
-#define NV_ESC_RM_ALLOC_MEMORY	  0x27
-#define NV_ESC_RM_FREE		  0x29
-#define NV_ESC_RM_CONTROL	  0x2A
-#define NV_ESC_RM_ALLOC		  0x2B
-#define NV_ESC_RM_VID_HEAP_CONTROL 0x4A
-#define NV_ESC_RM_MAP_MEMORY	  0x4E
-#define NV_ESC_RM_UNMAP_MEMORY	  0x4F
-#define NV_ESC_RM_MAP_MEMORY_DMA  0x57
-#define NV_ESC_RM_UNMAP_MEMORY_DMA 0x58
+#define NV_ESC_RM_ALLOC_MEMORY		     0x27
+#define NV_ESC_RM_FREE			     0x29
+#define NV_ESC_RM_CONTROL		     0x2A
+#define NV_ESC_RM_ALLOC			     0x2B
+#define NV_ESC_RM_VID_HEAP_CONTROL	     0x4A
+#define NV_ESC_RM_MAP_MEMORY		     0x4E
+#define NV_ESC_RM_UNMAP_MEMORY		     0x4F
+#define NV_ESC_RM_MAP_MEMORY_DMA	     0x57
+#define NV_ESC_RM_UNMAP_MEMORY_DMA	     0x58
 #define NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO 0x5E
-#define NV_ESC_CARD_INFO	  0xC8
-#define NV_ESC_REGISTER_FD	  0xC9
-#define NV_ESC_CHECK_VERSION_STR  0xD2
-#define NV_ESC_IOCTL_XFER_CMD	  0xD3
-#define NV_ESC_ALLOC_OS_EVENT	  0xCE
-#define NV_ESC_FREE_OS_EVENT	  0xCF
-#define NV_ESC_ATTACH_GPUS_TO_FD  0xD4
-#define NV_ESC_SYS_PARAMS	  0xD6
-#define NV_ESC_NUMA_INFO	  0xD7
-#define NV_NUMA_INFO_SIZE	  0x230 /* nv_ioctl_numa_info_t */
+#define NV_ESC_CARD_INFO		     0xC8
+#define NV_ESC_REGISTER_FD		     0xC9
+#define NV_ESC_CHECK_VERSION_STR	     0xD2
+#define NV_ESC_IOCTL_XFER_CMD		     0xD3
+#define NV_ESC_ALLOC_OS_EVENT		     0xCE
+#define NV_ESC_FREE_OS_EVENT		     0xCF
+#define NV_ESC_ATTACH_GPUS_TO_FD	     0xD4
+#define NV_ESC_SYS_PARAMS		     0xD6
+#define NV_ESC_NUMA_INFO		     0xD7
+#define NV_NUMA_INFO_SIZE		     0x230 /* nv_ioctl_numa_info_t */
 
 #define NV_IOCTL_XFER_MAX_SIZE 16384 /* NV_ABSOLUTE_MAX_IOCTL_SIZE */
 
@@ -269,7 +269,7 @@ struct nv_card_info {
 #define FAKEGPU_NV_BAR0_ADDR  0xfb000000ULL /* registers */
 #define FAKEGPU_NV_BAR0_SIZE  (16ULL << 20)
 #define FAKEGPU_NV_BAR1_ADDR  0x38000000000ULL /* framebuffer aperture */
-#define FAKEGPU_NV_GPU_ID  0x1b00 /* fakegpu's one GPU: PCI bus 0x1b, device 0 (nv's gpu id) */
+#define FAKEGPU_NV_GPU_ID     0x1b00 /* fakegpu's one GPU: PCI bus 0x1b, device 0 (nv's gpu id) */
 
 /* NV_ESC_SYS_PARAMS: the NUMA memory block size, set once per driver */
 struct nv_sys_params {
@@ -313,21 +313,21 @@ struct nv_register_fd {
 #define NV2080_CTRL_CMD_GPU_GET_GID_INFO	    0x2080014A
 
 /* RM status codes (nvstatuscodes.h). */
-#define NV_OK				0x0
-#define NV_ERR_BUSY_RETRY		0x3
-#define NV_ERR_ILLEGAL_ACTION		0x16
-#define NV_ERR_IN_USE			0x17
-#define NV_ERR_INVALID_ADDRESS		0x1E
-#define NV_ERR_INVALID_ARGUMENT		0x1F
-#define NV_ERR_INVALID_CLASS		0x22
-#define NV_ERR_INVALID_CLIENT		0x23
-#define NV_ERR_INVALID_OBJECT_HANDLE	0x33
-#define NV_ERR_INVALID_OBJECT_PARENT	0x36
-#define NV_ERR_INVALID_PARAM_STRUCT	0x3A
-#define NV_ERR_INVALID_STATE		0x40
-#define NV_ERR_NO_MEMORY		0x51
-#define NV_ERR_NOT_SUPPORTED		0x56
-#define NV_ERR_PAGE_TABLE_NOT_AVAIL	0x5D
+#define NV_OK			     0x0
+#define NV_ERR_BUSY_RETRY	     0x3
+#define NV_ERR_ILLEGAL_ACTION	     0x16
+#define NV_ERR_IN_USE		     0x17
+#define NV_ERR_INVALID_ADDRESS	     0x1E
+#define NV_ERR_INVALID_ARGUMENT	     0x1F
+#define NV_ERR_INVALID_CLASS	     0x22
+#define NV_ERR_INVALID_CLIENT	     0x23
+#define NV_ERR_INVALID_OBJECT_HANDLE 0x33
+#define NV_ERR_INVALID_OBJECT_PARENT 0x36
+#define NV_ERR_INVALID_PARAM_STRUCT  0x3A
+#define NV_ERR_INVALID_STATE	     0x40
+#define NV_ERR_NO_MEMORY	     0x51
+#define NV_ERR_NOT_SUPPORTED	     0x56
+#define NV_ERR_PAGE_TABLE_NOT_AVAIL  0x5D
 
 /* ---- NVIDIA UVM (nvidia-uvm): raw command numbers, not _IOC-encoded ---- */
 
@@ -386,17 +386,17 @@ struct uvm_mm_initialize_params {
 
 /* ---- AMD KFD (/dev/kfd): type 'K', drivers match on _IOC_NR only ---- */
 
-#define KFD_IOCTL_MAGIC		   'K'
-#define KFD_NR_GET_VERSION	   0x01
-#define KFD_NR_CREATE_QUEUE	   0x02
-#define KFD_NR_DESTROY_QUEUE	   0x03
-#define KFD_NR_ACQUIRE_VM	   0x15
-#define KFD_NR_ALLOC_MEMORY_OF_GPU 0x16
-#define KFD_NR_FREE_MEMORY_OF_GPU  0x17
-#define KFD_NR_MAP_MEMORY_TO_GPU   0x18
+#define KFD_IOCTL_MAGIC		     'K'
+#define KFD_NR_GET_VERSION	     0x01
+#define KFD_NR_CREATE_QUEUE	     0x02
+#define KFD_NR_DESTROY_QUEUE	     0x03
+#define KFD_NR_ACQUIRE_VM	     0x15
+#define KFD_NR_ALLOC_MEMORY_OF_GPU   0x16
+#define KFD_NR_FREE_MEMORY_OF_GPU    0x17
+#define KFD_NR_MAP_MEMORY_TO_GPU     0x18
 #define KFD_NR_UNMAP_MEMORY_FROM_GPU 0x19
-#define KFD_NR_FIRST		   0x01
-#define KFD_NR_LAST		   0x26 /* DBG_TRAP, upstream >= 6.4 */
+#define KFD_NR_FIRST		     0x01
+#define KFD_NR_LAST		     0x26 /* DBG_TRAP, upstream >= 6.4 */
 
 #include "decode/kfd_compat.h" /* user/: the decoder's own KFD declarations */
 
@@ -461,8 +461,9 @@ union amdgpu_gem_create_args {
 	} out;
 };
 
-#define AMDGPU_IOCTL_CTX	_IOWR(DRM_IOCTL_BASE, AMDGPU_NR_CTX, union amdgpu_ctx_args)
-#define AMDGPU_IOCTL_GEM_CREATE _IOWR(DRM_IOCTL_BASE, AMDGPU_NR_GEM_CREATE, union amdgpu_gem_create_args)
+#define AMDGPU_IOCTL_CTX _IOWR(DRM_IOCTL_BASE, AMDGPU_NR_CTX, union amdgpu_ctx_args)
+#define AMDGPU_IOCTL_GEM_CREATE                                                                    \
+	_IOWR(DRM_IOCTL_BASE, AMDGPU_NR_GEM_CREATE, union amdgpu_gem_create_args)
 
 /* ---- Layout checks against gpu-facts 1.3, 1.5, 2.1, 2.4 ---- */
 
@@ -731,7 +732,8 @@ static inline void wl_xioctl(int fd, unsigned long cmd, void *arg, const char *w
 static inline void nv_expect_ok(__u32 status, const char *what)
 {
 	if (status != NV_OK)
-		wl_fail("%s: status %s (0x%x), expected NV_OK", what, nv_status_name(status), status);
+		wl_fail("%s: status %s (0x%x), expected NV_OK", what, nv_status_name(status),
+			status);
 }
 
 /*
@@ -742,7 +744,10 @@ static inline void nv_expect_ok(__u32 status, const char *what)
 static inline __u32 nv_rm_alloc(int ctl_fd, __u32 client, __u32 parent, __u32 cls, __u32 *handle)
 {
 	struct nvos64_params p = {
-		.hRoot = client, .hObjectParent = parent, .hObjectNew = *handle, .hClass = cls,
+	    .hRoot = client,
+	    .hObjectParent = parent,
+	    .hObjectNew = *handle,
+	    .hClass = cls,
 	};
 
 	wl_xioctl(ctl_fd, NV_IOCTL_RM_ALLOC, &p, "RM_ALLOC");
@@ -763,7 +768,7 @@ static inline __u32 nv_alloc_client(int ctl_fd)
 
 static inline __u32 nv_rm_free(int ctl_fd, __u32 client, __u32 parent, __u32 object)
 {
-	struct nvos00_params p = { .hRoot = client, .hObjectParent = parent, .hObjectOld = object };
+	struct nvos00_params p = {.hRoot = client, .hObjectParent = parent, .hObjectOld = object};
 
 	wl_xioctl(ctl_fd, NV_IOCTL_RM_FREE, &p, "RM_FREE");
 	wl_say("RM_FREE client=0x%x object=0x%x%s -> %s", client, object,
@@ -781,7 +786,7 @@ static inline __u32 nv_ctrl_params(__u32 cmd, __u8 *buf)
 	case NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2: /* 3 strings of 256, 2 numbers */
 		return 3 * 256 + 8;
 	case NV2080_CTRL_CMD_GPU_GET_GID_INFO: /* {index; flags; length; data[256]} */
-		buf[4] = 2;			/* binary */
+		buf[4] = 2;		       /* binary */
 		return 12 + 256;
 	}
 	return 16;
@@ -789,10 +794,12 @@ static inline __u32 nv_ctrl_params(__u32 cmd, __u8 *buf)
 
 static inline __u32 nv_rm_control(int ctl_fd, __u32 client, __u32 object, __u32 cmd)
 {
-	__u8 params[1024] = { 0 };
+	__u8 params[1024] = {0};
 	struct nvos54_params p = {
-		.hClient = client, .hObject = object, .cmd = cmd,
-		.params = (__u64)(unsigned long)params,
+	    .hClient = client,
+	    .hObject = object,
+	    .cmd = cmd,
+	    .params = (__u64)(unsigned long)params,
 	};
 
 	p.paramsSize = nv_ctrl_params(cmd, params);
@@ -804,7 +811,7 @@ static inline __u32 nv_rm_control(int ctl_fd, __u32 client, __u32 object, __u32 
 
 static inline void nv_check_version(int ctl_fd)
 {
-	struct nv_rm_api_version v = { .cmd = NV_RM_API_VERSION_CMD_RELAXED };
+	struct nv_rm_api_version v = {.cmd = NV_RM_API_VERSION_CMD_RELAXED};
 
 	strcpy(v.versionString, "595.45.04");
 	wl_xioctl(ctl_fd, NV_IOCTL_CHECK_VERSION_STR, &v, "CHECK_VERSION_STR");
@@ -815,7 +822,7 @@ static inline void nv_check_version(int ctl_fd)
 
 static inline void nv_register_fd(int dev_fd, int ctl_fd)
 {
-	struct nv_register_fd r = { .ctl_fd = ctl_fd };
+	struct nv_register_fd r = {.ctl_fd = ctl_fd};
 
 	wl_xioctl(dev_fd, NV_IOCTL_REGISTER_FD, &r, "REGISTER_FD");
 	wl_say("REGISTER_FD nvidia0 fd %d -> ctl fd %d", dev_fd, ctl_fd);
@@ -824,7 +831,7 @@ static inline void nv_register_fd(int dev_fd, int ctl_fd)
 /* UVM calls: the status is in rmStatus, the syscall fails only on a copy fault. */
 static inline __u32 uvm_initialize(int uvm_fd, __u64 flags)
 {
-	struct uvm_initialize_params p = { .flags = flags, .rmStatus = ~0U };
+	struct uvm_initialize_params p = {.flags = flags, .rmStatus = ~0U};
 
 	wl_xioctl(uvm_fd, UVM_INITIALIZE, &p, "UVM_INITIALIZE");
 	wl_say("UVM_INITIALIZE fd %d -> %s", uvm_fd, nv_status_name(p.rmStatus));
@@ -834,7 +841,10 @@ static inline __u32 uvm_initialize(int uvm_fd, __u64 flags)
 static inline __u32 uvm_register_gpu_vaspace(int uvm_fd, int ctl_fd, __u32 client, __u32 vaspace)
 {
 	struct uvm_register_gpu_vaspace_params p = {
-		.rmCtrlFd = ctl_fd, .hClient = client, .hVaSpace = vaspace, .rmStatus = ~0U,
+	    .rmCtrlFd = ctl_fd,
+	    .hClient = client,
+	    .hVaSpace = vaspace,
+	    .rmStatus = ~0U,
 	};
 
 	wl_xioctl(uvm_fd, UVM_REGISTER_GPU_VASPACE, &p, "UVM_REGISTER_GPU_VASPACE");

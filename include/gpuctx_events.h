@@ -17,13 +17,13 @@
 
 /* Record tags. Values below 64 come from the kernel, 64 and up are written by the collector. */
 enum gctx_ev_type {
-	GCTX_EV_FORK = 1,  /* struct gctx_ev_fork: a process or thread was created */
-	GCTX_EV_EXEC = 2,  /* struct gctx_ev_exec */
-	GCTX_EV_EXIT = 3,  /* struct gctx_ev_exit: a thread exited (group_dead = whole process) */
-	GCTX_EV_OPEN = 4,  /* struct gctx_ev_open: a GPU device file was opened */
-	GCTX_EV_IOCTL = 5, /* struct gctx_ev_ioctl: an ioctl on a GPU file, entry and exit */
-	GCTX_EV_MMAP = 6,  /* struct gctx_ev_mmap: mmap of a GPU file */
-	GCTX_EV_CLOSE = 7, /* struct gctx_ev_fd: close() of a GPU fd */
+	GCTX_EV_FORK = 1,    /* struct gctx_ev_fork: a process or thread was created */
+	GCTX_EV_EXEC = 2,    /* struct gctx_ev_exec */
+	GCTX_EV_EXIT = 3,    /* struct gctx_ev_exit: a thread exited (group_dead = whole process) */
+	GCTX_EV_OPEN = 4,    /* struct gctx_ev_open: a GPU device file was opened */
+	GCTX_EV_IOCTL = 5,   /* struct gctx_ev_ioctl: an ioctl on a GPU file, entry and exit */
+	GCTX_EV_MMAP = 6,    /* struct gctx_ev_mmap: mmap of a GPU file */
+	GCTX_EV_CLOSE = 7,   /* struct gctx_ev_fd: close() of a GPU fd */
 	GCTX_EV_FD_KEPT = 8, /* struct gctx_ev_fd: a GPU fd that survived exec (no O_CLOEXEC) */
 	GCTX_EV_API = 9,     /* struct gctx_ev_api: a CUDA driver / HIP runtime call (uprobes) */
 	GCTX_EV_LIBMAP = 10, /* struct gctx_ev_libmap: an executable file mapping (library load) */
@@ -31,9 +31,10 @@ enum gctx_ev_type {
 			      * GCTX_EV_KERNEL_MAX too (its losses: GCTX_REC_STACK_DROPS) */
 	GCTX_EV_KERNEL_MAX = 11,
 	/* Past GCTX_EV_KERNEL_MAX so that the drop counters keep their size (trace format 2). */
-	GCTX_EV_APIMAP = 12, /* struct gctx_ev_apimap: a CUDA/HIP library mapped before its probes */
-	GCTX_EV_VMAS = 13,   /* struct gctx_ev_vmas (gpuctx_stack.h): the executable mappings, sent
-			      * before a GCTX_EV_STACK (losses: flag GCTX_STK_NO_VMAS) */
+	GCTX_EV_APIMAP =
+	    12,		   /* struct gctx_ev_apimap: a CUDA/HIP library mapped before its probes */
+	GCTX_EV_VMAS = 13, /* struct gctx_ev_vmas (gpuctx_stack.h): the executable mappings, sent
+			    * before a GCTX_EV_STACK (losses: flag GCTX_STK_NO_VMAS) */
 
 	/* Collector records (trace file only). */
 	GCTX_REC_PROC_PRESENT = 64, /* struct gctx_rec_proc: process present at attach */
@@ -43,7 +44,7 @@ enum gctx_ev_type {
 	GCTX_REC_END = 68,	    /* struct gctx_rec_end: the recording ended cleanly */
 	GCTX_REC_PROBE = 69,	    /* struct gctx_rec_probe: an API entry point that was probed */
 	GCTX_REC_THREAD_PRESENT = 70, /* struct gctx_rec_thread: a thread present at attach */
-	GCTX_REC_WRITE_LOSS = 80,     /* struct gctx_rec_write_loss: the trace could not be written */
+	GCTX_REC_WRITE_LOSS = 80,   /* struct gctx_rec_write_loss: the trace could not be written */
 	GCTX_REC_API_GAP = 71,	    /* struct gctx_rec_api_gap: API calls could not be seen */
 	GCTX_REC_API_PRESENT = 73,  /* struct gctx_rec_api_present: the CUDA/HIP libraries a
 				     * process present at attach had mapped */
@@ -56,6 +57,7 @@ enum gctx_ev_type {
 	GCTX_REC_CGROUP = 95,	    /* struct gctx_rec_cgroup: a process's cgroup (its job) */
 	GCTX_REC_HOST = 96,	    /* struct gctx_rec_host: the records after it, up to the next
 				     * one, are this host's (gpuctx merge; trace/hosts.h) */
+
 	/* Reserved for work landing in parallel:
 	 * 73-74 API coverage (issue 12)
 	 * 79 stacks and symbols (issue 11)
@@ -67,23 +69,23 @@ enum gctx_ev_type {
 /* What kind of GPU device file. */
 enum gctx_dev_kind {
 	GCTX_DEV_NONE = 0,
-	GCTX_DEV_NVIDIACTL = 1,	 /* /dev/nvidiactl, major 195 minor 255 */
-	GCTX_DEV_NVIDIA = 2,	 /* /dev/nvidiaN, major 195 minor 0..247 */
-	GCTX_DEV_NVIDIA_UVM = 3, /* /dev/nvidia-uvm (dynamic major, minor 0) */
+	GCTX_DEV_NVIDIACTL = 1,	       /* /dev/nvidiactl, major 195 minor 255 */
+	GCTX_DEV_NVIDIA = 2,	       /* /dev/nvidiaN, major 195 minor 0..247 */
+	GCTX_DEV_NVIDIA_UVM = 3,       /* /dev/nvidia-uvm (dynamic major, minor 0) */
 	GCTX_DEV_NVIDIA_UVM_TOOLS = 4, /* /dev/nvidia-uvm-tools (minor 1) */
-	GCTX_DEV_KFD = 5,	 /* /dev/kfd (dynamic major) */
-	GCTX_DEV_DRM_RENDER = 6, /* /dev/dri/renderD*, major 226 minor >= 128 */
+	GCTX_DEV_KFD = 5,	       /* /dev/kfd (dynamic major) */
+	GCTX_DEV_DRM_RENDER = 6,       /* /dev/dri/renderD*, major 226 minor >= 128 */
 	GCTX_DEV_MAX = 7,
 };
 
 /* Common header of every kernel record. */
 struct gctx_ev_hdr {
-	__u32 type;		    /* enum gctx_ev_type */
-	__u32 tid;		    /* kernel pid of the thread */
-	__u32 tgid;		    /* process id */
-	__u32 cpu;		    /* CPU the event was taken on */
-	__u64 ts_ns;		    /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
-	char comm[GCTX_COMM_LEN];   /* task comm at the time of the event */
+	__u32 type;		  /* enum gctx_ev_type */
+	__u32 tid;		  /* kernel pid of the thread */
+	__u32 tgid;		  /* process id */
+	__u32 cpu;		  /* CPU the event was taken on */
+	__u64 ts_ns;		  /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	char comm[GCTX_COMM_LEN]; /* task comm at the time of the event */
 };
 
 #define GCTX_FORK_THREAD 0x1 /* the child is a thread of the parent's process */
@@ -97,11 +99,11 @@ struct gctx_ev_fork {
 };
 
 struct gctx_ev_exec {
-	struct gctx_ev_hdr hdr;		 /* tid == tgid after exec; comm is the new one */
-	__u32 old_tid;			 /* pid of the thread that called exec (!= tid: non-leader) */
-	__u32 args_len;			 /* bytes valid in args */
-	char filename[GCTX_PATH_LEN];	 /* binary path as passed to exec */
-	char args[GCTX_ARGS_LEN];	 /* argv, NUL-separated, possibly truncated */
+	struct gctx_ev_hdr hdr;	      /* tid == tgid after exec; comm is the new one */
+	__u32 old_tid;		      /* pid of the thread that called exec (!= tid: non-leader) */
+	__u32 args_len;		      /* bytes valid in args */
+	char filename[GCTX_PATH_LEN]; /* binary path as passed to exec */
+	char args[GCTX_ARGS_LEN];     /* argv, NUL-separated, possibly truncated */
 	__u64 cgroup_id; /* cgroup v2 id (its directory's inode) at exec, read in the kernel:
 			  * the job of a process gone before /proc is read; 0 unknown */
 };
@@ -115,32 +117,32 @@ struct gctx_ev_exit {
 
 struct gctx_ev_open {
 	struct gctx_ev_hdr hdr;
-	__u64 file;		 /* struct file address: identity of the open file description */
+	__u64 file; /* struct file address: identity of the open file description */
 	__s32 fd;
-	__u32 flags;		 /* open flags (O_CLOEXEC, O_RDWR, ...) */
-	__u32 kind;		 /* enum gctx_dev_kind */
-	__u32 rdev;		 /* kernel dev_t (major << 20 | minor) of a char device, else 0 */
-	__u64 ino;		 /* inode number */
+	__u32 flags;		  /* open flags (O_CLOEXEC, O_RDWR, ...) */
+	__u32 kind;		  /* enum gctx_dev_kind */
+	__u32 rdev;		  /* kernel dev_t (major << 20 | minor) of a char device, else 0 */
+	__u64 ino;		  /* inode number */
 	char path[GCTX_PATH_LEN]; /* path as passed to open */
 };
 
-#define GCTX_IOCTL_XFER	   0x1 /* NV_ESC_IOCTL_XFER_CMD unwrapped: cmd/bytes are the inner call */
-#define GCTX_IOCTL_IN_OK   0x2 /* in[] was read at syscall entry */
-#define GCTX_IOCTL_OUT_OK  0x4 /* out[] was read at syscall exit */
+#define GCTX_IOCTL_XFER	  0x1 /* NV_ESC_IOCTL_XFER_CMD unwrapped: cmd/bytes are the inner call */
+#define GCTX_IOCTL_IN_OK  0x2 /* in[] was read at syscall entry */
+#define GCTX_IOCTL_OUT_OK 0x4 /* out[] was read at syscall exit */
 
 struct gctx_ev_ioctl {
 	struct gctx_ev_hdr hdr;
-	__u64 file;		  /* struct file address */
+	__u64 file; /* struct file address */
 	__s32 fd;
-	__u32 cmd;		  /* ioctl cmd as issued (the XFER cmd when unwrapped) */
-	__s64 ret;		  /* syscall return value (-errno on error) */
-	__u64 arg;		  /* user pointer argument */
-	__u64 dur_ns;		  /* time spent in the syscall */
-	__u32 kind;		  /* enum gctx_dev_kind */
-	__u32 flags;		  /* GCTX_IOCTL_* */
-	__u32 inner_cmd;	  /* XFER only: the wrapped nr; else 0 */
-	__u32 size;		  /* parameter size the driver sees (_IOC_SIZE or XFER size) */
-	__u32 len;		  /* bytes captured in in[] and out[] (<= GCTX_IOCTL_BYTES) */
+	__u32 cmd;	 /* ioctl cmd as issued (the XFER cmd when unwrapped) */
+	__s64 ret;	 /* syscall return value (-errno on error) */
+	__u64 arg;	 /* user pointer argument */
+	__u64 dur_ns;	 /* time spent in the syscall */
+	__u32 kind;	 /* enum gctx_dev_kind */
+	__u32 flags;	 /* GCTX_IOCTL_* */
+	__u32 inner_cmd; /* XFER only: the wrapped nr; else 0 */
+	__u32 size;	 /* parameter size the driver sees (_IOC_SIZE or XFER size) */
+	__u32 len;	 /* bytes captured in in[] and out[] (<= GCTX_IOCTL_BYTES) */
 	__u32 pad;
 	__u8 in[GCTX_IOCTL_BYTES];  /* parameters at entry */
 	__u8 out[GCTX_IOCTL_BYTES]; /* parameters at exit */
@@ -172,9 +174,9 @@ enum gctx_api_fn {
 	GCTX_CU_DEVICE_PRIMARY_CTX_RETAIN,
 	GCTX_CU_DEVICE_PRIMARY_CTX_RELEASE,
 	GCTX_CU_DEVICE_PRIMARY_CTX_RESET,
-	GCTX_CU_CTX_CREATE,	/* cuCtxCreate, _v2 (pctx, flags, dev) */
-	GCTX_CU_CTX_CREATE_V3,	/* (pctx, params, n, flags, dev) */
-	GCTX_CU_CTX_CREATE_V4,	/* (pctx, params, flags, dev) */
+	GCTX_CU_CTX_CREATE,    /* cuCtxCreate, _v2 (pctx, flags, dev) */
+	GCTX_CU_CTX_CREATE_V3, /* (pctx, params, n, flags, dev) */
+	GCTX_CU_CTX_CREATE_V4, /* (pctx, params, flags, dev) */
 	GCTX_CU_CTX_DESTROY,
 	GCTX_CU_CTX_SET_CURRENT,
 	GCTX_CU_CTX_PUSH_CURRENT,
@@ -208,10 +210,10 @@ enum gctx_api_fn {
 };
 
 /* Attach cookie of an API probe: which function, and which arguments to read. */
-#define GCTX_COOKIE_FN(c)	 ((c) & 0xffff)
-#define GCTX_COOKIE_OUT(c)	 (((c) >> 16) & 0xf) /* 1 + index of an output-pointer arg */
-#define GCTX_COOKIE_STR(c)	 (((c) >> 20) & 0xf) /* 1 + index of a string arg */
-#define GCTX_COOKIE_ENTRY_ONLY	 (1u << 24)	     /* no return probe: emit at entry */
+#define GCTX_COOKIE_FN(c)      ((c)&0xffff)
+#define GCTX_COOKIE_OUT(c)     (((c) >> 16) & 0xf) /* 1 + index of an output-pointer arg */
+#define GCTX_COOKIE_STR(c)     (((c) >> 20) & 0xf) /* 1 + index of a string arg */
+#define GCTX_COOKIE_ENTRY_ONLY (1u << 24)	   /* no return probe: emit at entry */
 
 #define GCTX_API_RETURNED 0x1 /* ret and out are valid */
 #define GCTX_API_OUT_OK	  0x2 /* out was read */
@@ -219,24 +221,24 @@ enum gctx_api_fn {
 #define GCTX_API_STR_LEN  64
 
 struct gctx_ev_api {
-	struct gctx_ev_hdr hdr;	 /* ts_ns = entry time */
-	__u32 fn;		 /* enum gctx_api_fn */
-	__u32 flags;		 /* GCTX_API_* */
-	__s64 ret;		 /* CUresult / hipError_t */
+	struct gctx_ev_hdr hdr; /* ts_ns = entry time */
+	__u32 fn;		/* enum gctx_api_fn */
+	__u32 flags;		/* GCTX_API_* */
+	__s64 ret;		/* CUresult / hipError_t */
 	__u64 dur_ns;
-	__u64 args[6];		 /* raw argument registers at entry */
-	__u64 out;		 /* *(u64 *)args[out-1] at return: new context, device pointer, pfn */
-	__u64 ip;		 /* probed address in the process (locates the library) */
+	__u64 args[6]; /* raw argument registers at entry */
+	__u64 out;     /* *(u64 *)args[out-1] at return: new context, device pointer, pfn */
+	__u64 ip;      /* probed address in the process (locates the library) */
 	char str[GCTX_API_STR_LEN]; /* string argument (cuGetProcAddress symbol) */
-	__u64 caller;		 /* return address at entry ([sp]): the call site, 0 unreadable;
-				  * absent (0) in version 2 traces written before it existed */
+	__u64 caller;		    /* return address at entry ([sp]): the call site, 0 unreadable;
+				     * absent (0) in version 2 traces written before it existed */
 };
-#define GCTX_EV_API_V2_LEN 192	 /* struct gctx_ev_api without caller */
+#define GCTX_EV_API_V2_LEN 192 /* struct gctx_ev_api without caller */
 
 /* An executable file mapping by a followed process (mmap with PROT_EXEC). */
 struct gctx_ev_libmap {
 	struct gctx_ev_hdr hdr;
-	__u32 dev;		 /* kernel dev_t of the file's filesystem */
+	__u32 dev; /* kernel dev_t of the file's filesystem */
 	__u32 pad;
 	__u64 ino;
 };
@@ -245,17 +247,19 @@ struct gctx_ev_libmap {
 #define GCTX_APIMAP_HELD     0x1 /* the process was stopped until the collector probed it */
 #define GCTX_APIMAP_NO_HOLD  0x2 /* holding is off (--no-hold) or not armed yet */
 #define GCTX_APIMAP_FAILED   0x4 /* a hold was wanted but could not be made */
-#define GCTX_APIMAP_OUTSIDE  0x8 /* not held: its parent is outside the traced job (-p, --cgroup)
-				  * and would see the stop */
-#define GCTX_APIMAP_WATCHED  0x10 /* not held: its parent (a shell, su, runuser, sudo) or a tracer
-				   * would see the stop (bpf/hold.bpf.h) */
+#define GCTX_APIMAP_OUTSIDE                                                                        \
+	0x8 /* not held: its parent is outside the traced job (-p, --cgroup)                       \
+	     * and would see the stop */
+#define GCTX_APIMAP_WATCHED                                                                        \
+	0x10 /* not held: its parent (a shell, su, runuser, sudo) or a tracer                      \
+	      * would see the stop (bpf/hold.bpf.h) */
 
 /* An executable mapping of a file named like a CUDA/HIP library (libcuda.so*, libamdhip64.so*)
  * whose probes were not attached yet. Sent at once (wakeup), before the mapping returns. */
 struct gctx_ev_apimap {
 	struct gctx_ev_hdr hdr;
-	__u32 dev;		 /* kernel dev_t of the file's filesystem */
-	__u32 flags;		 /* GCTX_APIMAP_* */
+	__u32 dev;   /* kernel dev_t of the file's filesystem */
+	__u32 flags; /* GCTX_APIMAP_* */
 	__u64 ino;
 	char name[GCTX_APIMAP_NAME_LEN]; /* file name (last path component) */
 };
@@ -276,8 +280,8 @@ _Static_assert(sizeof(struct gctx_ev_fd) == 56, "fd size");
 struct gctx_iter_rec {
 	__u32 tgid;
 	__s32 fd;
-	__u64 file;		  /* struct file address */
-	__u32 kind;		  /* enum gctx_dev_kind */
+	__u64 file; /* struct file address */
+	__u32 kind; /* enum gctx_dev_kind */
 	__u32 f_flags;
 	__u32 rdev;
 	__u32 pad;
@@ -291,20 +295,20 @@ _Static_assert(sizeof(struct gctx_iter_rec) == 40, "iter rec size");
 struct gctx_rec_proc {
 	__u32 pid;
 	__u32 ppid;
-	__u64 start_ns;		   /* process start, CLOCK_MONOTONIC */
+	__u64 start_ns; /* process start, CLOCK_MONOTONIC */
 	char comm[GCTX_COMM_LEN];
 	__u32 nthreads;
 	__u32 args_len;
 	char exe[GCTX_PATH_LEN];
-	char args[GCTX_ARGS_LEN];  /* NUL-separated argv */
+	char args[GCTX_ARGS_LEN]; /* NUL-separated argv */
 };
 
 struct gctx_rec_file {
-	__u32 pid;		  /* holder */
+	__u32 pid; /* holder */
 	__s32 fd;
-	__u64 file;		  /* struct file address, 0 if unknown (no task/file iterator) */
+	__u64 file; /* struct file address, 0 if unknown (no task/file iterator) */
 	__u32 kind;
-	__u32 flags;		  /* f_flags (O_CLOEXEC is reported through fd flags: see cloexec) */
+	__u32 flags; /* f_flags (O_CLOEXEC is reported through fd flags: see cloexec) */
 	__u32 cloexec;
 	__u32 pad;
 	char path[GCTX_PATH_LEN];
@@ -312,15 +316,15 @@ struct gctx_rec_file {
 
 struct gctx_rec_device {
 	__u32 kind;
-	__u32 dev;		  /* kernel dev_t of the filesystem (major << 20 | minor) */
+	__u32 dev; /* kernel dev_t of the filesystem (major << 20 | minor) */
 	__u64 ino;
-	__u32 rdev;		  /* char device number for major-matched kinds, else 0 */
+	__u32 rdev; /* char device number for major-matched kinds, else 0 */
 	__u32 pad;
 	char path[GCTX_PATH_LEN];
 };
 
 struct gctx_rec_thread {
-	__u32 pid;		  /* its process */
+	__u32 pid; /* its process */
 	__u32 tid;
 	char comm[GCTX_COMM_LEN];
 };
@@ -329,62 +333,64 @@ struct gctx_rec_thread {
  * mapped: with GPU files of that vendor held, the library was initialised before attach. */
 struct gctx_rec_api_present {
 	__u32 pid;
-	__u32 vendors;		  /* 1 << GCTX_VENDOR_CUDA | 1 << GCTX_VENDOR_HIP: library mapped */
+	__u32 vendors; /* 1 << GCTX_VENDOR_CUDA | 1 << GCTX_VENDOR_HIP: library mapped */
 };
 
-#define GCTX_PROBE_SYMBOL	  0 /* exported symbol */
-#define GCTX_PROBE_PROC_ADDRESS	  1 /* an address cuGetProcAddress returned */
-#define GCTX_PROBE_REFUSED	  2 /* such an address, not probed (err: -EPERM not a function
-				     * entry of a library defining the API, -EDQUOT over a cap) */
-#define GCTX_PROBE_NOT_PRERESOLVED 3 /* the library's cuGetProcAddress was not asked ahead
-				      * (symbol: why, err: -errno): its addresses are followed
-				      * only as the traced processes get them */
+#define GCTX_PROBE_SYMBOL	0 /* exported symbol */
+#define GCTX_PROBE_PROC_ADDRESS 1 /* an address cuGetProcAddress returned */
+#define GCTX_PROBE_REFUSED                                                                         \
+	2 /* such an address, not probed (err: -EPERM not a function                               \
+	   * entry of a library defining the API, -EDQUOT over a cap) */
+#define GCTX_PROBE_NOT_PRERESOLVED                                                                 \
+	3 /* the library's cuGetProcAddress was not asked ahead                                    \
+	   * (symbol: why, err: -errno): its addresses are followed                                \
+	   * only as the traced processes get them */
 
 struct gctx_rec_probe {
-	__u32 fn;		  /* enum gctx_api_fn */
-	__u32 how;		  /* GCTX_PROBE_* */
-	__u64 offset;		  /* file offset probed */
-	__u64 sym_offset;	  /* file offset of the function (offset - 4 after an endbr64) */
-	__s32 err;		  /* 0 attached, else -errno */
-	__u32 retprobe;		  /* a return probe was attached too */
-	__u8 insn[8];		  /* first bytes of the function */
-	char symbol[64];	  /* symbol name, or the cuGetProcAddress name */
-	char lib[GCTX_PATH_LEN];  /* library file */
+	__u32 fn;		 /* enum gctx_api_fn */
+	__u32 how;		 /* GCTX_PROBE_* */
+	__u64 offset;		 /* file offset probed */
+	__u64 sym_offset;	 /* file offset of the function (offset - 4 after an endbr64) */
+	__s32 err;		 /* 0 attached, else -errno */
+	__u32 retprobe;		 /* a return probe was attached too */
+	__u8 insn[8];		 /* first bytes of the function */
+	char symbol[64];	 /* symbol name, or the cuGetProcAddress name */
+	char lib[GCTX_PATH_LEN]; /* library file */
 };
 
 /* Why API calls of a process could not be seen for a while. */
 enum gctx_gap_reason {
-	GCTX_GAP_NO_HOLD = 1,	   /* holding was off: probes came after the mapping */
-	GCTX_GAP_HOLD_TIMEOUT = 2, /* the hold timed out before the probes were attached */
-	GCTX_GAP_HOLD_FAILED = 3,  /* the process could not be held */
+	GCTX_GAP_NO_HOLD = 1,	    /* holding was off: probes came after the mapping */
+	GCTX_GAP_HOLD_TIMEOUT = 2,  /* the hold timed out before the probes were attached */
+	GCTX_GAP_HOLD_FAILED = 3,   /* the process could not be held */
 	GCTX_GAP_NOT_CANDIDATE = 4, /* not named like a CUDA/HIP library: found by its exports */
-	GCTX_GAP_PROBE_FAILED = 5, /* the library could not be probed at all */
-	GCTX_GAP_LOST = 6,	   /* the mapping record was lost (ring buffer full) */
-	GCTX_GAP_OUTSIDE = 7,	   /* not held: its parent is outside the job (-p, --cgroup) */
-	GCTX_GAP_WATCHED = 8,	   /* not held: its parent or a tracer would see the stop */
-	GCTX_GAP_HOLD_WAIT = 9,	   /* resumed early: its parent began waiting for stops */
-	GCTX_GAP_HOLD_ABORT = 10,  /* resumed early, or not held: gpuctx or its releaser was
-				    * sent a signal that ends or stops it */
+	GCTX_GAP_PROBE_FAILED = 5,  /* the library could not be probed at all */
+	GCTX_GAP_LOST = 6,	    /* the mapping record was lost (ring buffer full) */
+	GCTX_GAP_OUTSIDE = 7,	    /* not held: its parent is outside the job (-p, --cgroup) */
+	GCTX_GAP_WATCHED = 8,	    /* not held: its parent or a tracer would see the stop */
+	GCTX_GAP_HOLD_WAIT = 9,	    /* resumed early: its parent began waiting for stops */
+	GCTX_GAP_HOLD_ABORT = 10,   /* resumed early, or not held: gpuctx or its releaser was
+				     * sent a signal that ends or stops it */
 };
 
 struct gctx_rec_api_gap {
 	__u32 pid;
-	__u32 tid;		  /* the thread that mapped the library */
-	__u32 reason;		  /* enum gctx_gap_reason */
-	__u32 dev;		  /* kernel dev_t of the library file */
+	__u32 tid;    /* the thread that mapped the library */
+	__u32 reason; /* enum gctx_gap_reason */
+	__u32 dev;    /* kernel dev_t of the library file */
 	__u64 ino;
-	__u64 from_ns;		  /* the library was mapped (calls possible from here) */
-	__u64 to_ns;		  /* its probes were live; 0: never (to the end of the trace) */
-	char lib[GCTX_PATH_LEN];  /* library path as the process sees it */
+	__u64 from_ns;		 /* the library was mapped (calls possible from here) */
+	__u64 to_ns;		 /* its probes were live; 0: never (to the end of the trace) */
+	char lib[GCTX_PATH_LEN]; /* library path as the process sees it */
 };
 
 /* A hold: the mapping process was stopped from from_ns to to_ns while the library was probed. */
 struct gctx_rec_hold {
 	__u32 pid;
 	__u32 tid;
-	__u32 released_by;	  /* 0 the collector (probes live), 1 the timeout, before the
-				   * probes: 2 a SIGCONT from elsewhere, 3 the guard for the
-				   * parent's wait, 4 the guard as gpuctx was signalled */
+	__u32 released_by; /* 0 the collector (probes live), 1 the timeout, before the
+			    * probes: 2 a SIGCONT from elsewhere, 3 the guard for the
+			    * parent's wait, 4 the guard as gpuctx was signalled */
 	__u32 dev;
 	__u64 ino;
 	__u64 from_ns;
@@ -410,18 +416,18 @@ _Static_assert(__builtin_offsetof(struct gctx_rec_drops, window_evicted) == GCTX
 
 struct gctx_rec_end {
 	__u64 end_ns;
-	__s32 exit_status;		 /* wait status of the traced command, -1 if none */
-	__u32 reason;			 /* 0 command exited, 1 signal, 2 duration */
+	__s32 exit_status; /* wait status of the traced command, -1 if none */
+	__u32 reason;	   /* 0 command exited, 1 signal, 2 duration */
 	__u64 events;
 };
 
 /* Written (best effort) when a write to the trace file fails, e.g. the disk is full, and
  * again at the end with the final count: what the file holds stops at ts_ns. */
 struct gctx_rec_write_loss {
-	__u64 ts_ns;		  /* CLOCK_MONOTONIC of the first failed write */
-	__u64 lost;		  /* records that could not be written */
-	__u64 written;		  /* records written before the failure */
-	__s32 err;		  /* -errno of the failed write */
+	__u64 ts_ns;   /* CLOCK_MONOTONIC of the first failed write */
+	__u64 lost;    /* records that could not be written */
+	__u64 written; /* records written before the failure */
+	__s32 err;     /* -errno of the failed write */
 	__u32 pad;
 };
 
@@ -433,8 +439,8 @@ struct gctx_rec_write_loss {
 struct gctx_rec_cgroup {
 	__u32 pid;
 	__u32 pad;
-	__u64 ts_ns;			 /* when it was read */
-	char path[GCTX_CGROUP_LEN];	 /* the path that names a job (gctx_job_cgroup_pick) */
+	__u64 ts_ns;		    /* when it was read */
+	char path[GCTX_CGROUP_LEN]; /* the path that names a job (gctx_job_cgroup_pick) */
 };
 
 #include "gpuctx_stack.h"

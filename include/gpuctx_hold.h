@@ -7,8 +7,8 @@
 #ifndef __GPUCTX_HOLD_H
 #define __GPUCTX_HOLD_H
 
-#define GCTX_MAX_HOLDS	   1024
-#define GCTX_MAX_KNOWN_LIBS 4096
+#define GCTX_MAX_HOLDS	       1024
+#define GCTX_MAX_KNOWN_LIBS    4096
 #define GCTX_MAX_STOP_WATCHERS 4096
 
 /* Values of known_libs: the library's probes are live (or it is known not to need them), or
@@ -25,13 +25,13 @@ struct gctx_lib_key {
 
 /* Value of the holds map (key: tgid): the process was stopped at since_ns. */
 struct gctx_hold_val {
-	__u64 since_ns;		/* CLOCK_MONOTONIC */
-	__u32 tid;		/* the thread that mapped the library */
+	__u64 since_ns; /* CLOCK_MONOTONIC */
+	__u32 tid;	/* the thread that mapped the library */
 	__u32 dev;
 	__u64 ino;
-	__u32 resumed;		/* resumed before the probes: GCTX_HOLD_RESUMED_* */
-	__u32 ptgid;		/* its parent, when held */
-	__u32 restops;		/* stopped again after another gpuctx's SIGCONT (guard) */
+	__u32 resumed; /* resumed before the probes: GCTX_HOLD_RESUMED_* */
+	__u32 ptgid;   /* its parent, when held */
+	__u32 restops; /* stopped again after another gpuctx's SIGCONT (guard) */
 	__u32 pad;
 };
 
@@ -43,16 +43,16 @@ struct gctx_hold_val {
 /* hold_ctl[0]: whether holds may be made, and gpuctx's own executable, whose processes (the
  * cuGetProcAddress resolver child, which maps a library being probed) are never held. */
 struct gctx_hold_ctl {
-	__u32 armed;		/* 1 while a releaser runs */
-	__u32 self_dev;		/* kernel dev_t and inode of gpuctx's executable */
+	__u32 armed;	/* 1 while a releaser runs */
+	__u32 self_dev; /* kernel dev_t and inode of gpuctx's executable */
 	__u64 self_ino;
-	__u64 last_hold_ns;	/* when the latest hold was made */
-	__u32 collector;	/* tgids the guard (bpf/guard.bpf.c) watches for signals */
+	__u64 last_hold_ns; /* when the latest hold was made */
+	__u32 collector;    /* tgids the guard (bpf/guard.bpf.c) watches for signals */
 	__u32 releaser;
-	__u32 tripped;		/* the signal that made the guard end every hold, or 0 */
-	__u32 restop;		/* 1: the guard stops a held process again after another
-				 * gpuctx's SIGCONT (hold.bpf.h leaves such a hold alone) */
-	__u64 last_restop_ns;	/* when the guard last did (CLOCK_MONOTONIC) */
+	__u32 tripped;	      /* the signal that made the guard end every hold, or 0 */
+	__u32 restop;	      /* 1: the guard stops a held process again after another
+			       * gpuctx's SIGCONT (hold.bpf.h leaves such a hold alone) */
+	__u64 last_restop_ns; /* when the guard last did (CLOCK_MONOTONIC) */
 };
 
 #endif /* __GPUCTX_HOLD_H */

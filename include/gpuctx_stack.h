@@ -13,7 +13,7 @@
 #define GCTX_STACK_BYTES   8192 /* user stack copied from sp, for DWARF unwinding */
 #define GCTX_PY_FILE_LEN   128
 #define GCTX_PY_NAME_LEN   64
-#define GCTX_PY_LT_LEN	   384	/* prefix of co_linetable */
+#define GCTX_PY_LT_LEN	   384 /* prefix of co_linetable */
 
 /* Which rare event a stack belongs to. */
 enum gctx_stack_role {
@@ -27,7 +27,7 @@ enum gctx_stack_role {
 
 /* Python frame walk outcome. */
 enum gctx_py_status {
-	GCTX_PY_NONE = 0,	 /* not a Python process (no interpreter found in it) */
+	GCTX_PY_NONE = 0, /* not a Python process (no interpreter found in it) */
 	GCTX_PY_OK = 1,
 	GCTX_PY_UNSUPPORTED = 2, /* interpreter found, layout unknown for its version */
 	GCTX_PY_NO_THREAD = 3,	 /* no thread state for this OS thread */
@@ -41,19 +41,19 @@ enum gctx_py_status {
 #define GCTX_PYF_LASTI	  0x8 /* 3.10: instr indexes the 3.10 line table (byte pairs) */
 
 struct gctx_py_frame {
-	__u64 code;		/* code object address (identity) */
-	__s32 instr;		/* instruction index in code units, -1 unknown */
-	__s32 firstlineno;	/* co_firstlineno */
-	__u16 file_len;		/* bytes valid in file */
-	__u16 name_len;		/* bytes valid in name */
-	__u16 lt_len;		/* bytes valid in lt */
-	__u8 file_kind;		/* bytes per character (1, 2, 4); 0 unreadable */
+	__u64 code;	   /* code object address (identity) */
+	__s32 instr;	   /* instruction index in code units, -1 unknown */
+	__s32 firstlineno; /* co_firstlineno */
+	__u16 file_len;	   /* bytes valid in file */
+	__u16 name_len;	   /* bytes valid in name */
+	__u16 lt_len;	   /* bytes valid in lt */
+	__u8 file_kind;	   /* bytes per character (1, 2, 4); 0 unreadable */
 	__u8 name_kind;
-	__u8 flags;		/* GCTX_PYF_* */
+	__u8 flags; /* GCTX_PYF_* */
 	__u8 pad[7];
-	char file[GCTX_PY_FILE_LEN];	/* co_filename, raw PEP 393 data */
-	char name[GCTX_PY_NAME_LEN];	/* co_qualname (co_name before 3.11) */
-	__u8 lt[GCTX_PY_LT_LEN];	/* co_linetable prefix */
+	char file[GCTX_PY_FILE_LEN]; /* co_filename, raw PEP 393 data */
+	char name[GCTX_PY_NAME_LEN]; /* co_qualname (co_name before 3.11) */
+	__u8 lt[GCTX_PY_LT_LEN];     /* co_linetable prefix */
 };
 
 #define GCTX_STK_REGS_OK  0x1 /* regs are the user registers of the thread */
@@ -64,16 +64,16 @@ struct gctx_py_frame {
 /* Kernel record GCTX_EV_STACK. Only stack_len bytes of stack[] are in the record. */
 struct gctx_ev_stack {
 	struct gctx_ev_hdr hdr;
-	__u32 role;		 /* enum gctx_stack_role */
-	__u32 trigger;		 /* fd (init/use), child pid (fork), signal (crash) */
-	__u64 key;		 /* struct file (init/use), 0 otherwise */
+	__u32 role;    /* enum gctx_stack_role */
+	__u32 trigger; /* fd (init/use), child pid (fork), signal (crash) */
+	__u64 key;     /* struct file (init/use), 0 otherwise */
 	__u64 regs[GCTX_STACK_NREGS];
-	__u32 nips;		 /* valid entries in ips */
-	__u32 stack_len;	 /* bytes of stack[] present, copied from regs[7] (sp) */
-	__u32 py_status;	 /* enum gctx_py_status */
-	__u32 py_version;	 /* PY_VERSION_HEX of the interpreter, 0 unknown */
-	__u32 npy;		 /* valid entries in py, innermost first */
-	__u32 flags;		 /* GCTX_STK_* */
+	__u32 nips;		       /* valid entries in ips */
+	__u32 stack_len;	       /* bytes of stack[] present, copied from regs[7] (sp) */
+	__u32 py_status;	       /* enum gctx_py_status */
+	__u32 py_version;	       /* PY_VERSION_HEX of the interpreter, 0 unknown */
+	__u32 npy;		       /* valid entries in py, innermost first */
+	__u32 flags;		       /* GCTX_STK_* */
 	__u64 ips[GCTX_STACK_MAX_IPS]; /* frame-pointer walk, innermost first */
 	struct gctx_py_frame py[GCTX_STACK_MAX_PY];
 	__u8 stack[GCTX_STACK_BYTES];
@@ -89,10 +89,10 @@ struct gctx_ev_stack {
  * (seq 1, 2, ...); the last one has GCTX_VMAS_LAST. Only hdr..len and len bytes of data are
  * in the record.
  */
-#define GCTX_VMAS_BYTES	   16384 /* data per record (a power of two) */
-#define GCTX_VMAS_MAX	   1024	 /* executable file mappings sent per stack */
-#define GCTX_VMA_PATH_MAX  256	 /* bytes of path per mapping */
-#define GCTX_VMA_STEPS	   24	 /* dentries and mount points walked per path */
+#define GCTX_VMAS_BYTES	  16384 /* data per record (a power of two) */
+#define GCTX_VMAS_MAX	  1024	/* executable file mappings sent per stack */
+#define GCTX_VMA_PATH_MAX 256	/* bytes of path per mapping */
+#define GCTX_VMA_STEPS	  24	/* dentries and mount points walked per path */
 
 #define GCTX_VMAS_LAST 0x1 /* the last record of the set */
 #define GCTX_VMAS_CUT  0x2 /* more than GCTX_VMAS_MAX such mappings (or VMAs): the rest not sent */
@@ -105,21 +105,21 @@ struct gctx_ev_stack {
 
 struct gctx_vma {
 	__u64 start, end;
-	__u64 pgoff;	 /* file offset in bytes */
+	__u64 pgoff; /* file offset in bytes */
 	__u64 ino;
-	__u32 dev;	 /* kernel dev_t (major << 20 | minor) of the file's filesystem */
-	__u16 path_len;	 /* bytes of path after this struct: the components, innermost first,
-			  * each NUL-terminated (as the process sees it, in its root) */
-	__u8 flags;	 /* GCTX_VMA_* */
+	__u32 dev;	/* kernel dev_t (major << 20 | minor) of the file's filesystem */
+	__u16 path_len; /* bytes of path after this struct: the components, innermost first,
+			 * each NUL-terminated (as the process sees it, in its root) */
+	__u8 flags;	/* GCTX_VMA_* */
 	__u8 pad;
 };
 
 struct gctx_ev_vmas {
 	struct gctx_ev_hdr hdr;
-	__u32 seq;	 /* record of the set, 0 first */
-	__u32 flags;	 /* GCTX_VMAS_* */
-	__u32 n;	 /* entries in data */
-	__u32 len;	 /* bytes of data */
+	__u32 seq;   /* record of the set, 0 first */
+	__u32 flags; /* GCTX_VMAS_* */
+	__u32 n;     /* entries in data */
+	__u32 len;   /* bytes of data */
 	__u8 data[GCTX_VMAS_BYTES];
 };
 
@@ -128,11 +128,11 @@ struct gctx_ev_vmas {
 /* Where the interpreter's state lives in one process, and its structure layout. Written by the
  * collector into the kernel's pyinfo map (tgid -> this) before the process needs a stack. */
 struct gctx_py_layout {
-	__u64 runtime;		/* address of _PyRuntime */
-	__u32 version;		/* PY_VERSION_HEX */
-	__u32 supported;	/* 0: layout unknown, emit GCTX_PY_UNSUPPORTED */
-	__u16 interp_head;	/* _PyRuntime -> interpreters.head */
-	__u16 interp_tstate;	/* interp -> first thread state */
+	__u64 runtime;	     /* address of _PyRuntime */
+	__u32 version;	     /* PY_VERSION_HEX */
+	__u32 supported;     /* 0: layout unknown, emit GCTX_PY_UNSUPPORTED */
+	__u16 interp_head;   /* _PyRuntime -> interpreters.head */
+	__u16 interp_tstate; /* interp -> first thread state */
 	__u16 interp_next;
 	__u16 tstate_next;
 	__u16 tstate_thread_id; /* == pthread_self() == fs base */
@@ -140,12 +140,12 @@ struct gctx_py_layout {
 	__s16 cframe_frame;	/* cframe -> current_frame, -1 when tstate_frame is direct */
 	__u16 frame_code;
 	__u16 frame_back;
-	__u16 frame_instr;	/* f_lasti (int, 3.10), prev_instr / instr_ptr (pointer) */
-	__s16 frame_owner;	/* u8 owner, -1 none (3.10, 3.11) */
-	__s16 frame_is_entry;	/* u8 is_entry, -1 none (all but 3.11) */
+	__u16 frame_instr;    /* f_lasti (int, 3.10), prev_instr / instr_ptr (pointer) */
+	__s16 frame_owner;    /* u8 owner, -1 none (3.10, 3.11) */
+	__s16 frame_is_entry; /* u8 is_entry, -1 none (all but 3.11) */
 	__u16 code_firstlineno;
 	__u16 code_filename;
-	__u16 code_name;	/* co_qualname where present */
+	__u16 code_name; /* co_qualname where present */
 	__u16 code_linetable;
 	__u16 code_adaptive;	/* co_code_adaptive, 0 on 3.10 (f_lasti mode) */
 	__u16 str_ascii_data;	/* sizeof(PyASCIIObject) */
@@ -165,20 +165,21 @@ struct gctx_py_exe_key {
 /* Collector record GCTX_REC_STACK: a resolved stack, frames innermost first. */
 #define GCTX_FRAME_PYTHON 1 /* function/file/line from the interpreter */
 #define GCTX_FRAME_NATIVE 2 /* function+offset in module, file/line when DWARF has them */
-#define GCTX_FRAME_INLINE 3 /* native, a function inlined at the pc of the next frame (same
-			     * addr, module, offset); file/line where it is, or where it calls
-			     * the inner one. Readers that know only 1 and 2 show it as native */
-#define GCTX_SFN_LEN	  96
-#define GCTX_SFILE_LEN	  160
+#define GCTX_FRAME_INLINE                                                                          \
+	3 /* native, a function inlined at the pc of the next frame (same                          \
+	   * addr, module, offset); file/line where it is, or where it calls                       \
+	   * the inner one. Readers that know only 1 and 2 show it as native */
+#define GCTX_SFN_LEN	      96
+#define GCTX_SFILE_LEN	      160
 #define GCTX_STACK_MAX_FRAMES 96
 
 struct gctx_rec_frame {
-	__u32 kind;		   /* GCTX_FRAME_* */
-	__u32 line;		   /* 0 unknown */
-	__u64 addr;		   /* native: the pc */
-	__u64 offset;		   /* native: pc - function start (or module-relative if unnamed) */
+	__u32 kind;   /* GCTX_FRAME_* */
+	__u32 line;   /* 0 unknown */
+	__u64 addr;   /* native: the pc */
+	__u64 offset; /* native: pc - function start (or module-relative if unnamed) */
 	char function[GCTX_SFN_LEN];
-	char file[GCTX_SFILE_LEN]; /* Python: source file; native: source file or "" */
+	char file[GCTX_SFILE_LEN];   /* Python: source file; native: source file or "" */
 	char module[GCTX_SFILE_LEN]; /* native: the ELF file; Python: "" */
 };
 
@@ -186,25 +187,25 @@ struct gctx_rec_stack {
 	__u32 pid;
 	__u32 tid;
 	__u64 ts_ns;
-	__u32 role;		   /* enum gctx_stack_role */
+	__u32 role; /* enum gctx_stack_role */
 	__u32 trigger;
 	__u64 key;
-	__u32 nframes;		   /* frames that follow this header */
-	__u32 py_status;	   /* enum gctx_py_status */
+	__u32 nframes;	 /* frames that follow this header */
+	__u32 py_status; /* enum gctx_py_status */
 	__u32 py_version;
-	__u32 native_frames;	   /* native frames unwound */
-	char note[128];		   /* why the stack may be incomplete, "" if not */
+	__u32 native_frames; /* native frames unwound */
+	char note[128];	     /* why the stack may be incomplete, "" if not */
 	struct gctx_rec_frame frames[];
 };
 
 /* Collector record GCTX_REC_STACK_DROPS, written at the end: stacks lost, and what resolving
  * the others cost the collector. */
 struct gctx_rec_stack_drops {
-	__u64 lost;		   /* the kernel could not emit them: ring buffer full */
-	__u64 unresolved;	   /* raw stacks the collector could not resolve */
+	__u64 lost;	  /* the kernel could not emit them: ring buffer full */
+	__u64 unresolved; /* raw stacks the collector could not resolve */
 	__u64 resolved;
-	__u64 resolve_ns;	   /* collector time spent resolving them, in total */
-	__u64 resolve_max_ns;	   /* the slowest one (the first of an address space) */
+	__u64 resolve_ns;     /* collector time spent resolving them, in total */
+	__u64 resolve_max_ns; /* the slowest one (the first of an address space) */
 };
 
 /* Collector record GCTX_REC_CALLER: the call site of API calls (struct gctx_ev_api.caller),
@@ -214,16 +215,16 @@ struct gctx_rec_stack_drops {
 
 struct gctx_rec_caller {
 	__u32 pid;
-	__u32 flags;		   /* GCTX_CALLER_* */
+	__u32 flags;		     /* GCTX_CALLER_* */
 	struct gctx_rec_frame frame; /* addr = the return address; module, function, offset
 				      * (from the function, or module-relative if unnamed) */
 };
 
 /* Collector record GCTX_REC_CALLER_DROPS, written at the end. */
 struct gctx_rec_caller_drops {
-	__u64 resolved;		   /* GCTX_REC_CALLER records written */
-	__u64 capped;		   /* API calls from call sites past GCTX_CALLER_MAX_SITES */
-	__u64 resolve_ns;	   /* collector time spent symbolising, in total */
+	__u64 resolved;	  /* GCTX_REC_CALLER records written */
+	__u64 capped;	  /* API calls from call sites past GCTX_CALLER_MAX_SITES */
+	__u64 resolve_ns; /* collector time spent symbolising, in total */
 	__u64 resolve_max_ns;
 };
 #define GCTX_CALLER_MAX_SITES 256 /* call sites symbolised per address space */

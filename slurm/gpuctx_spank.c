@@ -186,7 +186,8 @@ static int step_cgroup(spank_t sp, uint32_t job, uint32_t stepid)
 	/* job ids are per cluster: two clusters' slurmds on one machine keep apart */
 	snprintf(ours, sizeof(ours), "%s", CG_OURS);
 	if (spank_getenv(sp, "SLURM_CLUSTER_NAME", cluster, sizeof(cluster)) == ESPANK_SUCCESS &&
-	    cluster[0] && strspn(cluster, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(cluster))
+	    cluster[0] &&
+	    strspn(cluster, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(cluster))
 		snprintf(ours, sizeof(ours), "%s_%s", CG_OURS, cluster);
 	snprintf(g.cgroup, sizeof(g.cgroup), "%s/%s/job_%u/step_%s", root, ours, job, g.step);
 	for (char *p = g.cgroup + strlen(root) + 1; (p = strchr(p, '/')); p++) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * fakegpu: what the emulated driver's files share (tools/fakegpu.c: the FUSE filesystem;
- * tools/fakegpu_kfd.c: AMD KFD, the amdgpu render node, the KFD topology; tools/fakegpu_rm.c: the NVIDIA RM escapes and objects; tools/fakegpu_rmctrl.c: the
- * RM control commands; tools/fakegpu_uvm.c: NVIDIA UVM). A test fixture, never shipped.
+ * tools/fakegpu_kfd.c: AMD KFD, the amdgpu render node, the KFD topology; tools/fakegpu_rm.c: the
+ * NVIDIA RM escapes and objects; tools/fakegpu_rmctrl.c: the RM control commands;
+ * tools/fakegpu_uvm.c: NVIDIA UVM). A test fixture, never shipped.
  */
 #ifndef __FAKEGPU_H
 #define __FAKEGPU_H
@@ -33,8 +34,8 @@ struct gfile {
 	__u32 attached_gpus;   /* nvidiactl: ATTACH_GPUS_TO_FD entries (once per fd) */
 	enum uvm_fd_state uvm; /* nvidia-uvm */
 	__u64 uvm_flags;
-	pid_t uvm_tgid;	       /* who issued UVM_INITIALIZE */
-	struct amd_file *amd;  /* kfd, renderD128: fakegpu_kfd.c */
+	pid_t uvm_tgid;	      /* who issued UVM_INITIALIZE */
+	struct amd_file *amd; /* kfd, renderD128: fakegpu_kfd.c */
 };
 
 /* What one ioctl call is about; status is the driver status written back, or -1. */

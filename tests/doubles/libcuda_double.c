@@ -124,9 +124,9 @@ enum mem_kind { MEM_DEVICE, MEM_MANAGED, MEM_ASYNC, MEM_HANDLE, MEM_LEGACY };
 struct dbl_mem {
 	CUdeviceptr dptr; /* 0 for cuMemCreate handles */
 	size_t size;
-	__u32 handle;	  /* RM memory object */
+	__u32 handle; /* RM memory object */
 	__u32 parent;
-	bool on_dev_fd;	  /* allocated with RM_ALLOC_MEMORY on nvidia0 */
+	bool on_dev_fd; /* allocated with RM_ALLOC_MEMORY on nvidia0 */
 	struct dbl_mem *next;
 };
 
@@ -135,7 +135,7 @@ struct CUctx_st {
 	int dev;
 	bool primary;
 	bool green;
-	bool active;	 /* RM objects exist */
+	bool active;	   /* RM objects exist */
 	unsigned int refs; /* primary: retain count */
 	__u32 tsg, ctxshare, channel, compute;
 	struct dbl_mem *mem;
@@ -157,12 +157,12 @@ static struct {
 	unsigned long launches;
 	int log;
 } G = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.ctl_fd = -1,
-	.dev_fd = -1,
-	.uvm_fd = -1,
-	.next_dptr = DBL_DPTR_BASE,
-	.next_dptr_v1 = DBL_DPTR_V1_BASE,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .ctl_fd = -1,
+    .dev_fd = -1,
+    .uvm_fd = -1,
+    .next_dptr = DBL_DPTR_BASE,
+    .next_dptr_v1 = DBL_DPTR_V1_BASE,
 };
 
 /* The calling thread's context stack; the top is the current context. */
@@ -259,9 +259,9 @@ static int xioctl(int fd, unsigned long cmd, void *arg)
 static __u32 rm_alloc(__u32 parent, __u32 cls, __u32 *handle)
 {
 	struct nvos64_params p = {
-		.hRoot = cls == NV01_ROOT_CLIENT ? 0 : G.client,
-		.hObjectParent = cls == NV01_ROOT_CLIENT ? 0 : parent,
-		.hClass = cls,
+	    .hRoot = cls == NV01_ROOT_CLIENT ? 0 : G.client,
+	    .hObjectParent = cls == NV01_ROOT_CLIENT ? 0 : parent,
+	    .hClass = cls,
 	};
 
 	if (xioctl(G.ctl_fd, NV_IOCTL_RM_ALLOC, &p) < 0)
@@ -275,7 +275,7 @@ static __u32 rm_alloc(__u32 parent, __u32 cls, __u32 *handle)
 
 static __u32 rm_free(__u32 parent, __u32 handle)
 {
-	struct nvos00_params p = { .hRoot = G.client, .hObjectParent = parent, .hObjectOld = handle };
+	struct nvos00_params p = {.hRoot = G.client, .hObjectParent = parent, .hObjectOld = handle};
 
 	if (!handle)
 		return NV_OK;
@@ -289,11 +289,11 @@ static __u32 rm_free(__u32 parent, __u32 handle)
 static __u32 rm_alloc_memory(__u32 cls, size_t size, __u32 *handle)
 {
 	struct nvos02_with_fd p = {
-		.hRoot = G.client,
-		.hObjectParent = G.device,
-		.hClass = cls,
-		.limit = size ? size - 1 : 0,
-		.fd = G.dev_fd,
+	    .hRoot = G.client,
+	    .hObjectParent = G.device,
+	    .hClass = cls,
+	    .limit = size ? size - 1 : 0,
+	    .fd = G.dev_fd,
 	};
 
 	if (xioctl(G.dev_fd, NV_IOCTL_RM_ALLOC_MEMORY, &p) < 0)
@@ -319,10 +319,10 @@ static void close_fds(void)
 /* cuInit's driver work, under the lock. */
 static CUresult driver_open(void)
 {
-	struct nv_rm_api_version ver = { .cmd = NV_RM_API_VERSION_CMD_RELAXED };
+	struct nv_rm_api_version ver = {.cmd = NV_RM_API_VERSION_CMD_RELAXED};
 	struct nv_card_info cards[DBL_MAX_DEVICES];
 	struct nv_register_fd reg;
-	struct uvm_initialize_params uvm = { .flags = 0 };
+	struct uvm_initialize_params uvm = {.flags = 0};
 	int i;
 
 	G.ctl_fd = dev_open("nvidiactl");
@@ -601,8 +601,8 @@ static CUresult primary_reset(CUdevice dev)
 
 /* ---- memory ---- */
 
-static CUresult mem_alloc(struct CUctx_st *c, enum mem_kind kind, size_t size,
-			  CUdeviceptr *dptr, __u32 *handle_out)
+static CUresult mem_alloc(struct CUctx_st *c, enum mem_kind kind, size_t size, CUdeviceptr *dptr,
+			  __u32 *handle_out)
 {
 	struct dbl_mem *m;
 	CUdeviceptr *next;
@@ -737,21 +737,21 @@ CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr)
 		CUresult code;
 		const char *name;
 	} names[] = {
-		{ CUDA_SUCCESS, "CUDA_SUCCESS" },
-		{ CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE" },
-		{ CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY" },
-		{ CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED" },
-		{ CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED" },
-		{ CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY" },
-		{ CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE" },
-		{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE" },
-		{ CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT" },
-		{ CUDA_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED" },
-		{ CUDA_ERROR_OPERATING_SYSTEM, "CUDA_ERROR_OPERATING_SYSTEM" },
-		{ CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE" },
-		{ CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND" },
-		{ CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED" },
-		{ CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN" },
+	    {CUDA_SUCCESS, "CUDA_SUCCESS"},
+	    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
+	    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+	    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+	    {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED"},
+	    {CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY"},
+	    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
+	    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
+	    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT"},
+	    {CUDA_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED"},
+	    {CUDA_ERROR_OPERATING_SYSTEM, "CUDA_ERROR_OPERATING_SYSTEM"},
+	    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE"},
+	    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND"},
+	    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+	    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN"},
 	};
 	size_t i;
 
@@ -1024,7 +1024,7 @@ CUresult CUDAAPI cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx)
 		RET(CUDA_ERROR_INVALID_VALUE);
 	pthread_mutex_lock(&G.lock);
 	r = ctx_valid((CUcontext)hCtx) && ((CUcontext)hCtx)->green ? CUDA_SUCCESS
-								  : CUDA_ERROR_INVALID_HANDLE;
+								   : CUDA_ERROR_INVALID_HANDLE;
 	pthread_mutex_unlock(&G.lock);
 	if (!r)
 		*pContext = (CUcontext)hCtx;
@@ -1178,54 +1178,66 @@ struct proc_entry {
 	const char *exported; /* the exported name, or NULL for an internal entry point */
 };
 
-#define E(n, v, f)   { n, v, false, (void *)(f), #f }
-#define EP(n, v, f)  { n, v, true, (void *)(f), #f }
-#define EI(n, v, f)  { n, v, false, (void *)(f), NULL }
-#define EX(f)	     { NULL, 0, false, (void *)(f), #f } /* reachable by its exact name only */
+#define E(n, v, f)                                                                                 \
+	{                                                                                          \
+		n, v, false, (void *)(f), #f                                                       \
+	}
+#define EP(n, v, f)                                                                                \
+	{                                                                                          \
+		n, v, true, (void *)(f), #f                                                        \
+	}
+#define EI(n, v, f)                                                                                \
+	{                                                                                          \
+		n, v, false, (void *)(f), NULL                                                     \
+	}
+#define EX(f)                                                                                      \
+	{                                                                                          \
+		NULL, 0, false, (void *)(f), #f                                                    \
+	} /* reachable by its exact name only */
 
 static const struct proc_entry proc_table[] = {
-	E("cuInit", 2000, cuInit),
-	E("cuDriverGetVersion", 2020, cuDriverGetVersion),
-	E("cuDeviceGet", 2000, cuDeviceGet),
-	E("cuDeviceGetCount", 2000, cuDeviceGetCount),
-	E("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
-	E("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
-	E("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
-	E("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset),
-	E("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2),
-	E("cuCtxCreate", 2000, cuCtxCreate),
-	E("cuCtxCreate", 3020, cuCtxCreate_v2),
-	E("cuCtxCreate", 11040, cuCtxCreate_v3),
-	E("cuCtxCreate", 12050, cuCtxCreate_v4),
-	E("cuCtxDestroy", 2000, cuCtxDestroy),
-	E("cuCtxDestroy", 4000, cuCtxDestroy_v2),
-	EI("cuCtxSetCurrent", 4000, cu_ctx_set_current_internal),
-	E("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
-	E("cuCtxPushCurrent", 2000, cuCtxPushCurrent),
-	E("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2),
-	E("cuCtxPopCurrent", 2000, cuCtxPopCurrent),
-	E("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
-	E("cuGreenCtxCreate", 12040, cuGreenCtxCreate),
-	E("cuGreenCtxDestroy", 12040, cuGreenCtxDestroy),
-	E("cuCtxFromGreenCtx", 12040, cuCtxFromGreenCtx),
-	E("cuMemAlloc", 2000, cuMemAlloc),
-	EI("cuMemAlloc", 3020, cu_mem_alloc_internal),
-	EX(cuMemAlloc_v2),
-	E("cuMemAllocManaged", 6000, cuMemAllocManaged),
-	E("cuMemAllocAsync", 11020, cuMemAllocAsync),
-	EP("cuMemAllocAsync", 11020, cuMemAllocAsync_ptsz),
-	E("cuMemCreate", 10020, cuMemCreate),
-	E("cuMemFree", 2000, cuMemFree),
-	E("cuMemFree", 3020, cuMemFree_v2),
-	E("cuLaunchKernel", 4000, cuLaunchKernel),
-	EP("cuLaunchKernel", 7000, cuLaunchKernel_ptsz),
-	E("cuLaunchKernelEx", 11060, cuLaunchKernelEx),
-	EP("cuLaunchKernelEx", 11060, cuLaunchKernelEx_ptsz),
-	E("cuGraphLaunch", 10000, cuGraphLaunch),
-	EP("cuGraphLaunch", 10000, cuGraphLaunch_ptsz),
-	E("cuGetProcAddress", 11030, cuGetProcAddress),
-	E("cuGetProcAddress", 12000, cuGetProcAddress_v2),
-	E("cuGetErrorName", 6000, cuGetErrorName),
+    E("cuInit", 2000, cuInit),
+    E("cuDriverGetVersion", 2020, cuDriverGetVersion),
+    E("cuDeviceGet", 2000, cuDeviceGet),
+    E("cuDeviceGetCount", 2000, cuDeviceGetCount),
+    E("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
+    E("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
+    E("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
+    E("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset),
+    E("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2),
+    E("cuCtxCreate", 2000, cuCtxCreate),
+    E("cuCtxCreate", 3020, cuCtxCreate_v2),
+    E("cuCtxCreate", 11040, cuCtxCreate_v3),
+    E("cuCtxCreate", 12050, cuCtxCreate_v4),
+    E("cuCtxDestroy", 2000, cuCtxDestroy),
+    E("cuCtxDestroy", 4000, cuCtxDestroy_v2),
+    EI("cuCtxSetCurrent", 4000, cu_ctx_set_current_internal),
+    E("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
+    E("cuCtxPushCurrent", 2000, cuCtxPushCurrent),
+    E("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2),
+    E("cuCtxPopCurrent", 2000, cuCtxPopCurrent),
+    E("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
+    E("cuGreenCtxCreate", 12040, cuGreenCtxCreate),
+    E("cuGreenCtxDestroy", 12040, cuGreenCtxDestroy),
+    E("cuCtxFromGreenCtx", 12040, cuCtxFromGreenCtx),
+    E("cuMemAlloc", 2000, cuMemAlloc),
+    EI("cuMemAlloc", 3020, cu_mem_alloc_internal),
+    EX(cuMemAlloc_v2),
+    E("cuMemAllocManaged", 6000, cuMemAllocManaged),
+    E("cuMemAllocAsync", 11020, cuMemAllocAsync),
+    EP("cuMemAllocAsync", 11020, cuMemAllocAsync_ptsz),
+    E("cuMemCreate", 10020, cuMemCreate),
+    E("cuMemFree", 2000, cuMemFree),
+    E("cuMemFree", 3020, cuMemFree_v2),
+    E("cuLaunchKernel", 4000, cuLaunchKernel),
+    EP("cuLaunchKernel", 7000, cuLaunchKernel_ptsz),
+    E("cuLaunchKernelEx", 11060, cuLaunchKernelEx),
+    EP("cuLaunchKernelEx", 11060, cuLaunchKernelEx_ptsz),
+    E("cuGraphLaunch", 10000, cuGraphLaunch),
+    EP("cuGraphLaunch", 10000, cuGraphLaunch_ptsz),
+    E("cuGetProcAddress", 11030, cuGetProcAddress),
+    E("cuGetProcAddress", 12000, cuGetProcAddress_v2),
+    E("cuGetErrorName", 6000, cuGetErrorName),
 };
 
 #define NPROC (sizeof(proc_table) / sizeof(proc_table[0]))
@@ -1289,8 +1301,7 @@ static CUresult proc_lookup(const char *symbol, void **pfn, int version, cuuint6
 	return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-				  cuuint64_t flags)
+CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
 	return proc_lookup(symbol, pfn, cudaVersion, flags, NULL);
 }

@@ -88,7 +88,7 @@
 #define DBL_STACK_DEPTH 64
 #define DBL_VA_BASE	0x7e0000000000ULL
 #define DBL_VA_ALIGN	(2ULL << 20)
-#define DBL_RING_BASE	0x7d0000000000ULL /* queue ring buffers, 64 KiB apart */
+#define DBL_RING_BASE	0x7d0000000000ULL     /* queue ring buffers, 64 KiB apart */
 #define DBL_CTX_MAGIC	0x6874786470696864ULL /* "dhipdxth" */
 
 struct dbl_mem {
@@ -124,11 +124,11 @@ static struct {
 	unsigned long launches;
 	int log;
 } G = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.kfd_fd = -1,
-	.drm_fd = -1,
-	.next_va = DBL_VA_BASE,
-	.next_ring = DBL_RING_BASE,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .kfd_fd = -1,
+    .drm_fd = -1,
+    .next_va = DBL_VA_BASE,
+    .next_ring = DBL_RING_BASE,
 };
 
 static __thread struct {
@@ -173,7 +173,8 @@ static void atfork_child(void)
 {
 	pthread_mutex_init(&G.lock, NULL);
 	if (G.inited)
-		G.forked = true; /* state (and fds) inherited, no re-initialisation: gpu-facts 2.5 */
+		G.forked =
+		    true; /* state (and fds) inherited, no re-initialisation: gpu-facts 2.5 */
 }
 
 static __attribute__((constructor)) void dbl_init(void)
@@ -238,7 +239,7 @@ static void close_fds(void)
 
 static hipError_t driver_open(void)
 {
-	struct kfd_ioctl_get_version_args ver = { 0 };
+	struct kfd_ioctl_get_version_args ver = {0};
 	struct kfd_ioctl_acquire_vm_args vm;
 
 	G.kfd_fd = dev_open("kfd");
@@ -352,7 +353,7 @@ static int mem_release(struct dbl_mem *m)
 /* Free memory, DESTROY_QUEUE, FREE_CTX; stops at the first EBADF (forked child). */
 static hipError_t ctx_hw_destroy(struct ihipCtx_t *c)
 {
-	struct kfd_ioctl_destroy_queue_args d = { .queue_id = c->queue_id };
+	struct kfd_ioctl_destroy_queue_args d = {.queue_id = c->queue_id};
 	union amdgpu_ctx_args a;
 	struct dbl_mem *m;
 

@@ -104,7 +104,8 @@ int main(int argc, char **argv)
 		exported = dlsym(RTLD_DEFAULT, "cuCtxSetCurrent");
 		wl_say("cuCtxSetCurrent: cuGetProcAddress %p, dlsym %p%s",
 		       (void *)(uintptr_t)set_current, exported,
-		       (void *)(uintptr_t)set_current == exported ? "" : " (not an exported symbol)");
+		       (void *)(uintptr_t)set_current == exported ? ""
+								  : " (not an exported symbol)");
 		if (!mem_alloc || !set_current)
 			wl_fail("cuGetProcAddress_v2 returned a NULL pointer");
 		check("(*cuMemAlloc)(2 MiB)", mem_alloc(&dptr, 2 << 20), CUDA_SUCCESS);

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 	CUfunction fn = (CUfunction)(uintptr_t)0xf00d0000; /* never dereferenced by the double */
 	CUcontext pctx = NULL;
 	CUdevice dev = 0;
-	void *params[1] = { NULL };
+	void *params[1] = {NULL};
 	CUresult want, r;
 	int i;
 
@@ -48,7 +48,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < LAUNCHES; i++) {
 		r = cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
 		if (r != want)
-			wl_fail("cuLaunchKernel #%d returned %d, expected %d", i, (int)r, (int)want);
+			wl_fail("cuLaunchKernel #%d returned %d, expected %d", i, (int)r,
+				(int)want);
 	}
 	wl_say("cuLaunchKernel x %d = %d", LAUNCHES, (int)want);
 	check("cuDevicePrimaryCtxRelease [cuDevicePrimaryCtxRelease_v2]",

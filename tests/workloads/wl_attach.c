@@ -37,9 +37,9 @@ int main(int argc, char **argv)
 
 	pid = wl_fork();
 	if (!pid) {
-		nv_expect_ok(nv_rm_alloc(g.ctl_fd, g.client, g.device, KEPLER_CHANNEL_GROUP_A,
-					 &tsg),
-			     "child RM_ALLOC channel group");
+		nv_expect_ok(
+		    nv_rm_alloc(g.ctl_fd, g.client, g.device, KEPLER_CHANNEL_GROUP_A, &tsg),
+		    "child RM_ALLOC channel group");
 		exit(0);
 	}
 	wl_say("parent: forked child %d", (int)pid);

@@ -24,10 +24,12 @@
 	exit(1);
 }
 
-namespace wl {
+namespace wl
+{
 
-class Gpu {
-public:
+class Gpu
+{
+      public:
 	NOINLINE void init();
 	CUresult status = CUDA_ERROR_NOT_INITIALIZED;
 };
@@ -40,7 +42,8 @@ void Gpu::init()
 	asm volatile("");
 }
 
-namespace worker {
+namespace worker
+{
 
 /* The nvidiactl fd the parent's cuInit opened (the child inherits it). */
 static int inherited_ctl_fd()

@@ -41,7 +41,7 @@ static __attribute__((noreturn)) void loader_worker(void)
 
 /* dl_worker_2 uses the context before dl_worker_3 does, on a loaded machine too: the
  * incident's "first use" (and the export goldens) name one call, not the scheduler's pick. */
-static int first_use_done[2] = { -1, -1 };
+static int first_use_done[2] = {-1, -1};
 
 static __attribute__((noreturn)) void gpu_worker(const struct gpu_ctx *g)
 {
@@ -60,7 +60,7 @@ static __attribute__((noreturn)) void gpu_worker(const struct gpu_ctx *g)
 
 static __attribute__((noreturn)) void crashing_worker(const struct gpu_ctx *g)
 {
-	struct rlimit no_core = { 0, 0 };
+	struct rlimit no_core = {0, 0};
 	volatile int *volatile null_ptr = NULL;
 	__u32 tsg = 0;
 
@@ -94,7 +94,7 @@ static int spawn_worker_main(const char *dir)
 
 static pid_t start_spawn_worker(char *argv0, const char *dir)
 {
-	char *args[] = { argv0, "--spawn-worker", (char *)dir, NULL };
+	char *args[] = {argv0, "--spawn-worker", (char *)dir, NULL};
 	pid_t pid = wl_fork();
 
 	if (!pid)
@@ -119,10 +119,10 @@ static int reap(const struct worker *w)
 int main(int argc, char **argv)
 {
 	struct worker w[4] = {
-		{ "dl_worker_1", 0, 0 },
-		{ "dl_worker_2", 0, 0 },
-		{ "dl_worker_3", 0, SIGSEGV },
-		{ "spawn_worker", 0, 0 },
+	    {"dl_worker_1", 0, 0},
+	    {"dl_worker_2", 0, 0},
+	    {"dl_worker_3", 0, SIGSEGV},
+	    {"spawn_worker", 0, 0},
 	};
 	const char *dir;
 	struct gpu_ctx g;

@@ -20,8 +20,9 @@ static int after_exec(const char *ctl_arg, const char *client_arg, const char *d
 			wl_fail("after exec: nvidia0 fd %d survived exec despite O_CLOEXEC", dev);
 		wl_say("after exec: nvidia0 fd %d was closed (O_CLOEXEC)", dev);
 	}
-	nv_expect_ok(nv_rm_control(ctl, client, client, NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2),
-		     "after exec RM_CONTROL");
+	nv_expect_ok(
+	    nv_rm_control(ctl, client, client, NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2),
+	    "after exec RM_CONTROL");
 	wl_say("after exec: done");
 	return 0;
 }
@@ -45,8 +46,8 @@ int main(int argc, char **argv)
 	snprintf(clientbuf, sizeof(clientbuf), "0x%x", client);
 	snprintf(devbuf, sizeof(devbuf), "%d", dev);
 	{
-		char *args[] = { argv[0], "--after-exec", (char *)dir, ctlbuf, clientbuf, devbuf,
-				 NULL };
+		char *args[] = {argv[0],   "--after-exec", (char *)dir, ctlbuf,
+				clientbuf, devbuf,	   NULL};
 
 		wl_say("exec %s --after-exec %s %s %s %s", argv[0], dir, ctlbuf, clientbuf, devbuf);
 		wl_exec_self(args);

@@ -11,10 +11,13 @@
 
 static void send_fd(int sock, int fd, __u32 client)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = &client, .iov_len = sizeof(client) };
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = &client, .iov_len = sizeof(client)};
 	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = cbuf,
+	    .msg_controllen = sizeof(cbuf),
 	};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 
@@ -29,10 +32,13 @@ static void send_fd(int sock, int fd, __u32 client)
 
 static int recv_fd(int sock, __u32 *client)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = client, .iov_len = sizeof(*client) };
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = client, .iov_len = sizeof(*client)};
 	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = cbuf,
+	    .msg_controllen = sizeof(cbuf),
 	};
 	struct cmsghdr *cm;
 	ssize_t n;

@@ -14,7 +14,8 @@ static int child_main(const char *dir, const char *parent_fd)
 
 	if (old >= 0) {
 		if (fcntl(old, F_GETFD) >= 0 || errno != EBADF)
-			wl_fail("child: parent's nvidiactl fd %d survived exec despite O_CLOEXEC", old);
+			wl_fail("child: parent's nvidiactl fd %d survived exec despite O_CLOEXEC",
+				old);
 		wl_say("child: parent's nvidiactl fd %d was closed by exec (O_CLOEXEC)", old);
 	}
 	fd = wl_open(dir, "nvidiactl", O_RDWR | O_CLOEXEC);
@@ -42,7 +43,7 @@ int main(int argc, char **argv)
 	gpu_init(dir, &g);
 	pid = wl_fork();
 	if (!pid) {
-		char *args[] = { argv[0], "--child", (char *)dir, fdbuf, NULL };
+		char *args[] = {argv[0], "--child", (char *)dir, fdbuf, NULL};
 
 		snprintf(fdbuf, sizeof(fdbuf), "%d", g.ctl_fd);
 		wl_say("child: exec %s --child %s %s", argv[0], dir, fdbuf);

@@ -41,8 +41,8 @@ static void reap_one(pid_t *pids, int n)
 	if (i == n)
 		wl_fail("wait returned unknown pid %d", (int)pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != i % 7)
-		wl_fail("child %d (pid %d): wait status 0x%x, expected exit %d", i, (int)pid, status,
-			i % 7);
+		wl_fail("child %d (pid %d): wait status 0x%x, expected exit %d", i, (int)pid,
+			status, i % 7);
 	pids[i] = 0;
 }
 

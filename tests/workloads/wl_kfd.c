@@ -34,7 +34,7 @@ static __u32 kfd_gpu_id(void)
 
 static void kfd_get_version(int kfd)
 {
-	struct kfd_ioctl_get_version_args v = { 0 };
+	struct kfd_ioctl_get_version_args v = {0};
 
 	wl_xioctl(kfd, AMDKFD_IOC_GET_VERSION, &v, "KFD GET_VERSION");
 	wl_say("KFD GET_VERSION -> %u.%u", v.major_version, v.minor_version);
@@ -43,14 +43,14 @@ static void kfd_get_version(int kfd)
 static __u32 kfd_create_queue(int kfd, __u32 gpu_id)
 {
 	struct kfd_ioctl_create_queue_args q = {
-		.ring_base_address = (unsigned long)ring,
-		.write_pointer_address = (unsigned long)&wptr,
-		.read_pointer_address = (unsigned long)&rptr,
-		.ring_size = sizeof(ring),
-		.gpu_id = gpu_id,
-		.queue_type = KFD_IOC_QUEUE_TYPE_COMPUTE,
-		.queue_percentage = KFD_MAX_QUEUE_PERCENTAGE,
-		.queue_priority = KFD_MAX_QUEUE_PRIORITY,
+	    .ring_base_address = (unsigned long)ring,
+	    .write_pointer_address = (unsigned long)&wptr,
+	    .read_pointer_address = (unsigned long)&rptr,
+	    .ring_size = sizeof(ring),
+	    .gpu_id = gpu_id,
+	    .queue_type = KFD_IOC_QUEUE_TYPE_COMPUTE,
+	    .queue_percentage = KFD_MAX_QUEUE_PERCENTAGE,
+	    .queue_priority = KFD_MAX_QUEUE_PRIORITY,
 	};
 
 	wl_xioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &q, "KFD CREATE_QUEUE");
@@ -61,10 +61,12 @@ static __u32 kfd_create_queue(int kfd, __u32 gpu_id)
 static __u64 kfd_alloc_and_map(int kfd, __u32 gpu_id)
 {
 	struct kfd_ioctl_alloc_memory_of_gpu_args a = {
-		.va_addr = 0x7f0000000000ULL, .size = 2 << 20, .gpu_id = gpu_id,
-		.flags = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
+	    .va_addr = 0x7f0000000000ULL,
+	    .size = 2 << 20,
+	    .gpu_id = gpu_id,
+	    .flags = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
 	};
-	struct kfd_ioctl_map_memory_to_gpu_args m = { 0 };
+	struct kfd_ioctl_map_memory_to_gpu_args m = {0};
 
 	wl_xioctl(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a, "KFD ALLOC_MEMORY_OF_GPU");
 	wl_say("KFD ALLOC_MEMORY_OF_GPU 2 MiB -> handle 0x%llx", (unsigned long long)a.handle);
@@ -81,9 +83,11 @@ static __u64 kfd_alloc_and_map(int kfd, __u32 gpu_id)
 static void kfd_unmap_and_free(int kfd, __u32 gpu_id, __u64 handle)
 {
 	struct kfd_ioctl_unmap_memory_from_gpu_args u = {
-		.handle = handle, .device_ids_array_ptr = (unsigned long)&gpu_id, .n_devices = 1,
+	    .handle = handle,
+	    .device_ids_array_ptr = (unsigned long)&gpu_id,
+	    .n_devices = 1,
 	};
-	struct kfd_ioctl_free_memory_of_gpu_args f = { .handle = handle };
+	struct kfd_ioctl_free_memory_of_gpu_args f = {.handle = handle};
 
 	wl_xioctl(kfd, AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &u, "KFD UNMAP_MEMORY_FROM_GPU");
 	wl_xioctl(kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f, "KFD FREE_MEMORY_OF_GPU");
@@ -92,7 +96,7 @@ static void kfd_unmap_and_free(int kfd, __u32 gpu_id, __u64 handle)
 
 static __u32 amdgpu_ctx_alloc(int drm)
 {
-	union amdgpu_ctx_args c = { .in = { .op = AMDGPU_CTX_OP_ALLOC_CTX } };
+	union amdgpu_ctx_args c = {.in = {.op = AMDGPU_CTX_OP_ALLOC_CTX}};
 
 	wl_xioctl(drm, AMDGPU_IOCTL_CTX, &c, "AMDGPU_CTX alloc");
 	wl_say("AMDGPU_CTX alloc on fd %d -> ctx %u", drm, c.out.alloc.ctx_id);
@@ -101,7 +105,7 @@ static __u32 amdgpu_ctx_alloc(int drm)
 
 static void amdgpu_ctx_free(int drm, __u32 ctx)
 {
-	union amdgpu_ctx_args c = { .in = { .op = AMDGPU_CTX_OP_FREE_CTX, .ctx_id = ctx } };
+	union amdgpu_ctx_args c = {.in = {.op = AMDGPU_CTX_OP_FREE_CTX, .ctx_id = ctx}};
 
 	wl_xioctl(drm, AMDGPU_IOCTL_CTX, &c, "AMDGPU_CTX free");
 	wl_say("AMDGPU_CTX free ctx %u -> ok", ctx);
@@ -110,7 +114,7 @@ static void amdgpu_ctx_free(int drm, __u32 ctx)
 static void amdgpu_gem_create(int drm)
 {
 	union amdgpu_gem_create_args g = {
-		.in = { .bo_size = 1 << 20, .alignment = 4096, .domains = AMDGPU_GEM_DOMAIN_GTT },
+	    .in = {.bo_size = 1 << 20, .alignment = 4096, .domains = AMDGPU_GEM_DOMAIN_GTT},
 	};
 
 	wl_xioctl(drm, AMDGPU_IOCTL_GEM_CREATE, &g, "AMDGPU_GEM_CREATE");
@@ -119,7 +123,7 @@ static void amdgpu_gem_create(int drm)
 
 static __attribute__((noreturn)) void child(int kfd, int drm)
 {
-	struct kfd_ioctl_get_version_args v = { 0 };
+	struct kfd_ioctl_get_version_args v = {0};
 	int ret, err;
 
 	ret = wl_ioctl(kfd, AMDKFD_IOC_GET_VERSION, &v);
@@ -138,7 +142,7 @@ int main(int argc, char **argv)
 	const char *dir = wl_dir_arg(argc, argv);
 	__u32 gpu_id = kfd_gpu_id(), queue, ctx;
 	struct kfd_ioctl_acquire_vm_args vm;
-	struct kfd_ioctl_destroy_queue_args dq = { 0 };
+	struct kfd_ioctl_destroy_queue_args dq = {0};
 	__u64 mem;
 	int kfd, drm;
 	pid_t pid;
@@ -146,7 +150,7 @@ int main(int argc, char **argv)
 	kfd = wl_open(dir, "kfd", O_RDWR | O_CLOEXEC);
 	drm = wl_open(dir, "renderD128", O_RDWR | O_CLOEXEC);
 	kfd_get_version(kfd);
-	vm = (struct kfd_ioctl_acquire_vm_args){ .drm_fd = drm, .gpu_id = gpu_id };
+	vm = (struct kfd_ioctl_acquire_vm_args){.drm_fd = drm, .gpu_id = gpu_id};
 	wl_xioctl(kfd, AMDKFD_IOC_ACQUIRE_VM, &vm, "KFD ACQUIRE_VM");
 	wl_say("KFD ACQUIRE_VM drm fd %d gpu 0x%x -> ok", drm, gpu_id);
 	queue = kfd_create_queue(kfd, gpu_id);

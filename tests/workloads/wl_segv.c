@@ -13,7 +13,7 @@
 
 static __attribute__((noreturn)) void child(const struct gpu_ctx *g)
 {
-	struct rlimit no_core = { 0, 0 };
+	struct rlimit no_core = {0, 0};
 	volatile int *volatile null_ptr = NULL;
 	__u32 tsg = 0;
 
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 
 	gpu_init(dir, &g);
 	if (argc > 2 && !strcmp(argv[2], "--self")) {
-		struct rlimit no_core = { 0, 0 };
+		struct rlimit no_core = {0, 0};
 		volatile int *volatile null_ptr = NULL;
 
 		setrlimit(RLIMIT_CORE, &no_core);

@@ -14,9 +14,9 @@ static void *worker(void *arg)
 	__u32 tsg = 0;
 
 	wl_say("thread tid %ld: RM calls on fd %d", (long)syscall(SYS_gettid), g->ctl_fd);
-	nv_expect_ok(nv_rm_control(g->ctl_fd, g->client, g->subdevice,
-				   NV2080_CTRL_CMD_GPU_GET_GID_INFO),
-		     "thread RM_CONTROL");
+	nv_expect_ok(
+	    nv_rm_control(g->ctl_fd, g->client, g->subdevice, NV2080_CTRL_CMD_GPU_GET_GID_INFO),
+	    "thread RM_CONTROL");
 	nv_expect_ok(nv_rm_alloc(g->ctl_fd, g->client, g->device, KEPLER_CHANNEL_GROUP_A, &tsg),
 		     "thread RM_ALLOC channel group");
 	return NULL;

@@ -39,17 +39,17 @@
 #include "trace/tracefile.h"
 #include "trace/window.h"
 
-#define AGENT_LOCK "/run/gpuctx-agent.lock"
-#define MAX_GLOBALS 4096	  /* device registrations and probes kept for every dump */
-#define MAX_PENDING 256		  /* process trees with an incident not yet written */
-#define TREE_WAIT_NS (30 * 1000000000ull) /* a tree still running is dumped after this */
-#define STACKS_WAIT_NS (10 * 1000000000ull) /* a due dump waits this long for its stacks */
-#define AGENT_MAX_ARGS 64
+#define AGENT_LOCK	 "/run/gpuctx-agent.lock"
+#define MAX_GLOBALS	 4096 /* device registrations and probes kept for every dump */
+#define MAX_PENDING	 256  /* process trees with an incident not yet written */
+#define TREE_WAIT_NS	 (30 * 1000000000ull) /* a tree still running is dumped after this */
+#define STACKS_WAIT_NS	 (10 * 1000000000ull) /* a due dump waits this long for its stacks */
+#define AGENT_MAX_ARGS	 64
 #define PENDING_EVERY_NS (100 * 1000000ull)
 #define METRICS_EVERY_NS (5 * 1000000000ull)
-#define METRICS_SOON_NS (1000000000ull) /* after a change: a dump, a SIGHUP, a drop */
-#define FOLD_EVERY_NS (1000000000ull)
-#define FOLD_AFTER_NS (10 * 1000000000ull) /* an exit this old: its late records are in */
+#define METRICS_SOON_NS	 (1000000000ull) /* after a change: a dump, a SIGHUP, a drop */
+#define FOLD_EVERY_NS	 (1000000000ull)
+#define FOLD_AFTER_NS	 (10 * 1000000000ull) /* an exit this old: its late records are in */
 
 static volatile sig_atomic_t got_hup;
 
@@ -60,45 +60,48 @@ static void on_hup(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: gpuctx agent [--spool DIR] [--fail-on error|warning] [--window SECONDS]\n"
-		"                    [--window-size SIZE] [--grace SECONDS] [--spool-max SIZE]\n"
-		"                    [--spool-files N] [--metrics FILE] [--group GROUP] [--syslog]\n"
-		"                    [--device PATH:KIND]... [--libcuda PATH] [--libhip PATH]\n"
-		"                    [--no-api] [--no-stacks] [--no-hold] [-v]\n"
-		"\n"
-		"Follow every process on this node and keep the latest events in memory; write a\n"
-		"trace of a process tree into the spool only when it has an incident at or above\n"
-		"--fail-on, or when a process holding or inheriting GPU state dies by a signal.\n"
-		"Runs until SIGTERM (a final flush); SIGHUP reopens the spool and rewrites the\n"
-		"metrics. One agent per node.\n"
-		"\n"
-		"      --spool DIR         where dumps go (default /var/lib/gpuctx), created 0700\n"
-		"      --fail-on SEV       error (default) or warning: what is worth a dump\n"
-		"      --window SECONDS    history kept in memory (default 600)\n"
-		"      --window-size SIZE  memory for that history (default 256M)\n"
-		"      --grace SECONDS     wait after an incident, so the crash or exit that follows\n"
-		"                          is in the dump (default 2)\n"
-		"      --spool-max SIZE    the dumps' total size at most; oldest go first (default 1G)\n"
-		"      --spool-files N     dumps kept at most (default 200)\n"
-		"      --metrics FILE      counters in Prometheus text format, rewritten atomically\n"
-		"      --group GROUP       dumps readable by this group (default root only)\n"
-		"      --syslog            incident lines to syslog (default standard output, which\n"
-		"                          is the journal under systemd)\n"
-		"      --device PATH:KIND  as gpuctx record: a GPU device file (KIND: nvidiactl,\n"
-		"                          nvidia, nvidia-uvm, kfd, drm-render)\n"
-		"      --libcuda PATH      as gpuctx record: probe this CUDA driver library too\n"
-		"      --libhip PATH       as gpuctx record: probe this HIP runtime library too\n"
-		"      --no-api            as gpuctx record: do not probe the CUDA/HIP libraries\n"
-		"      --no-stacks         as gpuctx record: no call stacks\n"
-		"      --no-hold           as gpuctx record: never hold a process\n"
-		"      --hold-timeout MS   as gpuctx record (default 500)\n"
-		"      --ring-size SIZE    as gpuctx record (default 8M)\n"
-		"  -v, --verbose           libbpf debug output\n"
-		"\n"
-		"EXAMPLES:\n"
-		"  gpuctx agent --metrics /var/lib/node_exporter/textfile/gpuctx.prom\n"
-		"  gpuctx report /var/lib/gpuctx/20261128T101500Z-slurm-42.0-python3-1234-poison-fork.gctx\n");
+	fprintf(
+	    out,
+	    "Usage: gpuctx agent [--spool DIR] [--fail-on error|warning] [--window SECONDS]\n"
+	    "                    [--window-size SIZE] [--grace SECONDS] [--spool-max SIZE]\n"
+	    "                    [--spool-files N] [--metrics FILE] [--group GROUP] [--syslog]\n"
+	    "                    [--device PATH:KIND]... [--libcuda PATH] [--libhip PATH]\n"
+	    "                    [--no-api] [--no-stacks] [--no-hold] [-v]\n"
+	    "\n"
+	    "Follow every process on this node and keep the latest events in memory; write a\n"
+	    "trace of a process tree into the spool only when it has an incident at or above\n"
+	    "--fail-on, or when a process holding or inheriting GPU state dies by a signal.\n"
+	    "Runs until SIGTERM (a final flush); SIGHUP reopens the spool and rewrites the\n"
+	    "metrics. One agent per node.\n"
+	    "\n"
+	    "      --spool DIR         where dumps go (default /var/lib/gpuctx), created 0700\n"
+	    "      --fail-on SEV       error (default) or warning: what is worth a dump\n"
+	    "      --window SECONDS    history kept in memory (default 600)\n"
+	    "      --window-size SIZE  memory for that history (default 256M)\n"
+	    "      --grace SECONDS     wait after an incident, so the crash or exit that follows\n"
+	    "                          is in the dump (default 2)\n"
+	    "      --spool-max SIZE    the dumps' total size at most; oldest go first (default "
+	    "1G)\n"
+	    "      --spool-files N     dumps kept at most (default 200)\n"
+	    "      --metrics FILE      counters in Prometheus text format, rewritten atomically\n"
+	    "      --group GROUP       dumps readable by this group (default root only)\n"
+	    "      --syslog            incident lines to syslog (default standard output, which\n"
+	    "                          is the journal under systemd)\n"
+	    "      --device PATH:KIND  as gpuctx record: a GPU device file (KIND: nvidiactl,\n"
+	    "                          nvidia, nvidia-uvm, kfd, drm-render)\n"
+	    "      --libcuda PATH      as gpuctx record: probe this CUDA driver library too\n"
+	    "      --libhip PATH       as gpuctx record: probe this HIP runtime library too\n"
+	    "      --no-api            as gpuctx record: do not probe the CUDA/HIP libraries\n"
+	    "      --no-stacks         as gpuctx record: no call stacks\n"
+	    "      --no-hold           as gpuctx record: never hold a process\n"
+	    "      --hold-timeout MS   as gpuctx record (default 500)\n"
+	    "      --ring-size SIZE    as gpuctx record (default 8M)\n"
+	    "  -v, --verbose           libbpf debug output\n"
+	    "\n"
+	    "EXAMPLES:\n"
+	    "  gpuctx agent --metrics /var/lib/node_exporter/textfile/gpuctx.prom\n"
+	    "  gpuctx report "
+	    "/var/lib/gpuctx/20261128T101500Z-slurm-42.0-python3-1234-poison-fork.gctx\n");
 }
 
 static int parse_seconds(const char *opt, const char *arg, double max, double *out)
@@ -108,7 +111,8 @@ static int parse_seconds(const char *opt, const char *arg, double max, double *o
 	errno = 0;
 	*out = strtod(arg, &end);
 	if (errno || end == arg || *end || !isfinite(*out) || *out < 0 || *out > max) {
-		fprintf(stderr, "gpuctx: bad %s '%s': want seconds from 0 to %.0f\n", opt, arg, max);
+		fprintf(stderr, "gpuctx: bad %s '%s': want seconds from 0 to %.0f\n", opt, arg,
+			max);
 		return -1;
 	}
 	return 0;
@@ -124,9 +128,21 @@ static int parse_size(const char *opt, const char *arg, __u64 min, __u64 *out)
 	if (errno || end == arg || arg[0] == '-')
 		goto bad;
 	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
+	case 'K':
+	case 'k':
+		v <<= 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		v <<= 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		v <<= 30;
+		end++;
+		break;
 	}
 	if (*end || v < min || v > (1ull << 40))
 		goto bad;
@@ -138,34 +154,46 @@ bad:
 	return -1;
 }
 
-enum { OPT_SPOOL = 2000, OPT_FAIL_ON, OPT_WINDOW, OPT_WINDOW_SIZE, OPT_GRACE, OPT_SPOOL_MAX,
-       OPT_SPOOL_FILES, OPT_METRICS, OPT_GROUP, OPT_SYSLOG, OPT_REC_VAL, OPT_REC_FLAG };
+enum {
+	OPT_SPOOL = 2000,
+	OPT_FAIL_ON,
+	OPT_WINDOW,
+	OPT_WINDOW_SIZE,
+	OPT_GRACE,
+	OPT_SPOOL_MAX,
+	OPT_SPOOL_FILES,
+	OPT_METRICS,
+	OPT_GROUP,
+	OPT_SYSLOG,
+	OPT_REC_VAL,
+	OPT_REC_FLAG
+};
 
 /* Agent options to o; record options (and their values) to rargv after "record", "-a". */
 static int parse_args(struct agent_opts *o, int argc, char **argv, char **rargv, int *rn)
 {
 	static const struct option opts[] = {
-		{ "spool", required_argument, NULL, OPT_SPOOL },
-		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
-		{ "window", required_argument, NULL, OPT_WINDOW },
-		{ "window-size", required_argument, NULL, OPT_WINDOW_SIZE },
-		{ "grace", required_argument, NULL, OPT_GRACE },
-		{ "spool-max", required_argument, NULL, OPT_SPOOL_MAX },
-		{ "spool-files", required_argument, NULL, OPT_SPOOL_FILES },
-		{ "metrics", required_argument, NULL, OPT_METRICS },
-		{ "group", required_argument, NULL, OPT_GROUP },
-		{ "syslog", no_argument, NULL, OPT_SYSLOG },
-		{ "device", required_argument, NULL, OPT_REC_VAL },
-		{ "libcuda", required_argument, NULL, OPT_REC_VAL },
-		{ "libhip", required_argument, NULL, OPT_REC_VAL },
-		{ "hold-timeout", required_argument, NULL, OPT_REC_VAL },
-		{ "ring-size", required_argument, NULL, OPT_REC_VAL },
-		{ "no-api", no_argument, NULL, OPT_REC_FLAG },
-		{ "no-stacks", no_argument, NULL, OPT_REC_FLAG },
-		{ "no-hold", no_argument, NULL, OPT_REC_FLAG },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"spool", required_argument, NULL, OPT_SPOOL},
+	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+	    {"window", required_argument, NULL, OPT_WINDOW},
+	    {"window-size", required_argument, NULL, OPT_WINDOW_SIZE},
+	    {"grace", required_argument, NULL, OPT_GRACE},
+	    {"spool-max", required_argument, NULL, OPT_SPOOL_MAX},
+	    {"spool-files", required_argument, NULL, OPT_SPOOL_FILES},
+	    {"metrics", required_argument, NULL, OPT_METRICS},
+	    {"group", required_argument, NULL, OPT_GROUP},
+	    {"syslog", no_argument, NULL, OPT_SYSLOG},
+	    {"device", required_argument, NULL, OPT_REC_VAL},
+	    {"libcuda", required_argument, NULL, OPT_REC_VAL},
+	    {"libhip", required_argument, NULL, OPT_REC_VAL},
+	    {"hold-timeout", required_argument, NULL, OPT_REC_VAL},
+	    {"ring-size", required_argument, NULL, OPT_REC_VAL},
+	    {"no-api", no_argument, NULL, OPT_REC_FLAG},
+	    {"no-stacks", no_argument, NULL, OPT_REC_FLAG},
+	    {"no-hold", no_argument, NULL, OPT_REC_FLAG},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	int c, idx;
 	double files;
@@ -186,7 +214,8 @@ static int parse_args(struct agent_opts *o, int argc, char **argv, char **rargv,
 		case OPT_FAIL_ON:
 			o->fail_on = cli_parse_fail_on(optarg);
 			if (o->fail_on < 0 || o->fail_on > GCTX_SEV_ERROR) {
-				fprintf(stderr, "gpuctx: bad --fail-on '%s': want error or warning\n",
+				fprintf(stderr,
+					"gpuctx: bad --fail-on '%s': want error or warning\n",
 					optarg);
 				return -1;
 			}
@@ -210,7 +239,8 @@ static int parse_args(struct agent_opts *o, int argc, char **argv, char **rargv,
 		case OPT_SPOOL_FILES:
 			if (parse_seconds("--spool-files", optarg, 1000000, &files) || files < 1 ||
 			    files != (double)(__u32)files) {
-				fprintf(stderr, "gpuctx: bad --spool-files '%s': want 1 to 1000000\n",
+				fprintf(stderr,
+					"gpuctx: bad --spool-files '%s': want 1 to 1000000\n",
 					optarg);
 				return -1;
 			}
@@ -241,7 +271,8 @@ static int parse_args(struct agent_opts *o, int argc, char **argv, char **rargv,
 				return -1;
 			}
 			if (asprintf(&rargv[*rn], "--%s", opts[idx].name) < 0)
-				return -1; /* freed with the process: the agent runs until it stops */
+				return -1; /* freed with the process: the agent runs until it stops
+					    */
 			(*rn)++;
 			if (c == OPT_REC_VAL)
 				rargv[(*rn)++] = optarg;
@@ -290,9 +321,10 @@ static void keep_global(struct agent *a, __u32 type, const void *data, __u32 len
 static bool is_launcher_name(const char *comm)
 {
 	static const char *const names[] = {
-		"sh", "bash", "dash", "zsh", "fish", "ksh", "tcsh", "csh", "sudo", "su",
-		"runuser", "login", "sshd", "screen", "systemd", "init", "slurmstepd", "srun",
-		"conmon", "runc", "crun", "gpuctx", "cron", "atd", "agetty", "containerd",
+	    "sh",      "bash", "dash",	     "zsh",	"fish",	      "ksh",  "tcsh",
+	    "csh",     "sudo", "su",	     "runuser", "login",      "sshd", "screen",
+	    "systemd", "init", "slurmstepd", "srun",	"conmon",     "runc", "crun",
+	    "gpuctx",  "cron", "atd",	     "agetty",	"containerd",
 	};
 
 	if (!strncmp(comm, "tmux", 4) || !strncmp(comm, "containerd-shim", 15))
@@ -382,7 +414,8 @@ static void on_record(void *ctx, const struct gctx_model *m, __u32 type, const v
 		const struct gctx_proc *p;
 
 		memcpy(&e, data, sizeof(e));
-		/* a process killed by a signal that dumps core or is SIGKILL (seed 001: exit 139) */
+		/* a process killed by a signal that dumps core or is SIGKILL (seed 001: exit 139)
+		 */
 		if (!e.group_dead || !(e.exit_code & 0x7f))
 			return;
 		p = gctx_model__proc_by_pid(m, e.hdr.tgid);
@@ -431,8 +464,10 @@ static void dump_analyse(struct agent *a, struct pending *p, const struct gctx_m
 	__u32 now[GCTX_INC_MAX][GCTX_SEV_ERROR + 1] = {};
 
 	snprintf(kind, kind_len, "%s", p->crash ? "crash" : "incident");
-	snprintf(verdict, verdict_len, "%s", p->crash ? "a process with GPU state was killed by "
-						      "a signal" : "");
+	snprintf(verdict, verdict_len, "%s",
+		 p->crash ? "a process with GPU state was killed by "
+			    "a signal"
+			  : "");
 	if (!an)
 		return;
 	for (__u32 i = 0; i < gctx_analysis__nincidents(an); i++) {
@@ -500,7 +535,7 @@ static int dump_put(void *ctx, __u32 type, const void *data, __u32 len)
 static int dump_pass(struct gctx_cut *c, struct dump_sink *d, const struct agent *a,
 		     const struct gctx_model *m, __u64 now)
 {
-	struct gctx_rec_end end = { .end_ns = now, .exit_status = -1, .reason = 1 };
+	struct gctx_rec_end end = {.end_ns = now, .exit_status = -1, .reason = 1};
 	struct gctx_rec_drops lost;
 	int ret;
 
@@ -528,7 +563,7 @@ static void stalled(__u64 t0, __u64 *total, __u64 *max)
 static int write_dump(struct agent *a, const struct gctx_model *m, struct pending *p)
 {
 	struct gctx_tree t = {};
-	struct gctx_cut c = { .t = &t, .max_minor = AGENT_DUMP_MAX_MINOR };
+	struct gctx_cut c = {.t = &t, .max_minor = AGENT_DUMP_MAX_MINOR};
 	struct dump_sink d = {};
 	struct gctx_trace_meta meta;
 	struct gctx_outfile *out = NULL;
@@ -546,8 +581,9 @@ static int write_dump(struct agent *a, const struct gctx_model *m, struct pendin
 		ret = gctx_cut__scan(&c, m, a->win);
 	if (ret)
 		goto out;
-	first = c.first_ns ? c.first_ns
-			   : gctx_window__oldest_ns(a->win) ? gctx_window__oldest_ns(a->win) : now;
+	first = c.first_ns			 ? c.first_ns
+		: gctx_window__oldest_ns(a->win) ? gctx_window__oldest_ns(a->win)
+						 : now;
 	c.first_ns = first;
 	dump_meta(a, m, p, first, &meta);
 	/* first pass: the verdict, which names the file */
@@ -566,8 +602,8 @@ static int write_dump(struct agent *a, const struct gctx_model *m, struct pendin
 		spool_job_label(root->cgroup, job, sizeof(job));
 		if (!job[0] && !root->exited)
 			spool_job_of(root->pid, job, sizeof(job));
-		spool_name(p->name, sizeof(p->name), meta.start_wall_ns, job, root->comm,
-			   root->pid, kind);
+		spool_name(p->name, sizeof(p->name), meta.start_wall_ns, job, root->comm, root->pid,
+			   kind);
 	}
 	/* second pass: the file */
 	gctx_model__free(d.m);
@@ -683,11 +719,13 @@ static void run_pending(struct agent *a, const struct gctx_model *m, bool final)
 static void metric_seconds(FILE *f, const char *name, const char *doing, __u64 total_ns,
 			   __u64 max_ns)
 {
-	fprintf(f, "# HELP gpuctx_%s_seconds_total Time spent %s (no event read meanwhile).\n"
-		   "# TYPE gpuctx_%s_seconds_total counter\ngpuctx_%s_seconds_total %.6f\n",
+	fprintf(f,
+		"# HELP gpuctx_%s_seconds_total Time spent %s (no event read meanwhile).\n"
+		"# TYPE gpuctx_%s_seconds_total counter\ngpuctx_%s_seconds_total %.6f\n",
 		name, doing, name, name, total_ns / 1e9);
-	fprintf(f, "# HELP gpuctx_%s_max_seconds The longest %s.\n"
-		   "# TYPE gpuctx_%s_max_seconds gauge\ngpuctx_%s_max_seconds %.6f\n",
+	fprintf(f,
+		"# HELP gpuctx_%s_max_seconds The longest %s.\n"
+		"# TYPE gpuctx_%s_max_seconds gauge\ngpuctx_%s_max_seconds %.6f\n",
 		name, name, name, name, max_ns / 1e9);
 }
 
@@ -697,9 +735,9 @@ static void write_left_out(FILE *f, const struct gctx_model_trim *t)
 	const struct {
 		const char *kind;
 		__u64 n;
-	} k[] = {{"exited_thread", t->threads},	     {"exec", t->execs},
-		 {"destroyed_object", t->objs},	     {"freed_allocation", t->mems},
-		 {"context_current", t->currents},   {"closed_file", t->files}};
+	} k[] = {{"exited_thread", t->threads},	   {"exec", t->execs},
+		 {"destroyed_object", t->objs},	   {"freed_allocation", t->mems},
+		 {"context_current", t->currents}, {"closed_file", t->files}};
 
 	fprintf(f, "# HELP gpuctx_model_left_out_total What live processes accumulated that the "
 		   "model left out (the oldest), by kind.\n"
@@ -718,16 +756,18 @@ static void write_self(FILE *f)
 	FILE *sm;
 
 	if (!getrusage(RUSAGE_SELF, &ru))
-		fprintf(f, "# HELP gpuctx_agent_cpu_seconds_total CPU time of the agent (user and "
-			   "system, all its threads).\n# TYPE gpuctx_agent_cpu_seconds_total "
-			   "counter\ngpuctx_agent_cpu_seconds_total %.3f\n",
+		fprintf(f,
+			"# HELP gpuctx_agent_cpu_seconds_total CPU time of the agent (user and "
+			"system, all its threads).\n# TYPE gpuctx_agent_cpu_seconds_total "
+			"counter\ngpuctx_agent_cpu_seconds_total %.3f\n",
 			ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	sm = fopen("/proc/self/statm", "re");
 	if (sm && fscanf(sm, "%*s %llu", &resident) == 1)
-		fprintf(f, "# HELP gpuctx_agent_resident_memory_bytes Resident memory of the "
-			   "agent.\n# TYPE gpuctx_agent_resident_memory_bytes gauge\n"
-			   "gpuctx_agent_resident_memory_bytes %llu\n",
+		fprintf(f,
+			"# HELP gpuctx_agent_resident_memory_bytes Resident memory of the "
+			"agent.\n# TYPE gpuctx_agent_resident_memory_bytes gauge\n"
+			"gpuctx_agent_resident_memory_bytes %llu\n",
 			resident * (unsigned long long)sysconf(_SC_PAGESIZE));
 	if (sm)
 		fclose(sm);
@@ -769,47 +809,65 @@ static void write_metrics(struct agent *a, const struct gctx_model *m)
 			fprintf(f, "gpuctx_incidents_total{kind=\"%s\",severity=\"%s\"} %llu\n",
 				gctx_incident_kind_name(k), gctx_severity_name(s),
 				(unsigned long long)a->incidents[k][s]);
-	fprintf(f, "# HELP gpuctx_crashes_total Processes with GPU state killed by a signal.\n"
-		   "# TYPE gpuctx_crashes_total counter\ngpuctx_crashes_total %llu\n",
+	fprintf(f,
+		"# HELP gpuctx_crashes_total Processes with GPU state killed by a signal.\n"
+		"# TYPE gpuctx_crashes_total counter\ngpuctx_crashes_total %llu\n",
 		(unsigned long long)a->crashes);
-	fprintf(f, "# HELP gpuctx_events_total Events recorded.\n# TYPE gpuctx_events_total "
-		   "counter\ngpuctx_events_total %llu\n", (unsigned long long)a->records);
-	fprintf(f, "# HELP gpuctx_events_lost_total Events the kernel could not deliver.\n"
-		   "# TYPE gpuctx_events_lost_total counter\ngpuctx_events_lost_total %llu\n",
+	fprintf(f,
+		"# HELP gpuctx_events_total Events recorded.\n# TYPE gpuctx_events_total "
+		"counter\ngpuctx_events_total %llu\n",
+		(unsigned long long)a->records);
+	fprintf(f,
+		"# HELP gpuctx_events_lost_total Events the kernel could not deliver.\n"
+		"# TYPE gpuctx_events_lost_total counter\ngpuctx_events_lost_total %llu\n",
 		(unsigned long long)lost);
-	fprintf(f, "# HELP gpuctx_window_evicted_total Events older than the window, "
-		   "forgotten.\n# TYPE gpuctx_window_evicted_total counter\n"
-		   "gpuctx_window_evicted_total %llu\n",
+	fprintf(f,
+		"# HELP gpuctx_window_evicted_total Events older than the window, "
+		"forgotten.\n# TYPE gpuctx_window_evicted_total counter\n"
+		"gpuctx_window_evicted_total %llu\n",
 		(unsigned long long)gctx_window__evicted(a->win));
-	fprintf(f, "# HELP gpuctx_window_bytes Memory the window's events take.\n"
-		   "# TYPE gpuctx_window_bytes gauge\ngpuctx_window_bytes %llu\n",
+	fprintf(f,
+		"# HELP gpuctx_window_bytes Memory the window's events take.\n"
+		"# TYPE gpuctx_window_bytes gauge\ngpuctx_window_bytes %llu\n",
 		(unsigned long long)gctx_window__bytes(a->win));
 	spool_sync__counts(a->sync, &dumps, &sync_errors);
-	fprintf(f, "# HELP gpuctx_dumps_total Dumps written.\n# TYPE gpuctx_dumps_total counter\n"
-		   "gpuctx_dumps_total %llu\n", (unsigned long long)dumps);
-	fprintf(f, "# HELP gpuctx_dump_errors_total Dumps that could not be written, or "
-		   "incidents past the pending limit.\n# TYPE gpuctx_dump_errors_total counter\n"
-		   "gpuctx_dump_errors_total %llu\n",
+	fprintf(f,
+		"# HELP gpuctx_dumps_total Dumps written.\n# TYPE gpuctx_dumps_total counter\n"
+		"gpuctx_dumps_total %llu\n",
+		(unsigned long long)dumps);
+	fprintf(f,
+		"# HELP gpuctx_dump_errors_total Dumps that could not be written, or "
+		"incidents past the pending limit.\n# TYPE gpuctx_dump_errors_total counter\n"
+		"gpuctx_dump_errors_total %llu\n",
 		(unsigned long long)(a->dump_errors + sync_errors + a->pend_dropped));
-	fprintf(f, "# HELP gpuctx_dump_stacks_late_total Dumps written with stacks still being "
-		   "resolved (after waiting 10 s): lines of code may be missing.\n"
-		   "# TYPE gpuctx_dump_stacks_late_total counter\n"
-		   "gpuctx_dump_stacks_late_total %llu\n", (unsigned long long)a->stacks_waits);
-	fprintf(f, "# HELP gpuctx_spool_bytes Bytes of dumps in the spool.\n"
-		   "# TYPE gpuctx_spool_bytes gauge\ngpuctx_spool_bytes %llu\n",
+	fprintf(f,
+		"# HELP gpuctx_dump_stacks_late_total Dumps written with stacks still being "
+		"resolved (after waiting 10 s): lines of code may be missing.\n"
+		"# TYPE gpuctx_dump_stacks_late_total counter\n"
+		"gpuctx_dump_stacks_late_total %llu\n",
+		(unsigned long long)a->stacks_waits);
+	fprintf(f,
+		"# HELP gpuctx_spool_bytes Bytes of dumps in the spool.\n"
+		"# TYPE gpuctx_spool_bytes gauge\ngpuctx_spool_bytes %llu\n",
 		(unsigned long long)su.bytes);
-	fprintf(f, "# HELP gpuctx_spool_files Dumps in the spool.\n"
-		   "# TYPE gpuctx_spool_files gauge\ngpuctx_spool_files %u\n", su.files);
-	fprintf(f, "# HELP gpuctx_processes Processes the agent's model holds.\n"
-		   "# TYPE gpuctx_processes gauge\ngpuctx_processes %u\n",
+	fprintf(f,
+		"# HELP gpuctx_spool_files Dumps in the spool.\n"
+		"# TYPE gpuctx_spool_files gauge\ngpuctx_spool_files %u\n",
+		su.files);
+	fprintf(f,
+		"# HELP gpuctx_processes Processes the agent's model holds.\n"
+		"# TYPE gpuctx_processes gauge\ngpuctx_processes %u\n",
 		gctx_model__nlive_slots(m));
-	fprintf(f, "# HELP gpuctx_processes_folded_total Exited processes that never touched a "
-		   "GPU, forgotten.\n# TYPE gpuctx_processes_folded_total counter\n"
-		   "gpuctx_processes_folded_total %llu\n",
+	fprintf(f,
+		"# HELP gpuctx_processes_folded_total Exited processes that never touched a "
+		"GPU, forgotten.\n# TYPE gpuctx_processes_folded_total counter\n"
+		"gpuctx_processes_folded_total %llu\n",
 		(unsigned long long)gctx_model__folded(m));
-	fprintf(f, "# HELP gpuctx_compactions_total Compactions of the model (exited GPU jobs "
-		   "dropped).\n# TYPE gpuctx_compactions_total counter\n"
-		   "gpuctx_compactions_total %llu\n", (unsigned long long)a->compactions);
+	fprintf(f,
+		"# HELP gpuctx_compactions_total Compactions of the model (exited GPU jobs "
+		"dropped).\n# TYPE gpuctx_compactions_total counter\n"
+		"gpuctx_compactions_total %llu\n",
+		(unsigned long long)a->compactions);
 	metric_seconds(f, "compaction", "compacting the model", a->compact_ns, a->compact_max_ns);
 	metric_seconds(f, "dump", "writing dumps", a->dump_ns, a->dump_max_ns);
 	write_left_out(f, gctx_model__trimmed(m));
@@ -900,17 +958,22 @@ static void finish(void *ctx, const struct gctx_model *m)
 	write_metrics(a, m);
 	spool_sync__counts(a->sync, &dumps, &errors);
 	agent_log(a, "stopped: %llu dumps, %llu events", (unsigned long long)dumps,
-		 (unsigned long long)a->records);
+		  (unsigned long long)a->records);
 }
 
 int cmd_agent(int argc, char **argv)
 {
-	struct agent a = { .spool_fd = -1 };
+	struct agent a = {.spool_fd = -1};
 	struct cli_record_hooks hooks = {
-		.ctx = &a, .on_record = on_record, .on_finding = on_finding, .tick = tick,
-		.finish = finish, .drops = &a.drops, .stacks = &a.stacks,
+	    .ctx = &a,
+	    .on_record = on_record,
+	    .on_finding = on_finding,
+	    .tick = tick,
+	    .finish = finish,
+	    .drops = &a.drops,
+	    .stacks = &a.stacks,
 	};
-	char *rargv[AGENT_MAX_ARGS] = { "record", "-a", "--silent" }, err[512];
+	char *rargv[AGENT_MAX_ARGS] = {"record", "-a", "--silent"}, err[512];
 	int rn = 3, lock_fd, ret;
 	struct timespec ts;
 
@@ -960,9 +1023,11 @@ int cmd_agent(int argc, char **argv)
 	a.start_wall = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	signal(SIGHUP, on_hup);
 	signal(SIGPIPE, SIG_IGN);
-	agent_log(&a, "following every process; dumps to %s (at %s and above, window %.0f s / "
-		     "%llu MiB)", a.o.spool, gctx_severity_name(a.o.fail_on), a.o.window_s,
-		 (unsigned long long)(a.o.window_bytes >> 20));
+	agent_log(&a,
+		  "following every process; dumps to %s (at %s and above, window %.0f s / "
+		  "%llu MiB)",
+		  a.o.spool, gctx_severity_name(a.o.fail_on), a.o.window_s,
+		  (unsigned long long)(a.o.window_bytes >> 20));
 	ret = cli_record_run(rn, rargv, &hooks);
 	spool_sync__free(a.sync); /* after what it has queued */
 	for (__u32 i = 0; i < a.nglobals; i++)

@@ -39,21 +39,24 @@ struct agent_opts {
 struct pending {
 	__u32 root_idx;
 	__u64 first_ns;
-	__u64 due_ns;	      /* 0: nothing to write */
-	bool crash;	      /* a fatal signal with GPU state (no finding needed) */
+	__u64 due_ns; /* 0: nothing to write */
+	bool crash;   /* a fatal signal with GPU state (no finding needed) */
 	bool written;
-	bool alive_at_write;  /* a last write follows the tree's end */
-	__u64 stacks_mark;    /* stacks accepted when it was due: written once done (0: not due) */
+	bool alive_at_write; /* a last write follows the tree's end */
+	__u64 stacks_mark;   /* stacks accepted when it was due: written once done (0: not due) */
 	char name[SPOOL_NAME_LEN];
 	__u32 counted[GCTX_INC_MAX][GCTX_SEV_ERROR + 1]; /* incidents already in the metrics */
 };
 
 struct agent {
-	struct agent_subs *subs;	/* record --from-agent clients */
+	struct agent_subs *subs; /* record --from-agent clients */
 	struct agent_opts o;
 	struct gctx_window *win;
 	int spool_fd;
-	struct { __u32 type, len; void *data; } *globals;
+	struct {
+		__u32 type, len;
+		void *data;
+	} * globals;
 	__u32 nglobals, cap_globals;
 	__u64 globals_dropped;
 	struct pending *pend;
@@ -62,19 +65,18 @@ struct agent {
 	__u64 stacks_waits;		   /* dumps written before their stacks were all done */
 	__u64 pend_dropped;
 	__u64 start_wall, start_mono, last_metrics, last_pending, last_fold;
-	struct spool_sync *sync;	     /* dumps' fsync, rename, log line, cap */
+	struct spool_sync *sync; /* dumps' fsync, rename, log line, cap */
 	__u64 records, dump_errors;
 	__u64 incidents[GCTX_INC_MAX][GCTX_SEV_ERROR + 1];
 	__u64 crashes;
 	/* the event loop's longest stalls: nothing drains the ring buffer meanwhile (ns) */
 	__u64 compactions, compact_ns, compact_max_ns;
 	__u64 dump_ns, dump_max_ns;
-	struct gctx_rec_drops drops;	     /* so far (record refreshes it) */
+	struct gctx_rec_drops drops;	    /* so far (record refreshes it) */
 	struct gctx_rec_drops drops_dumped; /* as the last dump written said */
 	__u64 synced_seen;		    /* spool_sync__finished() at the last metrics */
 	bool metrics_dirty;		    /* rewrite them soon (METRICS_SOON_NS) */
 };
-
 
 /* ---- agent_cut.c: a process tree's records (model/cut.h) as a trace holds them ---- */
 
@@ -92,8 +94,8 @@ void agent_cut__drops(const struct agent *a, const struct gctx_cut *c, struct gc
 void agent_log(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- agent_sock.c: the agent's side of record --from-agent ---- */
-int agent_subs__open(struct agent *a, char *err, size_t errlen); /* listen */
-void agent_subs__tick(struct agent *a, const struct gctx_model *m);   /* accept, flush, end */
+int agent_subs__open(struct agent *a, char *err, size_t errlen);    /* listen */
+void agent_subs__tick(struct agent *a, const struct gctx_model *m); /* accept, flush, end */
 void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 len);
 void agent_subs__close(struct agent *a);
 

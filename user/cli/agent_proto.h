@@ -13,11 +13,11 @@
 
 #include <linux/types.h>
 
-#define AGENT_SOCK "/run/gpuctx-agent.sock"
-#define AGENT_FRAME_END 0
+#define AGENT_SOCK	  "/run/gpuctx-agent.sock"
+#define AGENT_FRAME_END	  0
 #define AGENT_FRAME_ERROR 0xffffffffu
-#define AGENT_FRAME_LIVE 0xfffffffeu /* the history is sent; what follows is live */
-#define AGENT_FRAME_MAX (1u << 20) /* a longer frame is a broken stream */
+#define AGENT_FRAME_LIVE  0xfffffffeu /* the history is sent; what follows is live */
+#define AGENT_FRAME_MAX	  (1u << 20)  /* a longer frame is a broken stream */
 
 struct agent_frame {
 	__u32 type;

@@ -25,11 +25,11 @@
 #include "lib/grow.h"
 #include "trace/window.h"
 
-#define SUB_MAX 16
-#define REQ_WAIT_NS (3 * 1000000000ull)
-#define SUB_BUF_MAX (64u << 20) /* unread bytes a client may leave before it is cut off */
+#define SUB_MAX	       16
+#define REQ_WAIT_NS    (3 * 1000000000ull)
+#define SUB_BUF_MAX    (64u << 20) /* unread bytes a client may leave before it is cut off */
 #define PRUNE_AFTER_NS (10 * 1000000000ull) /* an exit this old: its late records are in */
-#define END_TICKS 2 /* turns of the event loop after "end": each drains the ring buffer */
+#define END_TICKS      2 /* turns of the event loop after "end": each drains the ring buffer */
 
 struct sub {
 	int fd;
@@ -37,7 +37,7 @@ struct sub {
 	char req[PATH_MAX + 16]; /* "cgroup DIR\n" */
 	size_t reqlen;
 	bool live;	/* history sent, records follow */
-	__u64 asked_ns;	/* when the request came: its processes may not have reached the model */
+	__u64 asked_ns; /* when the request came: its processes may not have reached the model */
 	bool closing;	/* end frame queued: close once flushed */
 	bool cg;	/* a cgroup followed: members also join by exec'ing in it */
 	__u32 ending;	/* turns since the client said "end" (0: it did not) */
@@ -55,7 +55,7 @@ struct agent_subs {
 
 int agent_subs__open(struct agent *a, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct agent_subs *s = calloc(1, sizeof(*s));
 	struct stat st;
 	mode_t old;
@@ -84,7 +84,7 @@ int agent_subs__open(struct agent *a, char *err, size_t errlen)
 
 static int put(struct sub *c, __u32 type, const void *data, __u32 len)
 {
-	struct agent_frame f = { .type = type, .len = len };
+	struct agent_frame f = {.type = type, .len = len};
 	size_t need = sizeof(f) + len;
 
 	if (c->closing || c->fd < 0)
@@ -139,7 +139,7 @@ static void drop(struct agent_subs *s, __u32 i)
 /* The tree's history from the window, then live. */
 static void go_live(struct agent *a, struct sub *c, const struct gctx_model *m)
 {
-	struct gctx_cut cut = { .t = &c->t, .sink = put_sink, .sink_ctx = c };
+	struct gctx_cut cut = {.t = &c->t, .sink = put_sink, .sink_ctx = c};
 	int ret;
 
 	ret = gctx_cut__scan(&cut, m, a->win);
@@ -196,8 +196,8 @@ static int cg_window_one(void *ctx, __u64 ts, __u32 type, const void *data, __u3
 	if (!gctx_hmap__get(&x->ids, e.cgroup_id, 0, &under)) {
 		under = !gctx_cgpaths__path(x->s->cgpaths, e.cgroup_id, path, sizeof(path)) &&
 				cg_under(path, x->c->cg_rel)
-			? 1
-			: 2;
+			    ? 1
+			    : 2;
 		if (gctx_hmap__put(&x->ids, e.cgroup_id, 0, under))
 			return -ENOMEM;
 	}
@@ -238,7 +238,7 @@ static void start_cgroup(struct agent *a, struct sub *c, const struct gctx_model
 			ret = add_member(c, m, p);
 	}
 	if (!ret) {
-		struct cg_window x = { .s = a->subs, .c = c };
+		struct cg_window x = {.s = a->subs, .c = c};
 
 		ret = gctx_window__foreach(a->win, cg_window_one, &x);
 		gctx_hmap__free(&x.ids);
@@ -366,8 +366,7 @@ void agent_subs__tick(struct agent *a, const struct gctx_model *m)
 				if (!c->asked_ns)
 					c->asked_ns = gctx_now_mono();
 				start(a, c, m);
-			}
-			else if (c->reqlen == sizeof(c->req) - 1)
+			} else if (c->reqlen == sizeof(c->req) - 1)
 				put_end(c, AGENT_FRAME_ERROR, "request too long");
 		} else if (c->live && !c->closing) {
 			char b[8];
@@ -410,7 +409,7 @@ static bool cg_exec(struct agent_subs *s, struct sub *c, const struct gctx_ev_ex
 {
 	__u32 pid = e->hdr.tgid;
 
-	*r = (struct gctx_rec_cgroup){ .pid = pid, .ts_ns = e->hdr.ts_ns };
+	*r = (struct gctx_rec_cgroup){.pid = pid, .ts_ns = e->hdr.ts_ns};
 	if (pid == c->t.skip ||
 	    gctx_tree__span_at(&c->t, pid, e->hdr.ts_ns, true) != GCTX_SPAN_NONE ||
 	    /* the kernel's cgroup at exec; /proc where the id does not resolve */

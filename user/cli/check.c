@@ -50,10 +50,10 @@ static void usage(FILE *out)
 /* A record option that takes a value as the next argument. */
 static bool takes_value(const char *a)
 {
-	static const char *const with[] = {"-o",       "--output",   "-p",	   "--pid",
-					   "--cgroup", "--device",   "--duration", "--libcuda",
-					   "--libhip", "--perfetto", "--chrome", "--hold-timeout",
-					   "--ring-size"};
+	static const char *const with[] = {
+	    "-o",	"--output",	  "-p",		"--pid",    "--cgroup",
+	    "--device", "--duration",	  "--libcuda",	"--libhip", "--perfetto",
+	    "--chrome", "--hold-timeout", "--ring-size"};
 
 	for (size_t i = 0; i < sizeof(with) / sizeof(with[0]); i++)
 		if (!strcmp(a, with[i]))

@@ -36,12 +36,13 @@ static void on_stop(int sig)
 
 static int connect_agent(char *err, size_t errlen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", AGENT_SOCK);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		snprintf(err, errlen, "no gpuctx agent answers on %s (%s): start it "
+		snprintf(err, errlen,
+			 "no gpuctx agent answers on %s (%s): start it "
 			 "(systemctl start gpuctx-agent) or record without --from-agent",
 			 AGENT_SOCK, strerror(errno));
 		if (fd >= 0)
@@ -59,7 +60,7 @@ static int read_full(int fd, void *buf, size_t n, __u64 deadline, bool stoppable
 	size_t got = 0;
 
 	while (got < n) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		ssize_t r;
 
 		if (stoppable && !got && stop)
@@ -89,11 +90,15 @@ static void on_finding(const struct gctx_finding *f, void *ctx)
 static void say_attached(const struct cli_from_agent *o)
 {
 	if (o->cgroup)
-		fprintf(stderr, "gpuctx: attached to the agent, following cgroup %s; Ctrl-C to "
-				"stop\n", o->cgroup);
+		fprintf(stderr,
+			"gpuctx: attached to the agent, following cgroup %s; Ctrl-C to "
+			"stop\n",
+			o->cgroup);
 	else
-		fprintf(stderr, "gpuctx: attached to the agent's history of %u process%s; Ctrl-C "
-				"to stop\n", o->npids, o->npids == 1 ? "" : "es");
+		fprintf(stderr,
+			"gpuctx: attached to the agent's history of %u process%s; Ctrl-C "
+			"to stop\n",
+			o->npids, o->npids == 1 ? "" : "es");
 }
 
 static int send_request(int fd, const struct cli_from_agent *o)
@@ -126,8 +131,8 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 	struct gctx_trace_writer *w = NULL;
 	struct gctx_outfile *out = NULL;
 	struct gctx_model *m = NULL;
-	struct gctx_rec_end end = { .exit_status = -1 };
-	struct sigaction sa = { .sa_handler = on_stop };
+	struct gctx_rec_end end = {.exit_status = -1};
+	struct sigaction sa = {.sa_handler = on_stop};
 	char err[512];
 	__u64 records = 0, deadline = 0;
 	void *buf = NULL;

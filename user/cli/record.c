@@ -36,33 +36,33 @@
 #include "collect/jobcg.h"
 #include "model/jobattr.h"
 
-#define POLL_MS 10
-#define MAX_DURATION_S (366.0 * 24 * 3600) /* --duration: a year at most */
+#define POLL_MS		10
+#define MAX_DURATION_S	(366.0 * 24 * 3600)  /* --duration: a year at most */
 #define SIGNAL_GRACE_NS (10 * 1000000000ull) /* -- CMD: how long a forwarded signal may take */
-#define DROPS_EVERY_NS (1000000000ull) /* hooks->drops refreshed this often */
+#define DROPS_EVERY_NS	(1000000000ull)	     /* hooks->drops refreshed this often */
 
 struct record_env {
 	const char *output;
-	struct gctx_pidset pids;	/* -p */
+	struct gctx_pidset pids; /* -p */
 	const char *cgroup;
 	bool all;
 	bool quiet;
-	bool silent;			/* --silent (gpuctx check): no live findings, no summary */
+	bool silent; /* --silent (gpuctx check): no live findings, no summary */
 	bool verbose;
 	double duration;
 	struct gctx_rec_device devs[GCTX_MAX_REGDEVS];
 	__u32 ndevs;
-	const char *libs[16];		/* --libcuda / --libhip */
+	const char *libs[16]; /* --libcuda / --libhip */
 	__u32 nlibs;
 	bool no_api;
 	bool no_stacks;
 	bool launches;
-	bool no_hold;			/* --no-hold */
-	bool from_agent;		/* --from-agent: the running agent's history, no BPF */
-	__u32 hold_timeout_ms;		/* --hold-timeout */
-	__u32 ring_bytes;		/* --ring-size, 0 = the default */
-	const char *perfetto;		/* --perfetto FILE */
-	const char *chrome;		/* --chrome FILE */
+	bool no_hold;	       /* --no-hold */
+	bool from_agent;       /* --from-agent: the running agent's history, no BPF */
+	__u32 hold_timeout_ms; /* --hold-timeout */
+	__u32 ring_bytes;      /* --ring-size, 0 = the default */
+	const char *perfetto;  /* --perfetto FILE */
+	const char *chrome;    /* --chrome FILE */
 	char **cmd;
 	const struct cli_record_hooks *hooks; /* gpuctx agent: no trace file, records to hooks */
 };
@@ -73,14 +73,14 @@ struct record_state {
 	struct gctx_outfile *out; /* the trace, renamed into place at the end */
 	struct gctx_model *model;
 	struct gctx_uprobes *uprobes;
-	struct gctx_stacks *stacks;	/* resolves kernel stacks (blame) */
-	struct gctx_callers *callers;	/* API call sites (GCTX_REC_CALLER) */
-	struct gctx_pyprobe *pyprobe;	/* tells the kernel where Python lives */
+	struct gctx_stacks *stacks;   /* resolves kernel stacks (blame) */
+	struct gctx_callers *callers; /* API call sites (GCTX_REC_CALLER) */
+	struct gctx_pyprobe *pyprobe; /* tells the kernel where Python lives */
 	struct gctx_libwatch *libwatch;
 	__u64 start_mono;
 	__u64 records;
 	int write_err;
-	bool started; /* tracing was live: the trace file is worth keeping */
+	bool started;			  /* tracing was live: the trace file is worth keeping */
 	char cgroup_rel[GCTX_CGROUP_LEN]; /* --cgroup DIR in its hierarchy ("/a/b"), else "" */
 	struct gctx_cgpaths *cgpaths;	  /* exec records' cgroup ids to paths */
 };
@@ -97,43 +97,44 @@ static void on_stop(int sig, siginfo_t *si, void *uc)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: gpuctx record [-o FILE] [-p PID[,PID...]] [--cgroup DIR] [-a]\n"
-		"                     [--device PATH:KIND]... [--duration SECONDS] [-q] [-v]\n"
-		"                     [-- CMD [ARG...]]\n"
-		"\n"
-		"Trace process lineage and GPU device file use; write a trace file.\n"
-		"\n"
-		"  -o, --output FILE       trace file to write (default gpuctx.gctx)\n"
-		"  -p, --pid PID[,PID...]  attach to running processes and their descendants\n"
-		"      --cgroup DIR        follow every process in a cgroup v2 directory\n"
-		"  -a, --all               follow every process on the system\n"
-		"      --device PATH:KIND  treat PATH as a GPU device file; KIND is one of\n"
-		"                          nvidiactl, nvidia, nvidia-uvm, kfd, drm-render\n"
-		"      --duration SECONDS  stop after this long (at most a year)\n"
-		"      --libcuda PATH      probe this CUDA driver library (libcuda.so.1) too\n"
-		"      --libhip PATH       probe this HIP runtime library (libamdhip64.so) too\n"
-		"      --launches          also count kernel launches (a probe per launch)\n"
-		"      --no-api            do not probe the CUDA/HIP libraries\n"
-		"      --no-stacks         no call stacks at GPU init, fork, inherited use, crash\n"
-		"      --no-hold           never stop a process that maps a CUDA/HIP library not\n"
-		"                          probed yet (its first calls may then be missed: reported)\n"
-		"      --hold-timeout MS   resume such a process after MS at most (default 500)\n"
-		"      --ring-size SIZE    kernel-to-gpuctx buffer, a power of two from 256K to\n"
-		"                          1G (default 8M): larger if events are lost\n"
-		"      --from-agent        with -p or --cgroup: take the trace from the running\n"
-		"                          gpuctx agent (its history, then live), load nothing\n"
-		"      --perfetto FILE     also export the timeline for ui.perfetto.dev at the end\n"
-		"      --chrome FILE       also export a Chrome JSON timeline at the end\n"
-		"  -q, --quiet             do not print events as they happen\n"
-		"  -v, --verbose           libbpf debug output\n"
-		"\n"
-		"With -- CMD, SIGINT and SIGTERM are passed on to the command and recording goes on\n"
-		"until it exits (at most 10 s; a second signal stops at once).\n"
-		"\n"
-		"EXAMPLES:\n"
-		"  gpuctx record -o job.gctx -- python train.py\n"
-		"  gpuctx record -p 1234 --duration 60\n");
+	fprintf(
+	    out,
+	    "Usage: gpuctx record [-o FILE] [-p PID[,PID...]] [--cgroup DIR] [-a]\n"
+	    "                     [--device PATH:KIND]... [--duration SECONDS] [-q] [-v]\n"
+	    "                     [-- CMD [ARG...]]\n"
+	    "\n"
+	    "Trace process lineage and GPU device file use; write a trace file.\n"
+	    "\n"
+	    "  -o, --output FILE       trace file to write (default gpuctx.gctx)\n"
+	    "  -p, --pid PID[,PID...]  attach to running processes and their descendants\n"
+	    "      --cgroup DIR        follow every process in a cgroup v2 directory\n"
+	    "  -a, --all               follow every process on the system\n"
+	    "      --device PATH:KIND  treat PATH as a GPU device file; KIND is one of\n"
+	    "                          nvidiactl, nvidia, nvidia-uvm, kfd, drm-render\n"
+	    "      --duration SECONDS  stop after this long (at most a year)\n"
+	    "      --libcuda PATH      probe this CUDA driver library (libcuda.so.1) too\n"
+	    "      --libhip PATH       probe this HIP runtime library (libamdhip64.so) too\n"
+	    "      --launches          also count kernel launches (a probe per launch)\n"
+	    "      --no-api            do not probe the CUDA/HIP libraries\n"
+	    "      --no-stacks         no call stacks at GPU init, fork, inherited use, crash\n"
+	    "      --no-hold           never stop a process that maps a CUDA/HIP library not\n"
+	    "                          probed yet (its first calls may then be missed: reported)\n"
+	    "      --hold-timeout MS   resume such a process after MS at most (default 500)\n"
+	    "      --ring-size SIZE    kernel-to-gpuctx buffer, a power of two from 256K to\n"
+	    "                          1G (default 8M): larger if events are lost\n"
+	    "      --from-agent        with -p or --cgroup: take the trace from the running\n"
+	    "                          gpuctx agent (its history, then live), load nothing\n"
+	    "      --perfetto FILE     also export the timeline for ui.perfetto.dev at the end\n"
+	    "      --chrome FILE       also export a Chrome JSON timeline at the end\n"
+	    "  -q, --quiet             do not print events as they happen\n"
+	    "  -v, --verbose           libbpf debug output\n"
+	    "\n"
+	    "With -- CMD, SIGINT and SIGTERM are passed on to the command and recording goes on\n"
+	    "until it exits (at most 10 s; a second signal stops at once).\n"
+	    "\n"
+	    "EXAMPLES:\n"
+	    "  gpuctx record -o job.gctx -- python train.py\n"
+	    "  gpuctx record -p 1234 --duration 60\n");
 }
 
 static int parse_pids(struct record_env *env, const char *arg)
@@ -180,28 +181,28 @@ enum {
 static int parse_args(struct record_env *env, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "all", no_argument, NULL, 'a' },
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "libcuda", required_argument, NULL, OPT_LIB },
-		{ "libhip", required_argument, NULL, OPT_LIB },
-		{ "launches", no_argument, NULL, OPT_LAUNCHES },
-		{ "no-api", no_argument, NULL, OPT_NO_API },
-		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
-		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
-		{ "chrome", required_argument, NULL, OPT_CHROME },
-		{ "no-hold", no_argument, NULL, OPT_NO_HOLD },
-		{ "hold-timeout", required_argument, NULL, OPT_HOLD_TIMEOUT },
-		{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
-		{ "from-agent", no_argument, NULL, OPT_FROM_AGENT },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "silent", no_argument, NULL, OPT_SILENT },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"output", required_argument, NULL, 'o'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"cgroup", required_argument, NULL, OPT_CGROUP},
+	    {"all", no_argument, NULL, 'a'},
+	    {"device", required_argument, NULL, OPT_DEVICE},
+	    {"duration", required_argument, NULL, OPT_DURATION},
+	    {"libcuda", required_argument, NULL, OPT_LIB},
+	    {"libhip", required_argument, NULL, OPT_LIB},
+	    {"launches", no_argument, NULL, OPT_LAUNCHES},
+	    {"no-api", no_argument, NULL, OPT_NO_API},
+	    {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
+	    {"perfetto", required_argument, NULL, OPT_PERFETTO},
+	    {"chrome", required_argument, NULL, OPT_CHROME},
+	    {"no-hold", no_argument, NULL, OPT_NO_HOLD},
+	    {"hold-timeout", required_argument, NULL, OPT_HOLD_TIMEOUT},
+	    {"ring-size", required_argument, NULL, OPT_RING_SIZE},
+	    {"from-agent", no_argument, NULL, OPT_FROM_AGENT},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"silent", no_argument, NULL, OPT_SILENT},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	char err[256], *end;
 	int c, modes;
@@ -213,8 +214,9 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		switch (c) {
 		case 'o':
 			if (!strcmp(optarg, "-")) {
-				fprintf(stderr, "gpuctx: record writes a trace file, not standard "
-						"output: give -o FILE (export -o - writes to stdout)\n");
+				fprintf(stderr,
+					"gpuctx: record writes a trace file, not standard "
+					"output: give -o FILE (export -o - writes to stdout)\n");
 				return -1;
 			}
 			env->output = optarg;
@@ -247,8 +249,10 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 			/* inf, nan and huge values would overflow the deadline in ns */
 			if (errno || end == optarg || *end || !isfinite(env->duration) ||
 			    env->duration <= 0 || env->duration > MAX_DURATION_S) {
-				fprintf(stderr, "gpuctx: bad --duration '%s': want seconds, more than 0 "
-						"and at most %.0f (a year)\n", optarg, MAX_DURATION_S);
+				fprintf(stderr,
+					"gpuctx: bad --duration '%s': want seconds, more than 0 "
+					"and at most %.0f (a year)\n",
+					optarg, MAX_DURATION_S);
 				return -1;
 			}
 			break;
@@ -288,8 +292,10 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 			errno = 0;
 			ms = strtol(optarg, &end, 10);
 			if (errno || *end || ms < 1 || ms > 10000) {
-				fprintf(stderr, "gpuctx: bad --hold-timeout '%s': want 1 to 10000 "
-						"milliseconds\n", optarg);
+				fprintf(stderr,
+					"gpuctx: bad --hold-timeout '%s': want 1 to 10000 "
+					"milliseconds\n",
+					optarg);
 				return -1;
 			}
 			env->hold_timeout_ms = ms;
@@ -297,8 +303,10 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		}
 		case OPT_RING_SIZE:
 			if (gctx_ring_size_parse(optarg, &env->ring_bytes)) {
-				fprintf(stderr, "gpuctx: bad --ring-size '%s': want a power of two "
-						"from 256K to 1G, such as 64M (default 8M)\n", optarg);
+				fprintf(stderr,
+					"gpuctx: bad --ring-size '%s': want a power of two "
+					"from 256K to 1G, such as 64M (default 8M)\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -396,7 +404,7 @@ static int on_record(void *ctx, __u32 type, const void *data, __u32 len);
 static void note_cgroup(struct record_state *st, __u32 pid, __u64 cgid)
 {
 	const struct gctx_proc *p = gctx_model__proc_by_pid(st->model, pid);
-	struct gctx_rec_cgroup r = { .pid = pid, .ts_ns = gctx_now_mono() };
+	struct gctx_rec_cgroup r = {.pid = pid, .ts_ns = gctx_now_mono()};
 	struct gctx_job_attr a;
 
 	if (!p)
@@ -455,30 +463,30 @@ static int start_uprobes(struct record_state *st, struct gctx_collector *c,
 {
 	struct record_env *env = st->env;
 	struct gctx_uprobes_opts uo = {
-		.events_fd = gctx_collector__map_fd(c, "events"),
-		.followed_fd = gctx_collector__map_fd(c, "followed"),
-		.own_fd = gctx_collector__map_fd(c, "own_procs"),
+	    .events_fd = gctx_collector__map_fd(c, "events"),
+	    .followed_fd = gctx_collector__map_fd(c, "followed"),
+	    .own_fd = gctx_collector__map_fd(c, "own_procs"),
 	    /* shared even without stacks: it asks for mappings at exit (call sites) */
 	    .stk_state_fd = gctx_collector__map_fd(c, "stk_state"),
-		.pyinfo_fd = env->no_stacks ? -1 : gctx_collector__map_fd(c, "pyinfo"),
-		.task_fsbase_off = gctx_collector__task_fsbase_off(c),
-		.follow_all = env->all,
-		.self_tgid = getpid(),
-		.launches = env->launches,
-		.verbose = env->verbose,
-		.cb = on_record,
-		.cb_ctx = st,
-		.on_lib = gctx_libwatch__on_lib,
+	    .pyinfo_fd = env->no_stacks ? -1 : gctx_collector__map_fd(c, "pyinfo"),
+	    .task_fsbase_off = gctx_collector__task_fsbase_off(c),
+	    .follow_all = env->all,
+	    .self_tgid = getpid(),
+	    .launches = env->launches,
+	    .verbose = env->verbose,
+	    .cb = on_record,
+	    .cb_ctx = st,
+	    .on_lib = gctx_libwatch__on_lib,
 	};
 	struct gctx_libwatch_opts wo = {
-		.known_fd = gctx_collector__map_fd(c, "known_libs"),
-		.holds_fd = gctx_collector__map_fd(c, "holds"),
-		.ctl_fd = gctx_collector__map_fd(c, "hold_ctl"),
-		.hold = !env->no_hold,
-		.hold_timeout_ms = env->hold_timeout_ms,
-		.verbose = env->verbose,
-		.cb = on_record,
-		.cb_ctx = st,
+	    .known_fd = gctx_collector__map_fd(c, "known_libs"),
+	    .holds_fd = gctx_collector__map_fd(c, "holds"),
+	    .ctl_fd = gctx_collector__map_fd(c, "hold_ctl"),
+	    .hold = !env->no_hold,
+	    .hold_timeout_ms = env->hold_timeout_ms,
+	    .verbose = env->verbose,
+	    .cb = on_record,
+	    .cb_ctx = st,
 	};
 	char err[512];
 
@@ -537,19 +545,18 @@ static __u64 boot_at(__u64 mono)
 /* How far the wall clock may be off (the kernel's NTP state): merged hosts are aligned by it. */
 static void fill_clock(struct gctx_trace_meta *meta)
 {
-	struct timex tx = { 0 };
+	struct timex tx = {0};
 	int state = adjtimex(&tx); /* modes 0: read only */
 
 	if (state < 0)
 		return;
-	meta->clock_state = state == TIME_ERROR || (tx.status & STA_UNSYNC) ? GCTX_CLOCK_UNSYNC
-									  : GCTX_CLOCK_SYNCED;
+	meta->clock_state =
+	    state == TIME_ERROR || (tx.status & STA_UNSYNC) ? GCTX_CLOCK_UNSYNC : GCTX_CLOCK_SYNCED;
 	meta->clock_esterror_us = tx.esterror > 0 ? (__u64)tx.esterror : 0;
 	meta->clock_maxerror_us = tx.maxerror > 0 ? (__u64)tx.maxerror : 0;
 }
 
-static void fill_meta(struct gctx_trace_meta *meta, const struct record_env *env,
-		      __u64 start_mono)
+static void fill_meta(struct gctx_trace_meta *meta, const struct record_env *env, __u64 start_mono)
 {
 	struct timespec ts;
 	struct utsname u;
@@ -568,7 +575,8 @@ static void fill_meta(struct gctx_trace_meta *meta, const struct record_env *env
 	if (env->cmd) {
 		off += snprintf(meta->cmdline, sizeof(meta->cmdline), "--");
 		for (char **a = env->cmd; *a && off < sizeof(meta->cmdline); a++)
-			off += snprintf(meta->cmdline + off, sizeof(meta->cmdline) - off, " %s", *a);
+			off +=
+			    snprintf(meta->cmdline + off, sizeof(meta->cmdline) - off, " %s", *a);
 	} else if (env->pids.n) {
 		off += snprintf(meta->cmdline, sizeof(meta->cmdline), "-p ");
 		for (__u32 i = 0; i < env->pids.n && off < sizeof(meta->cmdline); i++)
@@ -631,15 +639,18 @@ static void on_found_file(void *ctx, const struct gctx_found_file *f)
 	}
 	r = &ss->files[ss->n++];
 	*r = (struct gctx_rec_file){
-		.pid = f->tgid, .fd = f->fd, .file = f->file, .kind = f->kind,
-		.flags = f->f_flags,
+	    .pid = f->tgid,
+	    .fd = f->fd,
+	    .file = f->file,
+	    .kind = f->kind,
+	    .flags = f->f_flags,
 	};
 	gctx_fd_info(f->tgid, f->fd, r->path, sizeof(r->path), &r->cloexec);
 }
 
 static void on_thread(void *ctx, __u32 pid, __u32 tid, const char *comm)
 {
-	struct gctx_rec_thread r = { .pid = pid, .tid = tid };
+	struct gctx_rec_thread r = {.pid = pid, .tid = tid};
 
 	snprintf(r.comm, sizeof(r.comm), "%s", comm);
 	on_record(ctx, GCTX_REC_THREAD_PRESENT, &r, sizeof(r));
@@ -741,8 +752,7 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 		fprintf(stderr,
 			"gpuctx: WARNING: stopped writing %s at %.3f s: %s; %llu records could not "
 			"be written (the trace ends there)\n",
-			output,
-			(double)(gctx_trace_writer__error_ns(st->w) - st->start_mono) / 1e9,
+			output, (double)(gctx_trace_writer__error_ns(st->w) - st->start_mono) / 1e9,
 			strerror(-gctx_trace_writer__error(st->w)),
 			(unsigned long long)gctx_trace_writer__lost(st->w));
 	if (lost > gctx_trace_writer__lost(st->w)) {
@@ -763,8 +773,10 @@ static void print_summary(struct record_state *st, const struct gctx_rec_drops *
 			__u64 more = 4ull * now > GCTX_RING_MAX ? GCTX_RING_MAX : 4ull * now;
 			char a[16], b[16];
 
-			fprintf(stderr, "gpuctx: the %s ring buffer overflowed: rerun with a larger "
-					"--ring-size (such as %s)\n", gctx_ring_size_str(now, a, sizeof(a)),
+			fprintf(stderr,
+				"gpuctx: the %s ring buffer overflowed: rerun with a larger "
+				"--ring-size (such as %s)\n",
+				gctx_ring_size_str(now, a, sizeof(a)),
 				gctx_ring_size_str(more, b, sizeof(b)));
 		}
 	}
@@ -792,9 +804,13 @@ static void export_at_end(const char *trace, const char *out, int format, int *r
  * processes in it now, those that exec in it later, their descendants), as record does */
 static int record_from_agent(struct record_env *env, const struct gctx_trace_meta *meta)
 {
-	struct cli_from_agent fa = { .output = env->output, .duration = env->duration,
-				     .quiet = env->quiet, .silent = env->silent, .meta = meta,
-				     .pids = env->pids.pids, .npids = env->pids.n };
+	struct cli_from_agent fa = {.output = env->output,
+				    .duration = env->duration,
+				    .quiet = env->quiet,
+				    .silent = env->silent,
+				    .meta = meta,
+				    .pids = env->pids.pids,
+				    .npids = env->pids.n};
 	char dir[PATH_MAX];
 	int ret;
 
@@ -830,16 +846,16 @@ static void record_drops(struct gctx_collector *c, struct record_state *st,
 int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks)
 {
 	struct record_env env = {};
-	struct record_state st = { .env = &env };
+	struct record_state st = {.env = &env};
 	struct gctx_collector_opts o = {};
 	struct gctx_collector *c = NULL;
 	struct gctx_trace_meta meta;
 	struct gctx_rec_drops drops;
-	struct gctx_rec_end end = { .exit_status = -1 };
+	struct gctx_rec_end end = {.exit_status = -1};
 	struct gctx_pidset seeds = {};
 	__u32 cg_skipped = 0;
 	int cg_err;
-	struct sigaction sa = { .sa_sigaction = on_stop, .sa_flags = SA_SIGINFO };
+	struct sigaction sa = {.sa_sigaction = on_stop, .sa_flags = SA_SIGINFO};
 	char err[512];
 	int go_fd = -1, status = 0, ret = 1, werr;
 	pid_t child = 0;
@@ -868,7 +884,7 @@ int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks)
 	}
 	/* CLOEXEC: the traced command must not inherit the trace */
 	st.w = gctx_trace_writer__new_fd(fcntl(gctx_outfile__fd(st.out), F_DUPFD_CLOEXEC, 0), &meta,
-					&werr);
+					 &werr);
 	if (!st.w) {
 		fprintf(stderr, "gpuctx: cannot write %s: %s\n", env.output, strerror(-werr));
 		gctx_outfile__free(st.out);
@@ -955,7 +971,8 @@ no_trace_file:
 	gctx_pyprobe__set_found_cb(st.pyprobe, watch_python, st.stacks);
 	st.callers = env.no_api ? NULL : gctx_callers__new(st.stacks, on_record, &st);
 	if (!env.no_api && !st.callers)
-		fprintf(stderr, "gpuctx: warning: out of memory: API call sites are not recorded\n");
+		fprintf(stderr,
+			"gpuctx: warning: out of memory: API call sites are not recorded\n");
 	for (__u32 i = 0; i < seeds.n; i++)
 		gctx_pyprobe__scan_pid(st.pyprobe, seeds.pids[i]);
 	if (env.cmd)
@@ -965,9 +982,12 @@ no_trace_file:
 	if (env.cmd) {
 		/* The command's fork by gpuctx, as the kernel would have reported it. */
 		struct gctx_ev_fork f = {
-			.hdr = { .type = GCTX_EV_FORK, .tid = getpid(), .tgid = getpid(),
-				 .ts_ns = gctx_now_mono() },
-			.child_tid = child, .child_tgid = child,
+		    .hdr = {.type = GCTX_EV_FORK,
+			    .tid = getpid(),
+			    .tgid = getpid(),
+			    .ts_ns = gctx_now_mono()},
+		    .child_tid = child,
+		    .child_tgid = child,
 		};
 
 		snprintf(f.hdr.comm, sizeof(f.hdr.comm), "gpuctx");
@@ -982,8 +1002,10 @@ no_trace_file:
 		}
 		ret = 1;
 		if (env.pids.n && !npresent) {
-			fprintf(stderr, "gpuctx: process %u is gone (it exited during attach): "
-					"nothing to trace\n", env.pids.pids[0]);
+			fprintf(stderr,
+				"gpuctx: process %u is gone (it exited during attach): "
+				"nothing to trace\n",
+				env.pids.pids[0]);
 			goto cleanup_collector;
 		}
 		fprintf(stderr, "gpuctx: attached to %u process%s; Ctrl-C to stop\n", npresent,
@@ -995,7 +1017,8 @@ no_trace_file:
 		deadline = gctx_now_mono() + (__u64)(env.duration * 1e9);
 	if (go_fd >= 0) {
 		if (write(go_fd, "g", 1) != 1)
-			fprintf(stderr, "gpuctx: cannot start %s: %s\n", env.cmd[0], strerror(errno));
+			fprintf(stderr, "gpuctx: cannot start %s: %s\n", env.cmd[0],
+				strerror(errno));
 		close(go_fd);
 		go_fd = -1;
 	}
@@ -1010,8 +1033,9 @@ no_trace_file:
 			 * trace covers its end; a second signal or the grace period stops now */
 			if (!signal_from_tty)
 				kill(child, stop_signal);
-			fprintf(stderr, "gpuctx: %s passed on to %s (pid %d): recording until it "
-					"exits (10 s at most; a second signal stops now)\n",
+			fprintf(stderr,
+				"gpuctx: %s passed on to %s (pid %d): recording until it "
+				"exits (10 s at most; a second signal stops now)\n",
 				strsignal(stop_signal), env.cmd[0], child);
 			grace_end = gctx_now_mono() + SIGNAL_GRACE_NS;
 		}
@@ -1031,7 +1055,8 @@ no_trace_file:
 		if (st.w)
 			gctx_trace_writer__flush(st.w);
 		if (hooks && hooks->drops && gctx_now_mono() >= drops_next) {
-			record_drops(c, &st, hooks->drops); /* the agent's dumps say what was lost */
+			record_drops(c, &st,
+				     hooks->drops); /* the agent's dumps say what was lost */
 			drops_next = gctx_now_mono() + DROPS_EVERY_NS;
 		}
 		if (hooks && hooks->stacks)
@@ -1074,11 +1099,12 @@ no_trace_file:
 
 		on_record(&st, GCTX_REC_STACK_DROPS, &sd, sizeof(sd));
 		if (gctx_collector__vmas_lost(c))
-			fprintf(stderr,
-				"gpuctx: WARNING: %llu stacks came without their mappings (ring "
-				"buffer full or address space locked): /proc/PID/maps was used while "
-				"the process lived\n",
-				(unsigned long long)gctx_collector__vmas_lost(c));
+			fprintf(
+			    stderr,
+			    "gpuctx: WARNING: %llu stacks came without their mappings (ring "
+			    "buffer full or address space locked): /proc/PID/maps was used while "
+			    "the process lived\n",
+			    (unsigned long long)gctx_collector__vmas_lost(c));
 	}
 	if (st.callers) {
 		struct gctx_rec_caller_drops cd;

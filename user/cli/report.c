@@ -35,9 +35,10 @@ int cli_load_trace(const char *path, struct gctx_model **out, struct gctx_trace_
 	}
 	while ((ret = gctx_trace_reader__next(r, &type, &data, &len)) == 1) {
 		if (gctx_model__feed(m, type, data, len) == -EINVAL && !malformed++)
-			fprintf(stderr, "gpuctx: warning: %s: malformed record (type %u, %u bytes) "
-				"at offset %llu skipped\n", path, type, len,
-				(unsigned long long)gctx_trace_reader__offset(r));
+			fprintf(stderr,
+				"gpuctx: warning: %s: malformed record (type %u, %u bytes) "
+				"at offset %llu skipped\n",
+				path, type, len, (unsigned long long)gctx_trace_reader__offset(r));
 	}
 	gctx_trace_reader__describe_skips(r, err, sizeof(err));
 	if (err[0])
@@ -56,9 +57,10 @@ int cli_load_trace(const char *path, struct gctx_model **out, struct gctx_trace_
 		fprintf(stderr, "gpuctx: warning: %s: %u malformed records skipped\n", path,
 			malformed);
 	if (gctx_trace_reader__truncated(r))
-		fprintf(stderr, "gpuctx: warning: %s ends inside a record (recording killed?): "
-			"reporting the %llu complete records before it\n", path,
-			(unsigned long long)gctx_model__total_events(m));
+		fprintf(stderr,
+			"gpuctx: warning: %s ends inside a record (recording killed?): "
+			"reporting the %llu complete records before it\n",
+			path, (unsigned long long)gctx_model__total_events(m));
 	gctx_model__finish(m);
 	gctx_trace_reader__free(r);
 	*out = m;
@@ -96,8 +98,10 @@ int cmd_report(int argc, char **argv)
 		case 'F':
 			fail_on = cli_parse_fail_on(optarg);
 			if (fail_on < 0) {
-				fprintf(stderr, "gpuctx: bad --fail-on '%s': want error, warning or "
-						"never\n", optarg);
+				fprintf(stderr,
+					"gpuctx: bad --fail-on '%s': want error, warning or "
+					"never\n",
+					optarg);
 				return 2;
 			}
 			gate = true;

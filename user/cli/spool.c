@@ -28,13 +28,15 @@ int spool_open(const char *dir, char *err, size_t errlen)
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open the spool %s: %s%s", dir, strerror(errno),
-			 errno == ELOOP || errno == ENOTDIR ? " (not a directory, or a symlink)" : "");
+			 errno == ELOOP || errno == ENOTDIR ? " (not a directory, or a symlink)"
+							    : "");
 		return -1;
 	}
 	if (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & 0022)) {
-		snprintf(err, errlen, "the spool %s must be root's and writable by root alone "
-			 "(it is uid %u, mode %03o)", dir, (unsigned)st.st_uid,
-			 (unsigned)(st.st_mode & 0777));
+		snprintf(err, errlen,
+			 "the spool %s must be root's and writable by root alone "
+			 "(it is uid %u, mode %03o)",
+			 dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
 		close(fd);
 		return -1;
 	}
@@ -59,7 +61,8 @@ void spool_job_label(const char *cgroup, char *job, size_t len)
 	job[0] = 0;
 	switch (gctx_job_attr_parse(cgroup, &a)) {
 	case GCTX_JOB_SLURM:
-		snprintf(raw, sizeof(raw), "slurm-%.60s%s%.20s", a.id, a.step[0] ? "." : "", a.step);
+		snprintf(raw, sizeof(raw), "slurm-%.60s%s%.20s", a.id, a.step[0] ? "." : "",
+			 a.step);
 		break;
 	case GCTX_JOB_K8S:
 		snprintf(raw, sizeof(raw), "k8s-%.8s", a.id);
@@ -82,8 +85,8 @@ void spool_job_of(__u32 pid, char *job, size_t len)
 		spool_job_label(path, job, len);
 }
 
-void spool_name(char *buf, size_t len, __u64 wall_ns, const char *job, const char *comm,
-		__u32 pid, const char *kind)
+void spool_name(char *buf, size_t len, __u64 wall_ns, const char *job, const char *comm, __u32 pid,
+		const char *kind)
 {
 	time_t t = wall_ns / 1000000000ull;
 	char when[32] = "00000000T000000Z", c[32], j[SPOOL_JOB_LEN], k[32];

@@ -12,7 +12,7 @@
 #include <linux/types.h>
 
 #define SPOOL_NAME_LEN 160
-#define SPOOL_JOB_LEN 48
+#define SPOOL_JOB_LEN  48
 
 /* Create dir (0700) when missing and open it. It must be a directory of root's that nobody
  * else may write to (not a symlink). The fd, or -1 with a one-line reason in err. */
@@ -26,8 +26,8 @@ void spool_job_of(__u32 pid, char *job, size_t len);
 void spool_job_label(const char *cgroup, char *job, size_t len);
 
 /* "20261128T101500Z-slurm-42.0-python3-1234-poison-fork.gctx" (UTC; job left out when ""). */
-void spool_name(char *buf, size_t len, __u64 wall_ns, const char *job, const char *comm,
-		__u32 pid, const char *kind);
+void spool_name(char *buf, size_t len, __u64 wall_ns, const char *job, const char *comm, __u32 pid,
+		const char *kind);
 /* A name spool_name makes. */
 bool spool_is_dump(const char *name);
 
@@ -51,8 +51,8 @@ struct spool_sync *spool_sync__new(__u64 max_bytes, __u32 max_files, spool_sync_
 /* Takes out (written, not committed): commits it into spool_fd as name, logs line, prunes
  * the spool keeping it. first: a new dump (counted), not a rewrite. Waits when the queue is
  * full. 0, or -ENOMEM (out freed, its temporary file removed). */
-int spool_sync__push(struct spool_sync *s, struct gctx_outfile *out, int spool_fd,
-		     const char *name, const char *line, bool first);
+int spool_sync__push(struct spool_sync *s, struct gctx_outfile *out, int spool_fd, const char *name,
+		     const char *line, bool first);
 /* Wait until everything pushed is done. */
 void spool_sync__drain(struct spool_sync *s);
 /* Dumps now in place, and commits that failed. */

@@ -77,11 +77,14 @@ static int ensure_tracefs(char *err, size_t errlen)
 	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) &&
 	    access("/sys/kernel/tracing/events", F_OK)) {
 		if (errno == EPERM || errno == EACCES)
-			snprintf(err, errlen, "permission denied: gpuctx needs root, or CAP_BPF and "
+			snprintf(err, errlen,
+				 "permission denied: gpuctx needs root, or CAP_BPF and "
 				 "CAP_PERFMON with access to /sys/kernel/tracing");
 		else
-			snprintf(err, errlen, "tracefs is not mounted and mounting it on "
-				 "/sys/kernel/tracing failed (%s): mount it and retry", strerror(errno));
+			snprintf(err, errlen,
+				 "tracefs is not mounted and mounting it on "
+				 "/sys/kernel/tracing failed (%s): mount it and retry",
+				 strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -108,8 +111,7 @@ static int check_pid_ns(char *err, size_t errlen)
 	return -1;
 }
 
-static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, bool btf,
-					  bool iter)
+static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, bool btf, bool iter)
 {
 	struct gpuctx_bpf *s = gpuctx_bpf__open();
 
@@ -181,8 +183,8 @@ static int ctx_members(const struct btf *btf, const struct bpf_program *prog,
 /* prog reads the record of tracepoint cat/name through its context struct: it must lay the
  * fields out as the kernel's format file does (collect/tpformat.c), or it would read other
  * bytes than it names. */
-static int check_tp(const struct bpf_object *obj, const struct bpf_program *prog,
-		    const char *cat, const char *name, char *err, size_t errlen)
+static int check_tp(const struct bpf_object *obj, const struct bpf_program *prog, const char *cat,
+		    const char *name, char *err, size_t errlen)
 {
 	struct gctx_tp_member m[32];
 	char format[4096], why[160];
@@ -239,7 +241,8 @@ static int attach_opens(struct gctx_collector *c, char *err, size_t errlen)
 	for (int i = 0; i < 2; i++) {
 		if (!tracepoint_exists("syscalls", tps[i]))
 			continue;
-		if (check_tp(c->skel->obj, c->skel->progs.open_exit_all, "syscalls", tps[i], err, errlen))
+		if (check_tp(c->skel->obj, c->skel->progs.open_exit_all, "syscalls", tps[i], err,
+			     errlen))
 			return -1;
 		c->open_links[i] = bpf_program__attach_tracepoint(c->skel->progs.open_exit_all,
 								  "syscalls", tps[i]);
@@ -289,14 +292,15 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 {
 	static const struct {
 		bool btf, iter;
-	} variants[] = { { true, true }, { false, true }, { true, false }, { false, false } };
+	} variants[] = {{true, true}, {false, true}, {true, false}, {false, false}};
 	struct gctx_collector *c;
 	int ret = 0;
 
 	verbose_libbpf = o->verbose;
 	libbpf_set_print(libbpf_print);
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		snprintf(err, errlen, "this kernel has no BTF (/sys/kernel/btf/vmlinux): gpuctx "
+		snprintf(err, errlen,
+			 "this kernel has no BTF (/sys/kernel/btf/vmlinux): gpuctx "
 			 "needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 		return NULL;
 	}
@@ -328,14 +332,18 @@ struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, 
 		gpuctx_bpf__destroy(c->skel);
 		c->skel = NULL;
 		if (ret == -EPERM || ret == -EACCES) {
-			snprintf(err, errlen, "loading BPF programs was refused (%s): run as root or "
-				 "with CAP_BPF and CAP_PERFMON", strerror(-ret));
+			snprintf(err, errlen,
+				 "loading BPF programs was refused (%s): run as root or "
+				 "with CAP_BPF and CAP_PERFMON",
+				 strerror(-ret));
 			goto err_free;
 		}
 	}
 	if (!c->skel) {
-		snprintf(err, errlen, "cannot load BPF programs: %s (rerun with -v for the "
-			 "verifier log)", strerror(-ret));
+		snprintf(err, errlen,
+			 "cannot load BPF programs: %s (rerun with -v for the "
+			 "verifier log)",
+			 strerror(-ret));
 		goto err_free;
 	}
 	if (o->cgroup && set_cgroup(c, o->cgroup, err, errlen))
@@ -448,8 +456,11 @@ int gctx_collector__scan_files(struct gctx_collector *c,
 		return -errno;
 	while ((got = read(fd, &r, sizeof(r))) == sizeof(r)) {
 		struct gctx_found_file f = {
-			.tgid = r.tgid, .fd = r.fd, .file = r.file, .kind = r.kind,
-			.f_flags = r.f_flags,
+		    .tgid = r.tgid,
+		    .fd = r.fd,
+		    .file = r.file,
+		    .kind = r.kind,
+		    .f_flags = r.f_flags,
 		};
 
 		fn(ctx, &f);

@@ -15,8 +15,8 @@
 /* Called for each record drained from the ring buffer. Non-zero stops the drain. */
 typedef int (*gctx_record_fn)(void *ctx, __u32 type, const void *data, __u32 len);
 
-#define GCTX_RING_MIN	  (256u << 10)
-#define GCTX_RING_MAX	  (1u << 30)
+#define GCTX_RING_MIN (256u << 10)
+#define GCTX_RING_MAX (1u << 30)
 
 /* Unread bytes past which a BPF program wakes the collector (else it polls every 10 ms): a
  * quarter of the ring, at most 1 MiB. Both BPF objects get it (rodata wakeup_bytes). */
@@ -32,17 +32,17 @@ int gctx_ring_size_parse(const char *arg, __u32 *out);
 const char *gctx_ring_size_str(__u64 bytes, char *buf, size_t len);
 
 struct gctx_collector_opts {
-	bool follow_all;		     /* -a */
-	const char *cgroup;		     /* --cgroup DIR, or NULL */
-	const struct gctx_rec_device *devs;  /* --device registrations */
+	bool follow_all;		    /* -a */
+	const char *cgroup;		    /* --cgroup DIR, or NULL */
+	const struct gctx_rec_device *devs; /* --device registrations */
 	__u32 ndevs;
-	__u32 uvm_major, kfd_major;	     /* from /proc/devices, 0 when absent */
+	__u32 uvm_major, kfd_major; /* from /proc/devices, 0 when absent */
 	__u32 self_tgid;
-	bool verbose;			     /* libbpf debug output */
-	bool track_libs;		     /* report executable mappings (for API probes) */
-	bool no_stacks;			     /* no stacks at rare events (--no-stacks) */
-	bool hold;			     /* hold a process mapping an unprobed API library */
-	__u32 ring_bytes;		     /* --ring-size: a power of two, 0 = GCTX_RING_DEFAULT */
+	bool verbose;	  /* libbpf debug output */
+	bool track_libs;  /* report executable mappings (for API probes) */
+	bool no_stacks;	  /* no stacks at rare events (--no-stacks) */
+	bool hold;	  /* hold a process mapping an unprobed API library */
+	__u32 ring_bytes; /* --ring-size: a power of two, 0 = GCTX_RING_DEFAULT */
 	gctx_record_fn cb;
 	void *cb_ctx;
 };

@@ -102,8 +102,10 @@ int gctx_parse_device(const char *arg, struct gctx_rec_device *out, char *err, s
 	}
 	kind = gctx_dev_kind_parse(colon + 1);
 	if (kind <= 0) {
-		snprintf(err, errlen, "bad --device '%s': unknown kind '%s' (one of nvidiactl, "
-			 "nvidia, nvidia-uvm, kfd, drm-render)", arg, colon + 1);
+		snprintf(err, errlen,
+			 "bad --device '%s': unknown kind '%s' (one of nvidiactl, "
+			 "nvidia, nvidia-uvm, kfd, drm-render)",
+			 arg, colon + 1);
 		return -1;
 	}
 	if ((size_t)(colon - arg) >= sizeof(path)) {
@@ -488,13 +490,14 @@ __u32 gctx_proc_api_libs(__u32 pid)
 		char *slash = strrchr(line, '/'), *nl;
 
 		if (!slash || !strchr(line, '\n'))
-			continue; /* no path, or a long one's head (its tail, with the name, next) */
+			continue; /* no path, or a long one's head (its tail, with the name, next)
+				   */
 		nl = strchr(slash, '\n');
 		*nl = 0;
 		if (!gctx_ldso_is_api_name(slash + 1))
 			continue;
 		vendors |= !strncmp(slash + 1, "libcuda.", 8) ? 1u << GCTX_VENDOR_CUDA
-							     : 1u << GCTX_VENDOR_HIP;
+							      : 1u << GCTX_VENDOR_HIP;
 	}
 	fclose(f);
 	return vendors;

@@ -28,11 +28,11 @@
 #include "collect/hold.h"
 #include "guard.skel.h"
 
-#define SWEEP_MS	5
+#define SWEEP_MS	 5
 #define RESTOP_SETTLE_US 2000 /* a deferred re-stop lands within microseconds */
-#define ORPHAN_SWEEP_MS 1000 /* after a collector died: programs may still be detaching */
-#define GUARD_MARGIN_MS 5000 /* a hold lives at most the timeout and this */
-#define MAX_KEEP	16   /* fds the releaser keeps: two maps, its socket, the guard's links */
+#define ORPHAN_SWEEP_MS	 1000 /* after a collector died: programs may still be detaching */
+#define GUARD_MARGIN_MS	 5000 /* a hold lives at most the timeout and this */
+#define MAX_KEEP	 16   /* fds the releaser keeps: two maps, its socket, the guard's links */
 
 static volatile sig_atomic_t releaser_stop;
 
@@ -120,8 +120,8 @@ static int resume(int ctl_fd, __u32 tgid, const struct gctx_hold_val *v)
 
 	if (kill((pid_t)tgid, SIGCONT))
 		return -errno;
-	if (v->restops || (!bpf_map_lookup_elem(ctl_fd, &zero, &ctl) &&
-			   ctl.last_restop_ns >= v->since_ns)) {
+	if (v->restops ||
+	    (!bpf_map_lookup_elem(ctl_fd, &zero, &ctl) && ctl.last_restop_ns >= v->since_ns)) {
 		usleep(RESTOP_SETTLE_US);
 		if (stopped(tgid))
 			kill((pid_t)tgid, SIGCONT);

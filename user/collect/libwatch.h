@@ -16,13 +16,13 @@
 #include "collect/uprobes.h"
 
 struct gctx_libwatch_opts {
-	int known_fd;		/* BPF maps of bpf/hold.bpf.h (the collector's) */
+	int known_fd; /* BPF maps of bpf/hold.bpf.h (the collector's) */
 	int holds_fd;
 	int ctl_fd;
-	bool hold;		/* hold mapping processes (else: only report the gaps) */
+	bool hold; /* hold mapping processes (else: only report the gaps) */
 	__u32 hold_timeout_ms;
 	bool verbose;
-	gctx_record_fn cb;	/* receives the GCTX_REC_HOLD / GCTX_REC_API_GAP records */
+	gctx_record_fn cb; /* receives the GCTX_REC_HOLD / GCTX_REC_API_GAP records */
 	void *cb_ctx;
 };
 

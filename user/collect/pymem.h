@@ -4,8 +4,9 @@
  * GCTX_PY_LT_LEN bytes of each frame's co_linetable; when the frame's instruction lies
  * further, the collector reads the whole table from the process's memory (process_vm_readv
  * of resident pages only, in a reader thread with a deadline: never blocking on the
- * process) while the stack is resolved, usually milliseconds after it was taken. What is read is trusted only when it starts with the captured prefix.
- * Tables read are kept per (pid, code object).
+ * process) while the stack is resolved, usually milliseconds after it was taken. What is read is
+ * trusted only when it starts with the captured prefix. Tables read are kept per (pid, code
+ * object).
  */
 #ifndef __GPUCTX_PYMEM_H
 #define __GPUCTX_PYMEM_H

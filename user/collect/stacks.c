@@ -91,8 +91,8 @@ struct gctx_stacks {
 	__u64 unresolved, resolved, resolve_ns, resolve_max_ns;
 	__u64 accepted, returned; /* main thread: accepted, and returned by next() */
 	__u64 given_up;		  /* under lock: jobs the worker made no record of */
-	struct gctx_maps tmp; /* scratch for a fresh read */
-	bool any_stale;	      /* some process has maps_stale set (tick has work) */
+	struct gctx_maps tmp;	  /* scratch for a fresh read */
+	bool any_stale;		  /* some process has maps_stale set (tick has work) */
 	struct gctx_rec_frame native[GCTX_STACK_MAX_FRAMES];
 	struct gctx_pymem *pymem; /* line tables longer than the kernel's prefix */
 };
@@ -350,8 +350,7 @@ static const struct gctx_maps *newest(struct sproc *p)
 /* Mappings for pid: the ones the kernel sent with this stack (kernel), else read now, else the
  * last ones known for it or its pre-exec ancestors. *fresh (when not NULL): one of the first
  * two, true to the process as it is or was at the event. */
-static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool kernel,
-					bool *fresh)
+static const struct gctx_maps *maps_for(struct gctx_stacks *st, __u32 pid, bool kernel, bool *fresh)
 {
 	struct sproc *p = sproc_get(st, pid);
 	const struct gctx_maps *m;
@@ -477,8 +476,7 @@ static struct stack_job *job_prepare(struct gctx_stacks *st, const struct gctx_e
 
 /* The slow part: native unwinding and symbols (the first stack of an address space takes
  * libdw a while), and the record. */
-static struct gctx_rec_stack *job_finish(struct gctx_stacks *st, struct stack_job *j,
-					 __u32 *outlen)
+static struct gctx_rec_stack *job_finish(struct gctx_stacks *st, struct stack_job *j, __u32 *outlen)
 {
 	const struct gctx_ev_stack *s = j->raw;
 	const struct gctx_maps *maps = j->maps.n ? &j->maps : NULL;
@@ -496,8 +494,7 @@ static struct gctx_rec_stack *job_finish(struct gctx_stacks *st, struct stack_jo
 		st->w_unresolved++;
 		return NULL;
 	}
-	n = gctx_py_splice(st->native, nn, j->py, j->pyflags, np, r->frames,
-			   GCTX_STACK_MAX_FRAMES);
+	n = gctx_py_splice(st->native, nn, j->py, j->pyflags, np, r->frames, GCTX_STACK_MAX_FRAMES);
 	r->pid = s->hdr.tgid;
 	r->tid = s->hdr.tid;
 	r->ts_ns = s->hdr.ts_ns;

@@ -14,11 +14,11 @@ enum gctx_api_vendor {
 
 /* One exported symbol gpuctx knows. */
 struct gctx_api_sym {
-	const char *name;	/* exported name (dynsym name, without @version) */
+	const char *name; /* exported name (dynsym name, without @version) */
 	enum gctx_api_fn fn;
-	__s8 out;		/* index of an output-pointer argument read at return, -1 none */
-	__s8 str;		/* index of a string argument read at entry, -1 none */
-	bool launch;		/* per-launch function: probed only with --launches */
+	__s8 out;    /* index of an output-pointer argument read at return, -1 none */
+	__s8 str;    /* index of a string argument read at entry, -1 none */
+	bool launch; /* per-launch function: probed only with --launches */
 };
 
 const struct gctx_api_sym *gctx_api_syms(__u32 *n);
@@ -28,7 +28,7 @@ enum gctx_api_fn gctx_api_procaddr_fn(const char *symbol, __u64 version, __u64 f
 /* Attach cookie for a function (see GCTX_COOKIE_* in gpuctx_events.h). */
 __u64 gctx_api_cookie(const struct gctx_api_sym *s, bool entry_only);
 
-const char *gctx_api_fn_name(enum gctx_api_fn fn);	 /* "cuCtxCreate", "hipMalloc", "?" */
+const char *gctx_api_fn_name(enum gctx_api_fn fn); /* "cuCtxCreate", "hipMalloc", "?" */
 enum gctx_api_vendor gctx_api_vendor(enum gctx_api_fn fn);
 bool gctx_api_is_launch(enum gctx_api_fn fn);
 /* "CUDA_ERROR_NOT_INITIALIZED" / "hipErrorNotInitialized"; NULL when unknown. */

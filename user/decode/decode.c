@@ -114,8 +114,8 @@ void dec_set_name(struct gctx_ioctl_desc *d, const char *name)
 void dec_raw_name(struct gctx_ioctl_desc *d, __u32 type, __u32 nr, __u32 size)
 {
 	if (!d->no_text)
-		snprintf(d->name, sizeof(d->name), "ioctl(type=0x%02x nr=0x%02x size=%u)", type,
-			 nr, size);
+		snprintf(d->name, sizeof(d->name), "ioctl(type=0x%02x nr=0x%02x size=%u)", type, nr,
+			 size);
 	d->known = false;
 }
 

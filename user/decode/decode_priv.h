@@ -85,7 +85,7 @@ void dec_effect(struct gctx_ioctl_desc *d, enum gctx_obj_op op, enum gctx_obj_ki
 bool dec_nv_status(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 off);
 void dec_nv_status_str(__u32 status, char *buf, size_t bufsz);
 
-void dec_rm(const struct ioc *c, struct gctx_ioctl_desc *d);  /* nvidia_rm.c */
+void dec_rm(const struct ioc *c, struct gctx_ioctl_desc *d); /* nvidia_rm.c */
 /* nvidia_rmctrl.c: what the BPF side copied of a client control's own parameters (c->avail
  * past the 32-byte NVOS54, exit bytes) */
 void dec_nv_ctrl_params(const struct ioc *c, struct gctx_ioctl_desc *d, __u32 cmd);

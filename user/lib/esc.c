@@ -74,4 +74,3 @@ void gctx_format_argv(char *dst, size_t dstlen, const char *args, __u32 len)
 			gctx_sbuf__put(&sb, " ", 1);
 	}
 }
-

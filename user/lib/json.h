@@ -22,7 +22,7 @@ void gctx_json__obj_end(struct gctx_json *j);
 void gctx_json__arr_begin(struct gctx_json *j);
 void gctx_json__arr_end(struct gctx_json *j);
 void gctx_json__key(struct gctx_json *j, const char *key);
-void gctx_json__str(struct gctx_json *j, const char *s);	      /* NULL writes null */
+void gctx_json__str(struct gctx_json *j, const char *s);	    /* NULL writes null */
 void gctx_json__strn(struct gctx_json *j, const char *s, size_t n); /* exactly n bytes */
 void gctx_json__u64(struct gctx_json *j, __u64 v);
 void gctx_json__s64(struct gctx_json *j, __s64 v);

@@ -87,8 +87,8 @@ static bool expand_entry(const char *s, size_t n, const char *origin, char *dir)
 	return o > 0 && dir[0] == '/';
 }
 
-int gctx_ldso_split(const char *list, const char *origin,
-		    void (*fn)(void *ctx, const char *dir), void *ctx)
+int gctx_ldso_split(const char *list, const char *origin, void (*fn)(void *ctx, const char *dir),
+		    void *ctx)
 {
 	char dir[DIR_MAX];
 	int n = 0;

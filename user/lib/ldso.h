@@ -24,8 +24,8 @@ bool gctx_ldso_env_get(const char *env, size_t len, const char *name, char *out,
  * ${ORIGIN} replaced by origin (skipped when origin is NULL). Entries that are empty, relative
  * or use another substitution ($LIB, $PLATFORM) are skipped: the loader's result for them
  * depends on things we do not model. Returns the number of directories given to fn. */
-int gctx_ldso_split(const char *list, const char *origin,
-		    void (*fn)(void *ctx, const char *dir), void *ctx);
+int gctx_ldso_split(const char *list, const char *origin, void (*fn)(void *ctx, const char *dir),
+		    void *ctx);
 
 /* Each entry of an ld.so.cache image (glibc "glibc-ld.so.cache1.1", alone or after the old
  * "ld.so-1.7.0" table): fn(ctx, soname, path). -EINVAL when buf is not a cache; else the

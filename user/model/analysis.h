@@ -140,8 +140,8 @@ __u32 gctx_analysis__count_at(const struct gctx_analysis *a, enum gctx_severity 
 void gctx_proc_label(const struct gctx_model *m, __u32 proc_idx, char *buf, size_t len);
 
 const char *gctx_incident_kind_name(enum gctx_incident_kind k); /* "poison-fork", ... */
-const char *gctx_site_role_name(enum gctx_site_role r); /* "GPU initialised", "forked", ... */
-const char *gctx_incident_title(enum gctx_incident_kind k);	/* "POISON FORK", ... */
+const char *gctx_site_role_name(enum gctx_site_role r);	    /* "GPU initialised", "forked", ... */
+const char *gctx_incident_title(enum gctx_incident_kind k); /* "POISON FORK", ... */
 
 /* hints.c: the fixes for this evidence (enum gctx_fix bits) and their text. */
 __u32 gctx_hints__choose(const struct gctx_hint_evidence *ev);

@@ -45,9 +45,9 @@ struct gctx_tree {
 	struct gctx_hmap last; /* pid -> its latest span: a tree may have 100,000s */
 	__u32 *idx;	       /* model indices of the members the model holds, parents first */
 	__u32 nidx, cap_idx;
-	bool alive; /* a member the model holds still runs */
-	__u32 skip; /* never a member (a client of the agent), 0 none; nor the
-		     * calling process itself */
+	bool alive;	/* a member the model holds still runs */
+	__u32 skip;	/* never a member (a client of the agent), 0 none; nor the
+			 * calling process itself */
 	__u32 n_pruned; /* spans left after the latest prune */
 	__u64 pruned;	/* spans pruned so far */
 };

@@ -537,7 +537,8 @@ static const char *gap_why(__u32 reason)
 	case GCTX_GAP_HOLD_TIMEOUT:
 		return "probing took longer than --hold-timeout, and the process was resumed first";
 	case GCTX_GAP_HOLD_FAILED:
-		return "the process could not be held until it was probed (another thread's mapping "
+		return "the process could not be held until it was probed (another thread's "
+		       "mapping "
 		       "raced the stop, or a SIGCONT from elsewhere resumed it)";
 	case GCTX_GAP_NOT_CANDIDATE:
 		return "the file is not named like a CUDA/HIP library and was recognised by its "
@@ -549,7 +550,8 @@ static const char *gap_why(__u32 reason)
 		       "outside the traced job, would see it stopped";
 	case GCTX_GAP_WATCHED:
 		return "it was not held, because another process would have seen it stopped: its "
-		       "parent watches its children's stops (a shell with job control, su, runuser, "
+		       "parent watches its children's stops (a shell with job control, su, "
+		       "runuser, "
 		       "sudo) or a tracer is attached to it";
 	case GCTX_GAP_HOLD_WAIT:
 		return "its parent began waiting for its children's stops while it was held, so "

@@ -54,8 +54,8 @@ void mdl_fold_note_exit(struct gctx_model *m, struct proc_priv *p)
 
 static bool foldable(const struct proc_priv *p, __u64 before_ns)
 {
-	return p->pub.exited && p->pub.nchildren == p->gone_children && p->pub.exit_ns < before_ns &&
-	       !touched_gpu(p) && p->pub.pid;
+	return p->pub.exited && p->pub.nchildren == p->gone_children &&
+	       p->pub.exit_ns < before_ns && !touched_gpu(p) && p->pub.pid;
 }
 
 static void unlink_child(struct proc_priv *par, __u32 idx)

@@ -30,7 +30,8 @@ void mdl_proc_rename(struct proc_priv *p, const char *comm)
 	if (!now[0] || !strncmp(now, pp->comm, GCTX_COMM_LEN))
 		return;
 	if (pp->comm[0]) {
-		__u32 slot = pp->ncomm_prev < GCTX_COMM_HIST ? pp->ncomm_prev++ : GCTX_COMM_HIST - 1;
+		__u32 slot =
+		    pp->ncomm_prev < GCTX_COMM_HIST ? pp->ncomm_prev++ : GCTX_COMM_HIST - 1;
 
 		memcpy(pp->comm_prev[slot], pp->comm, GCTX_COMM_LEN);
 	}

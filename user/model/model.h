@@ -40,17 +40,17 @@
 
 /* How a process came to hold a GPU file description. */
 enum gctx_hold_how {
-	GCTX_HOLD_OPENED = 0,	/* it opened the file itself */
-	GCTX_HOLD_INHERITED,	/* it got it through fork from a process that held it */
-	GCTX_HOLD_RECEIVED,	/* neither: e.g. SCM_RIGHTS, pidfd_getfd, or opened off-trace */
-	GCTX_HOLD_PRESENT,	/* held when gpuctx attached; origin before the trace */
+	GCTX_HOLD_OPENED = 0, /* it opened the file itself */
+	GCTX_HOLD_INHERITED,  /* it got it through fork from a process that held it */
+	GCTX_HOLD_RECEIVED,   /* neither: e.g. SCM_RIGHTS, pidfd_getfd, or opened off-trace */
+	GCTX_HOLD_PRESENT,    /* held when gpuctx attached; origin before the trace */
 };
 
 struct gctx_exec {
 	__u64 ts_ns;
-	__u32 old_tid;			/* thread that called exec (differs from pid: non-leader) */
-	const char *filename;		/* NUL-terminated; shared with equal strings (strpool.h) */
-	const char *args;		/* args_len bytes, NUL-separated; shared likewise */
+	__u32 old_tid;	      /* thread that called exec (differs from pid: non-leader) */
+	const char *filename; /* NUL-terminated; shared with equal strings (strpool.h) */
+	const char *args;     /* args_len bytes, NUL-separated; shared likewise */
 	__u32 args_len;
 };
 
@@ -61,41 +61,41 @@ struct gctx_thread {
 	__u32 ctx_stack[GCTX_CTX_STACK]; /* API context ids, current on top; 0 = none */
 	__u32 ctx_depth;
 	char comm[GCTX_COMM_LEN];
-	__u64 start_ns;			/* 0 if it existed before the trace */
-	__u64 exit_ns;			/* 0 while alive */
+	__u64 start_ns; /* 0 if it existed before the trace */
+	__u64 exit_ns;	/* 0 while alive */
 	bool exited;
 };
 
 struct gctx_proc {
-	__u32 idx;			/* index in the model */
+	__u32 idx; /* index in the model */
 	__u32 pid;
-	__u32 ppid;			/* the fork parent's pid (kept after reparenting), 0 unknown */
-	int parent_idx;			/* fork parent, -1 when not in the trace */
-	char comm[GCTX_COMM_LEN];	/* latest comm */
-	__u64 start_ns;			/* fork time; 0 if present at attach with unknown start */
+	__u32 ppid;		  /* the fork parent's pid (kept after reparenting), 0 unknown */
+	int parent_idx;		  /* fork parent, -1 when not in the trace */
+	char comm[GCTX_COMM_LEN]; /* latest comm */
+	__u64 start_ns;		  /* fork time; 0 if present at attach with unknown start */
 	__u64 exit_ns;
 	bool present_at_attach;
 	bool exited;
-	int exit_code;			/* exit() status when it exited normally, else -1 */
-	int signal;			/* fatal signal number, 0 if none */
+	int exit_code; /* exit() status when it exited normally, else -1 */
+	int signal;    /* fatal signal number, 0 if none */
 	bool core_dumped;
-	struct gctx_exec *execs;	/* every exec, oldest first (but nexecs_dropped) */
+	struct gctx_exec *execs; /* every exec, oldest first (but nexecs_dropped) */
 	__u32 nexecs;
-	__u32 nexecs_dropped;		/* execs between the first and the latest, left out */
-	struct gctx_thread *threads;	/* every thread including the leader (but those below) */
+	__u32 nexecs_dropped;	     /* execs between the first and the latest, left out */
+	struct gctx_thread *threads; /* every thread including the leader (but those below) */
 	__u32 nthreads;
-	__u32 nthreads_dropped;		/* exited threads left out (the oldest) */
-	__u32 *children;		/* indices of fork children, in fork order */
+	__u32 nthreads_dropped; /* exited threads left out (the oldest) */
+	__u32 *children;	/* indices of fork children, in fork order */
 	__u32 nchildren;
-	__u64 nioctls, nmmaps;		/* GPU ioctls and mmaps issued */
-	const char *exe;		/* present-at-attach exe (exec filename otherwise); never NULL */
-	const char *args;		/* present-at-attach argv (NUL-separated); never NULL */
+	__u64 nioctls, nmmaps; /* GPU ioctls and mmaps issued */
+	const char *exe;       /* present-at-attach exe (exec filename otherwise); never NULL */
+	const char *args;      /* present-at-attach argv (NUL-separated); never NULL */
 	__u32 args_len;
 	/* earlier names, oldest first (fork name, exec, prctl renames); past GCTX_COMM_HIST the
 	 * oldest are kept and the latest in-between ones dropped */
 	char comm_prev[GCTX_COMM_HIST][GCTX_COMM_LEN];
 	__u32 ncomm_prev;
-	__u32 ncomm_at_exec;		/* ncomm_prev at the latest exec: names of this program follow */
+	__u32 ncomm_at_exec; /* ncomm_prev at the latest exec: names of this program follow */
 	/* its cgroup (GCTX_REC_CGROUP; inherited from the fork parent), "" unknown: the job it
 	 * belongs to is gctx_job_attr_parse(cgroup) (model/jobattr.h) */
 	const char *cgroup;
@@ -104,63 +104,63 @@ struct gctx_proc {
 struct gctx_holder {
 	__u32 proc_idx;
 	enum gctx_hold_how how;
-	__u32 from_proc_idx;		/* INHERITED: the parent it came from; else = proc_idx */
-	__u64 since_ns;			/* open / fork / first-use / attach time */
-	__u64 until_ns;			/* close, exec with CLOEXEC, or exit; 0 while held */
-	bool held;			/* false once until_ns is set */
-	bool kept_across_exec;		/* survived at least one exec of this process */
-	__u32 execs_since;		/* execs of this process while holding it */
-	__u64 nioctls, nmmaps;		/* uses by this process */
-	__u64 first_use_ns;		/* 0 if never used */
-	__s32 fds[8];			/* fd numbers known to refer to it in this process */
+	__u32 from_proc_idx;   /* INHERITED: the parent it came from; else = proc_idx */
+	__u64 since_ns;	       /* open / fork / first-use / attach time */
+	__u64 until_ns;	       /* close, exec with CLOEXEC, or exit; 0 while held */
+	bool held;	       /* false once until_ns is set */
+	bool kept_across_exec; /* survived at least one exec of this process */
+	__u32 execs_since;     /* execs of this process while holding it */
+	__u64 nioctls, nmmaps; /* uses by this process */
+	__u64 first_use_ns;    /* 0 if never used */
+	__s32 fds[8];	       /* fd numbers known to refer to it in this process */
 	__u32 nfds;
 };
 
 struct gctx_gpu_file {
-	__u32 id;			/* 1-based, stable; what reports print */
-	__u64 file;			/* kernel struct file address */
-	__u32 kind;			/* enum gctx_dev_kind */
+	__u32 id;   /* 1-based, stable; what reports print */
+	__u64 file; /* kernel struct file address */
+	__u32 kind; /* enum gctx_dev_kind */
 	char path[GCTX_PATH_LEN];
-	int opener_idx;			/* process that opened it (or first holder at attach) */
+	int opener_idx; /* process that opened it (or first holder at attach) */
 	__u32 opener_pid;
 	__u32 opener_tid;
-	__u64 open_ns;			/* 0: opened before the trace */
-	__u32 open_flags;		/* O_* flags; O_CLOEXEC tells whether it survives exec */
+	__u64 open_ns;	  /* 0: opened before the trace */
+	__u32 open_flags; /* O_* flags; O_CLOEXEC tells whether it survives exec */
 	bool present_at_attach;
-	bool closed;			/* no holder left */
+	bool closed; /* no holder left */
 	__u64 close_ns;
-	struct gctx_holder *holders;	/* every process that held it, opener first */
+	struct gctx_holder *holders; /* every process that held it, opener first */
 	__u32 nholders;
 	__u64 nioctls, nmmaps;
-	__u64 nobjs_dropped;		/* destroyed objects on it left out (the oldest) */
+	__u64 nobjs_dropped; /* destroyed objects on it left out (the oldest) */
 };
 
 struct gctx_gpu_obj {
-	__u32 id;			/* 1-based */
+	__u32 id; /* 1-based */
 	enum gctx_obj_kind kind;
-	__u32 cls;			/* RM class, 0 otherwise */
+	__u32 cls; /* RM class, 0 otherwise */
 	__u64 handle;
 	__u64 parent;
 	__u64 client;
 	__u64 size;
-	__u32 file_id;			/* GPU file it lives on */
-	__u32 creator_idx;		/* process that issued the creating call */
+	__u32 file_id;	   /* GPU file it lives on */
+	__u32 creator_idx; /* process that issued the creating call */
 	__u32 creator_tid;
 	__u64 create_ns;
-	__u64 destroy_ns;		/* 0 while alive */
+	__u64 destroy_ns; /* 0 while alive */
 	bool destroyed;
-	int parent_obj;			/* index of the parent object (RM tree), -1 none */
+	int parent_obj; /* index of the parent object (RM tree), -1 none */
 };
 
 enum gctx_finding_kind {
-	GCTX_FIND_INHERITED_GPU_USE = 0, /* error */
-	GCTX_FIND_FOREIGN_GPU_USE,	 /* error */
-	GCTX_FIND_FORK_WITH_GPU_STATE,	 /* warning */
-	GCTX_FIND_GPU_FD_ACROSS_EXEC,	 /* warning */
+	GCTX_FIND_INHERITED_GPU_USE = 0,   /* error */
+	GCTX_FIND_FOREIGN_GPU_USE,	   /* error */
+	GCTX_FIND_FORK_WITH_GPU_STATE,	   /* warning */
+	GCTX_FIND_GPU_FD_ACROSS_EXEC,	   /* warning */
 	GCTX_FIND_CRASH_AFTER_INHERITANCE, /* error */
 	GCTX_FIND_INHERITED_CONTEXT_CALL,  /* error: CUDA/HIP called after fork without exec */
-	GCTX_FIND_API_ERROR,		 /* warning: API calls that failed, per process/call/code */
-	GCTX_FIND_API_CALLS_UNSEEN,	 /* warning: a window where API calls could not be seen */
+	GCTX_FIND_API_ERROR,	    /* warning: API calls that failed, per process/call/code */
+	GCTX_FIND_API_CALLS_UNSEEN, /* warning: a window where API calls could not be seen */
 	GCTX_FIND_MAX,
 };
 
@@ -171,76 +171,76 @@ enum gctx_severity {
 };
 
 struct gctx_finding {
-	__u32 id;			/* 1-based */
+	__u32 id; /* 1-based */
 	enum gctx_finding_kind kind;
 	enum gctx_severity severity;
-	__u32 proc_idx;			/* the offending process */
+	__u32 proc_idx; /* the offending process */
 	__u32 pid;
 	__u32 tid;
-	__u32 opener_pid;		/* opener of the file involved, 0 if none/unknown */
-	__u32 file_id;			/* 0 if none */
-	__u32 kind_dev;			/* enum gctx_dev_kind of the file, 0 if none */
-	__u64 time_ns;			/* when the proving event happened */
-	__u32 event_type;		/* enum gctx_ev_type of the proving event */
-	__u32 related_finding;		/* crash-after-inheritance: the inherited-use finding, or 0 */
-	__u32 chain[GCTX_MAX_CHAIN];	/* fork chain pids, opener first, offender last */
+	__u32 opener_pid;	     /* opener of the file involved, 0 if none/unknown */
+	__u32 file_id;		     /* 0 if none */
+	__u32 kind_dev;		     /* enum gctx_dev_kind of the file, 0 if none */
+	__u64 time_ns;		     /* when the proving event happened */
+	__u32 event_type;	     /* enum gctx_ev_type of the proving event */
+	__u32 related_finding;	     /* crash-after-inheritance: the inherited-use finding, or 0 */
+	__u32 chain[GCTX_MAX_CHAIN]; /* fork chain pids, opener first, offender last */
 	__u32 nchain;
-	bool exec_between;		/* an exec happened on the chain after the fork */
-	bool later_used;		/* fork-with-gpu-state: the child used the inherited files */
-	__u64 uses;			/* inherited/foreign use: uses so far (first one proves it) */
-	int err;			/* driver verdict: errno of the proving call, 0 if none */
-	__u32 status;			/* RM/UVM status of the proving call */
+	bool exec_between; /* an exec happened on the chain after the fork */
+	bool later_used;   /* fork-with-gpu-state: the child used the inherited files */
+	__u64 uses;	   /* inherited/foreign use: uses so far (first one proves it) */
+	int err;	   /* driver verdict: errno of the proving call, 0 if none */
+	__u32 status;	   /* RM/UVM status of the proving call */
 	bool has_status;
-	char call[48];			/* decoded name of the proving call ("RM_ALLOC", "mmap") */
-	bool has_api_ret;		/* API findings: the call's return code */
+	char call[48];	  /* decoded name of the proving call ("RM_ALLOC", "mmap") */
+	bool has_api_ret; /* API findings: the call's return code */
 	__s64 api_ret;
-	char api_ret_name[40];		/* "CUDA_ERROR_NOT_INITIALIZED", "hipErrorNoDevice" */
-	__u32 ctx_id;			/* API context involved (the parent's), 0 if none */
+	char api_ret_name[40]; /* "CUDA_ERROR_NOT_INITIALIZED", "hipErrorNoDevice" */
+	__u32 ctx_id;	       /* API context involved (the parent's), 0 if none */
 	__u64 ctx_handle;
-	char detail[512];		/* one human-readable sentence with everything above */
+	char detail[512]; /* one human-readable sentence with everything above */
 };
 
 /* A time a thread made an API context current. */
 struct gctx_ctx_current {
 	__u32 tid;
-	__u32 fn;			/* enum gctx_api_fn that did it */
+	__u32 fn; /* enum gctx_api_fn that did it */
 	__u64 ts_ns;
 };
 
 /* A GPU context as the application sees it (CUDA driver API / HIP runtime). */
 struct gctx_api_ctx {
-	__u32 id;			/* 1-based */
-	__u64 handle;			/* CUcontext / hipCtx_t value, 0 if implicit */
-	__u32 vendor;			/* enum gctx_api_vendor (api.h) */
+	__u32 id;     /* 1-based */
+	__u64 handle; /* CUcontext / hipCtx_t value, 0 if implicit */
+	__u32 vendor; /* enum gctx_api_vendor (api.h) */
 	bool primary;
 	bool green;
-	int device;			/* -1 unknown */
+	int device; /* -1 unknown */
 	__u32 creator_idx;
 	__u32 creator_tid;
-	__u32 create_fn;		/* enum gctx_api_fn */
+	__u32 create_fn; /* enum gctx_api_fn */
 	__u64 create_ns;
 	__u64 destroy_ns;
 	bool destroyed;
-	__u32 refs;			/* primary context retains not yet released */
-	__u64 mem_live;			/* bytes allocated through it and not freed */
-	__u64 mem_total;		/* bytes ever allocated through it */
+	__u32 refs;	 /* primary context retains not yet released */
+	__u64 mem_live;	 /* bytes allocated through it and not freed */
+	__u64 mem_total; /* bytes ever allocated through it */
 	__u64 nallocs;
 	__u64 launches;
-	__u32 *kobjs;			/* kernel-level objects created by the call (obj idx) */
+	__u32 *kobjs; /* kernel-level objects created by the call (obj idx) */
 	__u32 nkobjs;
 	/* the times a thread made it current: each thread's first and latest GCTX_CUR_LATEST,
 	 * for the first GCTX_CUR_TIDS threads; ncurrents_dropped: the others */
 	struct gctx_ctx_current *currents;
 	__u32 ncurrents, cap_currents;
-	__u32 ncurrent_tids;		/* threads with an entry in currents */
+	__u32 ncurrent_tids; /* threads with an entry in currents */
 	__u64 ncurrents_dropped;
-	__u32 create_site;		/* 1 + call site of the creating call (callsite), 0 none */
+	__u32 create_site; /* 1 + call site of the creating call (callsite), 0 none */
 };
 
 /* One device allocation made through the API. */
 struct gctx_api_mem {
 	__u32 proc_idx;
-	__u32 ctx_id;			/* 0 when no context was current */
+	__u32 ctx_id; /* 0 when no context was current */
 	__u32 fn;
 	__u64 ptr;
 	__u64 size;
@@ -252,9 +252,9 @@ struct gctx_api_mem {
 /* A window in which a process's API calls could not be seen (GCTX_REC_API_GAP). */
 struct gctx_api_gap {
 	struct gctx_rec_api_gap r;
-	bool has_proc;			/* proc_idx is valid (a gap may name no known process) */
+	bool has_proc; /* proc_idx is valid (a gap may name no known process) */
 	__u32 proc_idx;
-	__u32 finding_id;		/* its api-calls-unseen finding, 0 none */
+	__u32 finding_id; /* its api-calls-unseen finding, 0 none */
 };
 
 struct gctx_model;
@@ -365,11 +365,11 @@ struct gctx_stack {
 	__u32 idx;
 	__u32 pid, tid;
 	__u64 ts_ns;
-	__u32 role;			/* enum gctx_stack_role */
-	__u32 trigger;			/* fd, child pid (fork) or signal (crash) */
-	__u64 key;			/* struct file of init/use */
+	__u32 role;    /* enum gctx_stack_role */
+	__u32 trigger; /* fd, child pid (fork) or signal (crash) */
+	__u64 key;     /* struct file of init/use */
 	__u32 py_status, py_version;
-	char note[128];			/* why it may be incomplete */
+	char note[128]; /* why it may be incomplete */
 	const struct gctx_rec_frame *frames;
 	__u32 nframes;
 	int site;
@@ -414,9 +414,9 @@ const char *gctx_gap_reason_name(__u32 reason); /* "no-hold", "hold-timeout", ..
 /* The calls of one function from one return address, in one process image. */
 struct gctx_callsite {
 	__u32 proc_idx;
-	__u32 fn;			/* enum gctx_api_fn */
-	__u64 addr;			/* return address; 0 unknown (an older trace), or
-					 * GCTX_CALLSITE_OTHER */
+	__u32 fn;   /* enum gctx_api_fn */
+	__u64 addr; /* return address; 0 unknown (an older trace), or
+		     * GCTX_CALLSITE_OTHER */
 	__u64 calls;
 	__u64 first_ns;
 	const struct gctx_rec_caller *caller; /* where addr is, NULL when not recorded */
@@ -437,7 +437,7 @@ const struct gctx_rec_caller *gctx_model__caller_by_pid(const struct gctx_model 
 const struct gctx_rec_caller_drops *gctx_model__caller_drops(const struct gctx_model *m);
 
 const char *gctx_finding_kind_name(enum gctx_finding_kind k); /* "inherited-gpu-use", ... */
-const char *gctx_severity_name(enum gctx_severity s);	       /* "info", "warning", "error" */
-const char *gctx_hold_how_name(enum gctx_hold_how h);	       /* "opened", "inherited", ... */
+const char *gctx_severity_name(enum gctx_severity s);	      /* "info", "warning", "error" */
+const char *gctx_hold_how_name(enum gctx_hold_how h);	      /* "opened", "inherited", ... */
 
 #endif /* __GPUCTX_MODEL_H */

@@ -95,7 +95,7 @@ struct obj_priv {
 
 struct gctx_model {
 	struct gctx_chunks procs, files, objs, findings;
-	struct gctx_strpool *strs; /* exec filenames and argv */
+	struct gctx_strpool *strs;    /* exec filenames and argv */
 	struct gctx_hmap pid_map;     /* (pid, 0) -> latest process */
 	struct gctx_hmap file_map;    /* (address, 0) -> latest file */
 	struct gctx_hmap thread_map;  /* (proc, tid) -> latest thread index in proc */
@@ -125,8 +125,8 @@ struct gctx_model {
 	__u32 cap_stack;
 	gctx_finding_cb cb;
 	void *cb_ctx;
-	struct mdl_stacks *stk; /* stacks.c */
-	struct mdl_coverage *cov; /* API coverage (coverage.c), NULL until a record needs it */
+	struct mdl_stacks *stk;	     /* stacks.c */
+	struct mdl_coverage *cov;    /* API coverage (coverage.c), NULL until a record needs it */
 	struct mdl_callers *callers; /* callers.c, NULL until a record needs it */
 	/* fold.c: exited processes in exit order, free slots, processes folded so far */
 	bool fold_on;
@@ -137,9 +137,9 @@ struct gctx_model {
 	__u32 *fold_dirty; /* parents with gone_children, this fold */
 	__u32 nfold_dirty, cap_fold_dirty;
 	__u64 folded;
-	__u64 compactions;    /* compact.c */
-	__u64 size_compacted; /* records held after the latest compaction */
-	__u64 nthreads, nexecs; /* over all processes: what a live one accumulates counts */
+	__u64 compactions;	     /* compact.c */
+	__u64 size_compacted;	     /* records held after the latest compaction */
+	__u64 nthreads, nexecs;	     /* over all processes: what a live one accumulates counts */
 	struct gctx_model_trim trim; /* what was left out of the processes kept (trim.c) */
 };
 

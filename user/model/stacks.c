@@ -43,12 +43,12 @@ bool gctx_frame_is_library(const struct gctx_rec_frame *f)
 
 	/* inlined from a system header (C++ standard library): library code in the user's binary */
 	return !f->module[0] || has_prefix(f->file, "/usr/include/") ||
-	       has_prefix(f->module, "/lib/") ||
-	       has_prefix(f->module, "/usr/lib") || strstr(f->module, "/lib/python") ||
-	       strstr(f->module, "-packages/") || has_prefix(f->module, "/lib64/") ||
-	       has_prefix(b, "libcuda") || has_prefix(b, "libamdhip") ||
-	       has_prefix(b, "libpython") || has_prefix(b, "python") || has_prefix(b, "ld-linux") ||
-	       has_prefix(b, "libc.so") || has_prefix(b, "libpthread");
+	       has_prefix(f->module, "/lib/") || has_prefix(f->module, "/usr/lib") ||
+	       strstr(f->module, "/lib/python") || strstr(f->module, "-packages/") ||
+	       has_prefix(f->module, "/lib64/") || has_prefix(b, "libcuda") ||
+	       has_prefix(b, "libamdhip") || has_prefix(b, "libpython") ||
+	       has_prefix(b, "python") || has_prefix(b, "ld-linux") || has_prefix(b, "libc.so") ||
+	       has_prefix(b, "libpthread");
 }
 
 int gctx_stack_pick_site(const struct gctx_rec_frame *fr, __u32 n)
@@ -220,7 +220,6 @@ static const char *short_path(const char *p)
 
 	return k ? k + strlen("-packages/") : p;
 }
-
 
 void gctx_frame_format(const struct gctx_rec_frame *fr, char *buf, size_t len)
 {

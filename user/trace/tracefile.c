@@ -35,13 +35,13 @@
 #define GCTX_WBUF_SIZE	      (64 * 1024)
 #define GCTX_RBUF_SIZE	      (64 * 1024)
 #define GCTX_ERR_LEN	      512
-#define GCTX_MAX_SKIPS	      32	  /* skipped spans remembered (all are counted) */
+#define GCTX_MAX_SKIPS	      32   /* skipped spans remembered (all are counted) */
 #define GCTX_CLOSE_ROOM	      1024 /* kept allocated past the trace for its closing records */
 #define GCTX_FALLOC_MIN	      (64 * 1024)	/* allocated ahead: an eighth of the trace, */
 #define GCTX_FALLOC_MAX	      (4 * 1024 * 1024) /* within these bounds */
-#define GCTX_RESYNC_MAX_LEN   (64 * 1024) /* a frame found by resync is at most this long */
-#define GCTX_RESYNC_MAX_TYPE  127	  /* and its type is 1..127 */
-#define GCTX_RESYNC_BUDGET    (256ull << 20) /* bytes checksummed per file at most, in all */
+#define GCTX_RESYNC_MAX_LEN   (64 * 1024)	/* a frame found by resync is at most this long */
+#define GCTX_RESYNC_MAX_TYPE  127		/* and its type is 1..127 */
+#define GCTX_RESYNC_BUDGET    (256ull << 20)	/* bytes checksummed per file at most, in all */
 
 _Static_assert(sizeof(struct gctx_trace_meta) == 720, "trace meta layout changed");
 _Static_assert(offsetof(struct gctx_trace_meta, start_boot_ns) == GCTX_TRACE_META_MIN_LEN,
@@ -209,8 +209,7 @@ struct gctx_trace_writer *gctx_trace_writer__new_fd(int fd, const struct gctx_tr
 	put_le16(hdr + 8, GCTX_TRACE_VERSION);
 	put_le16(hdr + 10, GCTX_TRACE_HEADER_LEN);
 	memcpy(hdr + GCTX_TRACE_FIXED_LEN, &fmeta, sizeof(fmeta));
-	put_le32(hdr + 12,
-		 gctx_crc32(0, hdr + GCTX_TRACE_FIXED_LEN, sizeof(fmeta)));
+	put_le32(hdr + 12, gctx_crc32(0, hdr + GCTX_TRACE_FIXED_LEN, sizeof(fmeta)));
 	ret = write_all(w->fd, hdr, sizeof(hdr));
 	if (ret)
 		goto fail;
@@ -400,8 +399,8 @@ int gctx_trace_writer__append_final(struct gctx_trace_writer *w, __u32 type, con
 		/* the writer fills it in: it alone knows */
 		if (!w->err)
 			return 0;
-		wl = (struct gctx_rec_write_loss){ .ts_ns = w->err_ns, .lost = w->lost,
-						   .written = w->records, .err = w->err };
+		wl = (struct gctx_rec_write_loss){
+		    .ts_ns = w->err_ns, .lost = w->lost, .written = w->records, .err = w->err};
 		data = &wl;
 		len = sizeof(wl);
 	}
@@ -570,8 +569,7 @@ static int reader_header(struct gctx_trace_reader *r, char *errbuf, size_t errle
 		return -1;
 	}
 	h = r->buf + r->start;
-	if (gctx_crc32(0, h + GCTX_TRACE_FIXED_LEN,
-			 hlen - GCTX_TRACE_FIXED_LEN) != crc) {
+	if (gctx_crc32(0, h + GCTX_TRACE_FIXED_LEN, hlen - GCTX_TRACE_FIXED_LEN) != crc) {
 		format_err(errbuf, errlen, "%s: corrupt header (checksum)", path);
 		return -1;
 	}
@@ -707,7 +705,7 @@ static int reader_resync(struct gctx_trace_reader *r)
 	if (ret == 0) /* nothing readable up to the end: skip what is left */
 		reader_consume(r, r->end - r->start);
 	if (r->nskips < GCTX_MAX_SKIPS)
-		r->skips[r->nskips] = (struct skip_span){ from, r->offset - from };
+		r->skips[r->nskips] = (struct skip_span){from, r->offset - from};
 	r->nskips++;
 	r->skipped += r->offset - from;
 	return ret;
@@ -730,8 +728,8 @@ static int skip_bad(struct gctx_trace_reader *r, bool runs_past_end)
 	rs = reader_resync(r);
 	if (rs < 0)
 		return -1;
-	if (rs == 0 && (runs_past_end ||
-			(total <= GCTX_TRACE_MAX_RECORD + GCTX_REC_OVERHEAD && at + total == r->offset))) {
+	if (rs == 0 && (runs_past_end || (total <= GCTX_TRACE_MAX_RECORD + GCTX_REC_OVERHEAD &&
+					  at + total == r->offset))) {
 		r->nskips = nskips;
 		r->skipped -= r->offset - at;
 		r->offset = at; /* what was read ends before the torn frame */
@@ -814,8 +812,9 @@ void gctx_trace_reader__describe_skips(const struct gctx_trace_reader *r, char *
 		return;
 	}
 	if (r->nskips == 1)
-		format_err(buf, len, "%s: %llu bytes skipped at offset %llu (corrupt data)", r->path,
-			   (unsigned long long)r->skipped, (unsigned long long)r->skips[0].off);
+		format_err(buf, len, "%s: %llu bytes skipped at offset %llu (corrupt data)",
+			   r->path, (unsigned long long)r->skipped,
+			   (unsigned long long)r->skips[0].off);
 	else
 		format_err(buf, len,
 			   "%s: %llu bytes skipped in %u places (corrupt data), the first at "

@@ -21,27 +21,27 @@
 /* Version 2: fields and record types added by the hardening, stacks, first-call and timeline
  * work. Version 3: the clock's error in the meta, cgroup and host records (issue 30). Versions
  * 1 and 2 stay readable. */
-#define GCTX_TRACE_VERSION 3
+#define GCTX_TRACE_VERSION     3
 #define GCTX_TRACE_MIN_VERSION 1
-#define GCTX_TRACE_MAX_RECORD (1u << 20) /* a larger length is corruption */
+#define GCTX_TRACE_MAX_RECORD  (1u << 20) /* a larger length is corruption */
 
 struct gctx_trace_meta {
 	__u64 start_wall_ns; /* CLOCK_REALTIME when recording started */
 	__u64 start_mono_ns; /* CLOCK_MONOTONIC at the same instant (the clock of every ts_ns) */
 	char hostname[64];
-	char kernel[64];     /* uname -r */
-	char version[32];    /* gpuctx version that wrote the file */
-	char cmdline[512];   /* what was traced ("-- python train.py", "-p 1234", "-a") */
+	char kernel[64];   /* uname -r */
+	char version[32];  /* gpuctx version that wrote the file */
+	char cmdline[512]; /* what was traced ("-- python train.py", "-p 1234", "-a") */
 	/* Appended (timeline work): CLOCK_BOOTTIME at the same instant, so exports line up with
 	 * other Perfetto traces; 0 in files written before it (the reader zero-fills). */
 	__u64 start_boot_ns;
 	/* Appended (version 3): how far this host's wall clock may be from true time when
 	 * recording started, as the kernel's NTP state says (adjtimex): merged traces of several
 	 * hosts are aligned by their wall clocks (trace/hosts.h). 0 in older files. */
-	__u32 clock_state;	   /* GCTX_CLOCK_*: 0 unknown */
+	__u32 clock_state; /* GCTX_CLOCK_*: 0 unknown */
 	__u32 pad;
-	__u64 clock_esterror_us;   /* estimated error */
-	__u64 clock_maxerror_us;   /* maximum error */
+	__u64 clock_esterror_us; /* estimated error */
+	__u64 clock_maxerror_us; /* maximum error */
 };
 
 #define GCTX_CLOCK_UNKNOWN 0
@@ -66,19 +66,18 @@ struct gctx_trace_writer *gctx_trace_writer__new_fd(int fd, const struct gctx_tr
  * to its last whole record, a GCTX_REC_WRITE_LOSS record says there (if there is room) when
  * and why writing stopped, and every record appended since is counted as lost.
  */
-int gctx_trace_writer__append(struct gctx_trace_writer *w, __u32 type, const void *data,
-			      __u32 len);
+int gctx_trace_writer__append(struct gctx_trace_writer *w, __u32 type, const void *data, __u32 len);
 /* After a write error, one more try to put a closing record in the file (the final loss
  * count, GCTX_REC_WRITE_LOSS, filled in by the writer; the end record); before, the same as
  * __append. */
 int gctx_trace_writer__append_final(struct gctx_trace_writer *w, __u32 type, const void *data,
 				    __u32 len);
-int gctx_trace_writer__error(const struct gctx_trace_writer *w);    /* first error, or 0 */
-__u64 gctx_trace_writer__lost(const struct gctx_trace_writer *w);   /* records not written */
+int gctx_trace_writer__error(const struct gctx_trace_writer *w);      /* first error, or 0 */
+__u64 gctx_trace_writer__lost(const struct gctx_trace_writer *w);     /* records not written */
 __u64 gctx_trace_writer__error_ns(const struct gctx_trace_writer *w); /* when writing failed */
 /* Push buffered records to the file (write(2)); the collector calls this every poll. */
 int gctx_trace_writer__flush(struct gctx_trace_writer *w);
-__u64 gctx_trace_writer__bytes(const struct gctx_trace_writer *w);   /* file size so far */
+__u64 gctx_trace_writer__bytes(const struct gctx_trace_writer *w); /* file size so far */
 __u64 gctx_trace_writer__records(const struct gctx_trace_writer *w);
 /* Flush and close. Returns 0 or the first error seen. NULL is a no-op returning 0. */
 int gctx_trace_writer__free(struct gctx_trace_writer *w);
@@ -99,7 +98,7 @@ __u64 gctx_trace_reader__skipped(const struct gctx_trace_reader *r, __u32 *nspan
 /* One line for a warning ("F: 12 bytes skipped at offset 345 (corrupt data)"), "" if none. */
 void gctx_trace_reader__describe_skips(const struct gctx_trace_reader *r, char *buf, size_t len);
 bool gctx_trace_reader__truncated(const struct gctx_trace_reader *r); /* ended mid-record */
-__u64 gctx_trace_reader__offset(const struct gctx_trace_reader *r);  /* bytes consumed */
+__u64 gctx_trace_reader__offset(const struct gctx_trace_reader *r);   /* bytes consumed */
 const char *gctx_trace_reader__error(const struct gctx_trace_reader *r);
 void gctx_trace_reader__free(struct gctx_trace_reader *r);
 

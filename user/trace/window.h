@@ -20,8 +20,7 @@ void gctx_window__free(struct gctx_window *w);
 
 /* Keep a copy of one record taken at now_ns (CLOCK_MONOTONIC). 0, or -E2BIG for a record that
  * could never fit (it is counted as evicted). */
-int gctx_window__push(struct gctx_window *w, __u64 now_ns, __u32 type, const void *data,
-		      __u32 len);
+int gctx_window__push(struct gctx_window *w, __u64 now_ns, __u32 type, const void *data, __u32 len);
 /* Evict what is older than the age bound at now_ns (push does this too). */
 void gctx_window__expire(struct gctx_window *w, __u64 now_ns);
 
@@ -33,9 +32,9 @@ int gctx_window__foreach(const struct gctx_window *w, gctx_window_cb cb, void *c
 int gctx_window__foreach_from(const struct gctx_window *w, __u64 from_ns, gctx_window_cb cb,
 			      void *ctx);
 
-__u64 gctx_window__bytes(const struct gctx_window *w);	  /* bytes in use */
-__u64 gctx_window__records(const struct gctx_window *w);  /* records kept */
-__u64 gctx_window__evicted(const struct gctx_window *w);  /* records evicted so far */
+__u64 gctx_window__bytes(const struct gctx_window *w);	   /* bytes in use */
+__u64 gctx_window__records(const struct gctx_window *w);   /* records kept */
+__u64 gctx_window__evicted(const struct gctx_window *w);   /* records evicted so far */
 __u64 gctx_window__oldest_ns(const struct gctx_window *w); /* 0 when empty */
 
 /* The processes a record concerns, for cutting one process tree out of a window: up to two

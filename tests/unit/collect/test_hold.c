@@ -40,9 +40,9 @@ static void test_hold_newer_than_clock_stays(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_old_hold_expires),
-		cmocka_unit_test(test_young_hold_stays),
-		cmocka_unit_test(test_hold_newer_than_clock_stays),
+	    cmocka_unit_test(test_old_hold_expires),
+	    cmocka_unit_test(test_young_hold_stays),
+	    cmocka_unit_test(test_hold_newer_than_clock_stays),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -175,8 +175,8 @@ static pid_t stuck_memory(__u64 *addr)
 	if (!pid) {
 		long uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 		struct uffdio_api api = {.api = UFFD_API};
-		void *a = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			       -1, 0);
+		void *a =
+		    mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		struct uffdio_register reg = {.range = {(unsigned long)a, 1 << 16},
 					      .mode = UFFDIO_REGISTER_MODE_MISSING};
 		__u64 v = 0;

@@ -35,7 +35,8 @@ static void test_same_as_zlib(void **state)
 	}
 	for (size_t len = 0; len <= 300; len++)
 		for (size_t off = 0; off < 8; off++)
-			assert_int_equal(gctx_crc32(0, b + off, len), (__u32)crc32(0L, b + off, len));
+			assert_int_equal(gctx_crc32(0, b + off, len),
+					 (__u32)crc32(0L, b + off, len));
 	for (size_t len = 301; len <= 4096; len++)
 		assert_int_equal(gctx_crc32(0, b + (len & 7), len),
 				 (__u32)crc32(0L, b + (len & 7), len));
@@ -47,8 +48,8 @@ static void test_same_as_zlib(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_known_values),
-		cmocka_unit_test(test_same_as_zlib),
+	    cmocka_unit_test(test_known_values),
+	    cmocka_unit_test(test_same_as_zlib),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,7 +70,8 @@ static void test_split(void **state)
 	assert_string_equal(ds.d[1], "/b/");
 	memset(&ds, 0, sizeof(ds));
 	assert_int_equal(gctx_ldso_split("$ORIGIN/../lib:${ORIGIN}:$LIB/x:/c$PLATFORM",
-					 "/opt/app/bin", add_dir, &ds), 2);
+					 "/opt/app/bin", add_dir, &ds),
+			 2);
 	assert_string_equal(ds.d[0], "/opt/app/bin/../lib");
 	assert_string_equal(ds.d[1], "/opt/app/bin");
 	memset(&ds, 0, sizeof(ds));
@@ -154,8 +155,8 @@ static void on_ent(void *ctx, const char *name, const char *path)
 static void test_cache(void **state)
 {
 	static const struct cache_ent ents[] = {
-		{ "libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1" },
-		{ "libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6" },
+	    {"libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"},
+	    {"libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6"},
 	};
 	unsigned char buf[1024];
 	struct seen s = {0};
@@ -174,7 +175,7 @@ static void test_cache(void **state)
 
 static void test_cache_hostile(void **state)
 {
-	static const struct cache_ent ents[] = { { "libcuda.so.1", "/x/libcuda.so.1" } };
+	static const struct cache_ent ents[] = {{"libcuda.so.1", "/x/libcuda.so.1"}};
 	unsigned char buf[512];
 	struct seen s = {0};
 	size_t len;
@@ -227,10 +228,10 @@ static void test_cache_system(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_api_names),   cmocka_unit_test(test_env_get),
-		cmocka_unit_test(test_split),	    cmocka_unit_test(test_split_long),
-		cmocka_unit_test(test_cache),	    cmocka_unit_test(test_cache_hostile),
-		cmocka_unit_test(test_cache_system),
+	    cmocka_unit_test(test_api_names),	 cmocka_unit_test(test_env_get),
+	    cmocka_unit_test(test_split),	 cmocka_unit_test(test_split_long),
+	    cmocka_unit_test(test_cache),	 cmocka_unit_test(test_cache_hostile),
+	    cmocka_unit_test(test_cache_system),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

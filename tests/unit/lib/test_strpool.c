@@ -93,9 +93,9 @@ static void test_growth_keeps_copies(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_equal_strings_shared),
-		cmocka_unit_test(test_bytes_after_nul),
-		cmocka_unit_test(test_growth_keeps_copies),
+	    cmocka_unit_test(test_equal_strings_shared),
+	    cmocka_unit_test(test_bytes_after_nul),
+	    cmocka_unit_test(test_growth_keeps_copies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -408,8 +408,8 @@ static void test_import_init_names_the_library(void **state)
 		__u32 line;
 	} fr[3] = {
 	    {GCTX_FRAME_NATIVE, "cuInit", "", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", 0},
-	    {GCTX_FRAME_PYTHON, "_init_driver", "/venv/lib/python3.11/site-packages/gpulib/__init__.py",
-	     "", 12},
+	    {GCTX_FRAME_PYTHON, "_init_driver",
+	     "/venv/lib/python3.11/site-packages/gpulib/__init__.py", "", 12},
 	    {GCTX_FRAME_PYTHON, "<module>", "/srv/train.py", "", 3},
 	};
 

@@ -145,7 +145,7 @@ static void test_malformed(void **state)
 	assert_int_equal(gctx_model__nstacks(m), 2);
 	/* the end-of-recording counters: the two first fields are the minimum */
 	{
-		__u64 d[2] = { 3, 1 };
+		__u64 d[2] = {3, 1};
 
 		assert_null(gctx_model__stack_drops(m));
 		assert_int_equal(gctx_model__feed(m, GCTX_REC_STACK_DROPS, d, 8), -EINVAL);

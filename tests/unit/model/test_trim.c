@@ -362,7 +362,8 @@ static void test_open_close_bounded(void **state)
 	ts = rm_up(m, ts);
 	for (__u32 i = 0; i < n; i++) {
 		do_open(m, 500, ts++, "srv", CTL_FILE2, 7, GCTX_DEV_NVIDIACTL, O_RDWR);
-		do_rm_alloc(m, 500, 500, ts++, "srv", CTL_FILE2, 7, 0, 0, 0xc1d00009, CLS_CLIENT, 0);
+		do_rm_alloc(m, 500, 500, ts++, "srv", CTL_FILE2, 7, 0, 0, 0xc1d00009, CLS_CLIENT,
+			    0);
 		do_fd(m, GCTX_EV_CLOSE, 500, ts++, CTL_FILE2, 7, GCTX_DEV_NVIDIACTL);
 		if (i % 1000 == 999) {
 			agent_tick(m, ts);

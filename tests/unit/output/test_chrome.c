@@ -36,56 +36,56 @@
 
 /* The common part of every check: strict load, the events by kind, nesting and flows. */
 static const char prelude_py[] =
-	"import json, sys\n"
-	"def pairs(kv):\n"
-	"    d = {}\n"
-	"    for k, v in kv:\n"
-	"        assert k not in d, 'duplicate key %r' % k\n"
-	"        d[k] = v\n"
-	"    return d\n"
-	"def bad_const(c):\n"
-	"    raise ValueError('non-standard number ' + c)\n"
-	"with open(sys.argv[1], 'rb') as fh:\n"
-	"    d = json.loads(fh.read().decode('utf-8', 'strict'), object_pairs_hook=pairs,\n"
-	"                   parse_constant=bad_const)\n"
-	"E = d['traceEvents']\n"
-	"assert d['displayTimeUnit'] == 'ns'\n"
-	"M = {}\n"
-	"for e in E:\n"
-	"    if e['ph'] == 'M':\n"
-	"        M[(e['name'], e['pid'], e['tid'])] = e['args']['name']\n"
-	"    else:\n"
-	"        assert isinstance(e['ts'], (int, float)), e\n"
-	"def ns(e):\n"
-	"    return round(e['ts'] * 1000)\n"
-	"def key(e):\n"
-	"    return (ns(e), -1 if e['ph'] == 'E' else 1, E.index(e))\n"
-	"stacks, slices = {}, []\n"
-	"for e in sorted([e for e in E if e['ph'] in 'BE'], key=key):\n"
-	"    st = stacks.setdefault((e['pid'], e['tid']), [])\n"
-	"    if e['ph'] == 'B':\n"
-	"        st.append(e)\n"
-	"    else:\n"
-	"        assert st, 'E without B: %r' % e\n"
-	"        b = st.pop()\n"
-	"        b['end'] = e\n"
-	"        slices.append(b)\n"
-	"assert not any(stacks.values()), 'unclosed slices'\n"
-	"outs = {e['bind_id']: e for e in E if e.get('flow_out')}\n"
-	"ins = {e['bind_id']: e for e in E if e.get('flow_in')}\n"
-	"assert set(outs) == set(ins), 'flows without both ends'\n"
-	"for i in outs:\n"
-	"    assert ns(outs[i]) <= ns(ins[i]) and outs[i]['ph'] in 'BX' and ins[i]['ph'] in 'BX'\n"
-	"def one(lst, what):\n"
-	"    assert len(lst) == 1, '%s: %d found' % (what, len(lst))\n"
-	"    return lst[0]\n"
-	"def ev(ph=None, name=None, pid=None, tid=None):\n"
-	"    return [e for e in E if (ph is None or e['ph'] == ph) and\n"
-	"            (name is None or e.get('name') == name) and\n"
-	"            (pid is None or e['pid'] == pid) and (tid is None or e['tid'] == tid)]\n"
-	"def track(pid, name):\n"
-	"    return one([t for (k, p, t), n in M.items()\n"
-	"                if k == 'thread_name' and p == pid and n == name], name)\n";
+    "import json, sys\n"
+    "def pairs(kv):\n"
+    "    d = {}\n"
+    "    for k, v in kv:\n"
+    "        assert k not in d, 'duplicate key %r' % k\n"
+    "        d[k] = v\n"
+    "    return d\n"
+    "def bad_const(c):\n"
+    "    raise ValueError('non-standard number ' + c)\n"
+    "with open(sys.argv[1], 'rb') as fh:\n"
+    "    d = json.loads(fh.read().decode('utf-8', 'strict'), object_pairs_hook=pairs,\n"
+    "                   parse_constant=bad_const)\n"
+    "E = d['traceEvents']\n"
+    "assert d['displayTimeUnit'] == 'ns'\n"
+    "M = {}\n"
+    "for e in E:\n"
+    "    if e['ph'] == 'M':\n"
+    "        M[(e['name'], e['pid'], e['tid'])] = e['args']['name']\n"
+    "    else:\n"
+    "        assert isinstance(e['ts'], (int, float)), e\n"
+    "def ns(e):\n"
+    "    return round(e['ts'] * 1000)\n"
+    "def key(e):\n"
+    "    return (ns(e), -1 if e['ph'] == 'E' else 1, E.index(e))\n"
+    "stacks, slices = {}, []\n"
+    "for e in sorted([e for e in E if e['ph'] in 'BE'], key=key):\n"
+    "    st = stacks.setdefault((e['pid'], e['tid']), [])\n"
+    "    if e['ph'] == 'B':\n"
+    "        st.append(e)\n"
+    "    else:\n"
+    "        assert st, 'E without B: %r' % e\n"
+    "        b = st.pop()\n"
+    "        b['end'] = e\n"
+    "        slices.append(b)\n"
+    "assert not any(stacks.values()), 'unclosed slices'\n"
+    "outs = {e['bind_id']: e for e in E if e.get('flow_out')}\n"
+    "ins = {e['bind_id']: e for e in E if e.get('flow_in')}\n"
+    "assert set(outs) == set(ins), 'flows without both ends'\n"
+    "for i in outs:\n"
+    "    assert ns(outs[i]) <= ns(ins[i]) and outs[i]['ph'] in 'BX' and ins[i]['ph'] in 'BX'\n"
+    "def one(lst, what):\n"
+    "    assert len(lst) == 1, '%s: %d found' % (what, len(lst))\n"
+    "    return lst[0]\n"
+    "def ev(ph=None, name=None, pid=None, tid=None):\n"
+    "    return [e for e in E if (ph is None or e['ph'] == ph) and\n"
+    "            (name is None or e.get('name') == name) and\n"
+    "            (pid is None or e['pid'] == pid) and (tid is None or e['tid'] == tid)]\n"
+    "def track(pid, name):\n"
+    "    return one([t for (k, p, t), n in M.items()\n"
+    "                if k == 'thread_name' and p == pid and n == name], name)\n";
 
 static void python_check(const char *json_path, const char *body)
 {
@@ -159,37 +159,38 @@ static void test_gpu_tracks(void **state)
 {
 	char *out = export_scenario("pt_worker");
 
-	python_check(out,
-		     /* GPU files and contexts: threads of their process, above any kernel tid */
-		     "f0 = track(1000, 'file #1 nvidiactl')\n"
-		     "f1 = track(1001, 'file #1 nvidiactl')\n"
-		     "assert f0 > " LANE "000 and f1 > " LANE "000 and f0 != f1\n"
-		     "cl = track(1000, 'ctx rm-client 0xc1d00001 (NV01_ROOT_CLIENT)')\n"
-		     "tsg = track(1000, 'ctx rm-channel-group 0xcaf00003 (KEPLER_CHANNEL_GROUP_A)')\n"
-		     /* holding slices: opened, inherited */
-		     "o = one([s for s in slices if s['tid'] == f0 and s['name'] == 'opened'], 'o')\n"
-		     "assert ns(o) == 1000003000 and o['args']['fds'] == [3]\n"
-		     "assert o['args']['path'] == '/dev/nvidiactl'\n"
-		     "i = one([s for s in slices if s['tid'] == f1 and\n"
-		     "         s['name'] == 'inherited from 1000'], 'inherited')\n"
-		     "assert ns(i) == 1000011000\n"
-		     /* the context's life and the ioctls with decoded names and status */
-		     "c = [s for s in slices if s['tid'] == cl and s['cat'] == 'gpu-context']\n"
-		     "assert ns(one(c, 'client')['end']) == 1000014000\n"
-		     "a = [s for s in slices if s['tid'] == f0 and s['name'] == 'RM_ALLOC']\n"
-		     "assert a and a[0]['args']['status'] == 'NV_OK', a\n"
-		     "r = one([s for s in slices if s['tid'] == tsg and s['name'] == 'RM_CONTROL'],\n"
-		     "        'thread ioctl')\n"
-		     "assert r['args']['tid'] == 1100\n"
-		     "r = one([s for s in slices if s['tid'] == f1 and s['name'] == 'RM_CONTROL'],\n"
-		     "        'worker ioctl')\n"
-		     "assert ns(r) == 1000012000 and ns(r['end']) == 1000012500\n"
-		     /* counters */
-		     "m = ev('C', 'GPU memory allocated (driver objects)', 1000)\n"
-		     "assert m[0]['args'] == {'bytes': 1073741824}, m\n"
-		     "f = [e['args']['count'] for e in ev('C', 'live GPU files', 1000)]\n"
-		     "assert f == [1, 0], f\n"
-		     "assert ev('C', 'ioctl rate', 1000)[0]['args'] == {'ioctls/s': 500}\n");
+	python_check(
+	    out,
+	    /* GPU files and contexts: threads of their process, above any kernel tid */
+	    "f0 = track(1000, 'file #1 nvidiactl')\n"
+	    "f1 = track(1001, 'file #1 nvidiactl')\n"
+	    "assert f0 > " LANE "000 and f1 > " LANE "000 and f0 != f1\n"
+	    "cl = track(1000, 'ctx rm-client 0xc1d00001 (NV01_ROOT_CLIENT)')\n"
+	    "tsg = track(1000, 'ctx rm-channel-group 0xcaf00003 (KEPLER_CHANNEL_GROUP_A)')\n"
+	    /* holding slices: opened, inherited */
+	    "o = one([s for s in slices if s['tid'] == f0 and s['name'] == 'opened'], 'o')\n"
+	    "assert ns(o) == 1000003000 and o['args']['fds'] == [3]\n"
+	    "assert o['args']['path'] == '/dev/nvidiactl'\n"
+	    "i = one([s for s in slices if s['tid'] == f1 and\n"
+	    "         s['name'] == 'inherited from 1000'], 'inherited')\n"
+	    "assert ns(i) == 1000011000\n"
+	    /* the context's life and the ioctls with decoded names and status */
+	    "c = [s for s in slices if s['tid'] == cl and s['cat'] == 'gpu-context']\n"
+	    "assert ns(one(c, 'client')['end']) == 1000014000\n"
+	    "a = [s for s in slices if s['tid'] == f0 and s['name'] == 'RM_ALLOC']\n"
+	    "assert a and a[0]['args']['status'] == 'NV_OK', a\n"
+	    "r = one([s for s in slices if s['tid'] == tsg and s['name'] == 'RM_CONTROL'],\n"
+	    "        'thread ioctl')\n"
+	    "assert r['args']['tid'] == 1100\n"
+	    "r = one([s for s in slices if s['tid'] == f1 and s['name'] == 'RM_CONTROL'],\n"
+	    "        'worker ioctl')\n"
+	    "assert ns(r) == 1000012000 and ns(r['end']) == 1000012500\n"
+	    /* counters */
+	    "m = ev('C', 'GPU memory allocated (driver objects)', 1000)\n"
+	    "assert m[0]['args'] == {'bytes': 1073741824}, m\n"
+	    "f = [e['args']['count'] for e in ev('C', 'live GPU files', 1000)]\n"
+	    "assert f == [1, 0], f\n"
+	    "assert ev('C', 'ioctl rate', 1000)[0]['args'] == {'ioctls/s': 500}\n");
 	unlink(out);
 }
 
@@ -197,26 +198,26 @@ static void test_flows(void **state)
 {
 	char *out = export_scenario("pt_worker");
 
-	python_check(out,
-		     "def dest(src):\n"
-		     "    return ins[src['bind_id']]\n"
-		     /* fork: the forking thread -> the child's life */
-		     "s = one(ev('X', 'fork 1001', 1000, 1000), 'fork')\n"
-		     "assert s['dur'] == 0 and s['flow_out'] is True\n"
-		     "t = dest(s)\n"
-		     "assert (t['ph'], t['name'], t['pid'], t['tid']) == ('B', 'process 1001', 1001, "
-		     "1001)\n"
-		     "t = dest(one(ev('X', 'clone thread 1100', 1000, 1000), 'clone'))\n"
-		     "assert (t['name'], t['tid']) == ('thread 1100', 1100)\n"
-		     /* inheritance: the parent's file -> the child's holding */
-		     "f0 = track(1000, 'file #1 nvidiactl')\n"
-		     "f1 = track(1001, 'file #1 nvidiactl')\n"
-		     "t = dest(one(ev('X', 'inherited by 1001', 1000, f0), 'inherit'))\n"
-		     "assert (t['name'], t['pid'], t['tid']) == ('inherited from 1000', 1001, f1)\n"
-		     /* the inherited use: the context it addressed -> the child's call */
-		     "tsg = track(1000, 'ctx rm-channel-group 0xcaf00003 (KEPLER_CHANNEL_GROUP_A)')\n"
-		     "t = dest(one(ev('X', 'used by 1001 (inherited)', 1000, tsg), 'use'))\n"
-		     "assert (t['name'], t['pid'], t['tid']) == ('RM_CONTROL', 1001, f1)\n");
+	python_check(
+	    out, "def dest(src):\n"
+		 "    return ins[src['bind_id']]\n"
+		 /* fork: the forking thread -> the child's life */
+		 "s = one(ev('X', 'fork 1001', 1000, 1000), 'fork')\n"
+		 "assert s['dur'] == 0 and s['flow_out'] is True\n"
+		 "t = dest(s)\n"
+		 "assert (t['ph'], t['name'], t['pid'], t['tid']) == ('B', 'process 1001', 1001, "
+		 "1001)\n"
+		 "t = dest(one(ev('X', 'clone thread 1100', 1000, 1000), 'clone'))\n"
+		 "assert (t['name'], t['tid']) == ('thread 1100', 1100)\n"
+		 /* inheritance: the parent's file -> the child's holding */
+		 "f0 = track(1000, 'file #1 nvidiactl')\n"
+		 "f1 = track(1001, 'file #1 nvidiactl')\n"
+		 "t = dest(one(ev('X', 'inherited by 1001', 1000, f0), 'inherit'))\n"
+		 "assert (t['name'], t['pid'], t['tid']) == ('inherited from 1000', 1001, f1)\n"
+		 /* the inherited use: the context it addressed -> the child's call */
+		 "tsg = track(1000, 'ctx rm-channel-group 0xcaf00003 (KEPLER_CHANNEL_GROUP_A)')\n"
+		 "t = dest(one(ev('X', 'used by 1001 (inherited)', 1000, tsg), 'use'))\n"
+		 "assert (t['name'], t['pid'], t['tid']) == ('RM_CONTROL', 1001, f1)\n");
 	unlink(out);
 }
 
@@ -224,25 +225,26 @@ static void test_findings(void **state)
 {
 	char *out = export_scenario("pt_worker");
 
-	python_check(out,
-		     "fields = ('id', 'kind', 'severity', 'pid', 'tid', 'opener_pid', 'file_id',\n"
-		     "          'device_kind', 'time_ns', 'event', 'related_finding', 'chain',\n"
-		     "          'exec_between', 'later_used', 'uses', 'errno', 'status', 'call',\n"
-		     "          'detail')\n"
-		     "F = [e for e in E if e.get('cat') == 'finding']\n"
-		     "assert len(F) == 3, F\n"
-		     "for f in F:\n"
-		     "    assert f['ph'] == 'i' and f['s'] == 'p' and f['pid'] == 1001, f\n"
-		     "    assert f['name'] == '%s (%s)' % (f['args']['kind'], f['args']['severity'])\n"
-		     "    assert all(k in f['args'] for k in fields), f['args']\n"
-		     /* a search for the kind finds exactly that finding */
-		     "u = one([e for e in E if 'inherited-gpu-use' in e.get('name', '')], 'use')\n"
-		     "a = u['args']\n"
-		     "assert ns(u) == 1000012000 and a['chain'] == [1000, 1001], a\n"
-		     "assert a['call'] == 'RM_CONTROL' and a['severity'] == 'error', a\n"
-		     "c = one([e for e in E if 'crash-after-inheritance' in e.get('name', '')], 'crash')\n"
-		     "assert c['args']['call'] == 'SIGSEGV' and c['args']['related_finding'] == "
-		     "a['id']\n");
+	python_check(
+	    out,
+	    "fields = ('id', 'kind', 'severity', 'pid', 'tid', 'opener_pid', 'file_id',\n"
+	    "          'device_kind', 'time_ns', 'event', 'related_finding', 'chain',\n"
+	    "          'exec_between', 'later_used', 'uses', 'errno', 'status', 'call',\n"
+	    "          'detail')\n"
+	    "F = [e for e in E if e.get('cat') == 'finding']\n"
+	    "assert len(F) == 3, F\n"
+	    "for f in F:\n"
+	    "    assert f['ph'] == 'i' and f['s'] == 'p' and f['pid'] == 1001, f\n"
+	    "    assert f['name'] == '%s (%s)' % (f['args']['kind'], f['args']['severity'])\n"
+	    "    assert all(k in f['args'] for k in fields), f['args']\n"
+	    /* a search for the kind finds exactly that finding */
+	    "u = one([e for e in E if 'inherited-gpu-use' in e.get('name', '')], 'use')\n"
+	    "a = u['args']\n"
+	    "assert ns(u) == 1000012000 and a['chain'] == [1000, 1001], a\n"
+	    "assert a['call'] == 'RM_CONTROL' and a['severity'] == 'error', a\n"
+	    "c = one([e for e in E if 'crash-after-inheritance' in e.get('name', '')], 'crash')\n"
+	    "assert c['args']['call'] == 'SIGSEGV' and c['args']['related_finding'] == "
+	    "a['id']\n");
 	unlink(out);
 }
 
@@ -296,12 +298,12 @@ static void test_streaming_to_memory(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_processes_and_threads),
-		cmocka_unit_test(test_gpu_tracks),
-		cmocka_unit_test(test_flows),
-		cmocka_unit_test(test_findings),
-		cmocka_unit_test(test_hostile_names),
-		cmocka_unit_test(test_streaming_to_memory),
+	    cmocka_unit_test(test_processes_and_threads),
+	    cmocka_unit_test(test_gpu_tracks),
+	    cmocka_unit_test(test_flows),
+	    cmocka_unit_test(test_findings),
+	    cmocka_unit_test(test_hostile_names),
+	    cmocka_unit_test(test_streaming_to_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

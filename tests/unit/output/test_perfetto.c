@@ -70,7 +70,7 @@ static int rd_field(struct pbr *r, __u32 *field, __u32 *wt)
 static struct pbr rd_len(struct pbr *r)
 {
 	__u64 n = rd_varint(r);
-	struct pbr sub = { r->p, r->p + n };
+	struct pbr sub = {r->p, r->p + n};
 
 	assert_true(n <= (__u64)(r->end - r->p));
 	r->p += n;
@@ -141,10 +141,10 @@ static void rd_string(struct pbr *r, char *dst, size_t len)
 	dst[n] = '\0';
 }
 
-#define EXPECT_WT(wt, want)                                                                      \
-	do {                                                                                     \
-		if ((wt) != (want))                                                              \
-			fail_msg("field %u: wire type %u, expected %u", field, wt, want);        \
+#define EXPECT_WT(wt, want)                                                                        \
+	do {                                                                                       \
+		if ((wt) != (want))                                                                \
+			fail_msg("field %u: wire type %u, expected %u", field, wt, want);          \
 	} while (0)
 
 enum { K_PLAIN, K_PROCESS, K_THREAD, K_COUNTER };
@@ -164,7 +164,7 @@ struct evt {
 	char cat[32];
 	__u64 flow_out, flow_in;
 	__s64 counter;
-	char args[4096]; /* "key=value;" for every debug annotation, arrays as [a,b] */
+	char args[4096];  /* "key=value;" for every debug annotation, arrays as [a,b] */
 	char stack[1024]; /* "function|file|line;" per callstack frame, in the file's order */
 };
 
@@ -181,7 +181,7 @@ struct decoded {
 	/* interned strings by table (0 names, 1 categories, 2 annotation names, 3 values) */
 	char intern[4][512][160];
 	bool defined[4][512];
-	__u64 inc;	  /* the incremental clock's value */
+	__u64 inc;	 /* the incremental clock's value */
 	__u64 def_clock; /* TracePacketDefaults.timestamp_clock_id */
 	__u64 first_flags;
 };
@@ -234,7 +234,8 @@ static void rd_annotation(struct pbr *r, char *out, size_t len, bool named)
 			EXPECT_WT(wt, 0);
 			snprintf(val, sizeof(val), "%llu", (unsigned long long)rd_varint(r));
 			if (field == 2)
-				snprintf(val, sizeof(val), "%s", strcmp(val, "0") ? "true" : "false");
+				snprintf(val, sizeof(val), "%s",
+					 strcmp(val, "0") ? "true" : "false");
 			break;
 		case 4:
 			EXPECT_WT(wt, 0);
@@ -467,8 +468,8 @@ static void rd_process_tree(struct pbr *r, struct decoded *d)
 
 				if (f2 == 1)
 					args_append(field == 1 ? d->cmdlines : d->thread_names,
-						    sizeof(d->cmdlines), "%llu:",
-						    (unsigned long long)v);
+						    sizeof(d->cmdlines),
+						    "%llu:", (unsigned long long)v);
 				if (f2 == 1 && field == 1)
 					args_append(d->ppids, sizeof(d->ppids), "%llu<",
 						    (unsigned long long)v);
@@ -561,13 +562,13 @@ static void rd_clock_snapshot(struct pbr *sub, struct decoded *d)
 
 static void decode(const unsigned char *buf, size_t len, struct decoded *d)
 {
-	struct pbr r = { buf, buf + len };
+	struct pbr r = {buf, buf + len};
 	__u32 field, wt, f2, w2;
 
 	memset(d, 0, sizeof(*d) - 0);
 	cur = d;
 	while (rd_field(&r, &field, &wt)) {
-		struct pbr pkt, te = { NULL, NULL }, sub;
+		struct pbr pkt, te = {NULL, NULL}, sub;
 		__u64 ts = 0, seq = 0, clock = 0, flags = 0;
 		bool is_event = false, timed = false;
 		struct evt e;
@@ -599,7 +600,8 @@ static void decode(const unsigned char *buf, size_t len, struct decoded *d)
 				break;
 			case 12:
 				assert_int_equal(w2, 2);
-				assert_int_equal(d->first_flags, 1); /* the state was cleared first */
+				assert_int_equal(d->first_flags,
+						 1); /* the state was cleared first */
 				sub = rd_len(&pkt);
 				rd_interned(&sub, d);
 				break;
@@ -631,7 +633,8 @@ static void decode(const unsigned char *buf, size_t len, struct decoded *d)
 					old = trk_find(d, t.uuid);
 					if (old) { /* a rename: the latest name wins */
 						assert_int_equal(old->kind, t.kind);
-						assert_true(t.kind == K_PROCESS || t.kind == K_THREAD);
+						assert_true(t.kind == K_PROCESS ||
+							    t.kind == K_THREAD);
 						assert_int_equal(old->pid, t.pid);
 						strcpy(old->name, t.name);
 					} else {
@@ -825,12 +828,12 @@ static void test_pb_varints(void **state)
 		unsigned char enc[10];
 		size_t n;
 	} cases[] = {
-		{ 0, { 0x00 }, 1 },
-		{ 1, { 0x01 }, 1 },
-		{ 127, { 0x7f }, 1 },
-		{ 128, { 0x80, 0x01 }, 2 },
-		{ 300, { 0xac, 0x02 }, 2 },
-		{ 1ULL << 63, { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 }, 10 },
+	    {0, {0x00}, 1},
+	    {1, {0x01}, 1},
+	    {127, {0x7f}, 1},
+	    {128, {0x80, 0x01}, 2},
+	    {300, {0xac, 0x02}, 2},
+	    {1ULL << 63, {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 10},
 	};
 	struct gctx_pb *b = gctx_pb__new();
 	size_t i;
@@ -878,7 +881,7 @@ static void test_pb_nested(void **state)
 	gctx_pb__end(b);
 	gctx_pb__end(b);
 	assert_false(gctx_pb__failed(b));
-	r = (struct pbr){ gctx_pb__data(b), gctx_pb__data(b) + gctx_pb__len(b) };
+	r = (struct pbr){gctx_pb__data(b), gctx_pb__data(b) + gctx_pb__len(b)};
 	assert_true(rd_field(&r, &field, &wt) && field == 1 && wt == 2);
 	sub = rd_len(&r);
 	assert_true(r.p == r.end);
@@ -914,7 +917,7 @@ static void test_pb_string_utf8(void **state)
 	char s[64];
 
 	gctx_pb__string(b, 2, in, sizeof(in) - 1);
-	r = (struct pbr){ gctx_pb__data(b), gctx_pb__data(b) + gctx_pb__len(b) };
+	r = (struct pbr){gctx_pb__data(b), gctx_pb__data(b) + gctx_pb__len(b)};
 	assert_true(rd_field(&r, &field, &wt) && field == 2 && wt == 2);
 	rd_string(&r, s, sizeof(s)); /* asserts valid UTF-8 */
 	assert_string_equal(s, want);
@@ -1083,9 +1086,25 @@ static void test_flows(void **state)
 static void test_findings(void **state)
 {
 	static const char *const fields[] = {
-		"id=", "kind=", "severity=", "pid=", "tid=", "opener_pid=", "file_id=",
-		"device_kind=", "time_ns=", "event=", "related_finding=", "chain=", "exec_between=",
-		"later_used=", "uses=", "errno=", "status=", "call=", "detail=",
+	    "id=",
+	    "kind=",
+	    "severity=",
+	    "pid=",
+	    "tid=",
+	    "opener_pid=",
+	    "file_id=",
+	    "device_kind=",
+	    "time_ns=",
+	    "event=",
+	    "related_finding=",
+	    "chain=",
+	    "exec_between=",
+	    "later_used=",
+	    "uses=",
+	    "errno=",
+	    "status=",
+	    "call=",
+	    "detail=",
 	};
 	struct decoded *d = export_scenario("pt_worker");
 	struct trk *p1001 = process_track(d, 1001);
@@ -1277,7 +1296,8 @@ static void test_entry_only_call_is_instant(void **state)
 	/* no begin and end at one time anywhere */
 	for (i = 1; i < d->nev; i++)
 		assert_false(d->ev[i].type == END && d->ev[i - 1].type == BEGIN &&
-			     d->ev[i].track == d->ev[i - 1].track && d->ev[i].ts == d->ev[i - 1].ts);
+			     d->ev[i].track == d->ev[i - 1].track &&
+			     d->ev[i].ts == d->ev[i - 1].ts);
 	decoded_free(d);
 }
 
@@ -1321,13 +1341,13 @@ static void test_errors(void **state)
 	assert_int_equal(gctx_export_format_parse("perfetto"), GCTX_EXPORT_PERFETTO);
 	assert_int_equal(gctx_export_format_parse("chrome"), GCTX_EXPORT_CHROME);
 	assert_int_equal(gctx_export_format_parse("svg"), -1);
-	assert_int_equal(gctx_export_file("/nonexistent/t.gctx", out, GCTX_EXPORT_PERFETTO, err,
-					  sizeof(err)),
-			 -1);
+	assert_int_equal(
+	    gctx_export_file("/nonexistent/t.gctx", out, GCTX_EXPORT_PERFETTO, err, sizeof(err)),
+	    -1);
 	assert_contains(err, "cannot open /nonexistent/t.gctx");
 	assert_null(strchr(err, '\n'));
-	assert_int_equal(gctx_export_file(trace, "/nonexistent/dir/o.pftrace",
-					  GCTX_EXPORT_PERFETTO, err, sizeof(err)),
+	assert_int_equal(gctx_export_file(trace, "/nonexistent/dir/o.pftrace", GCTX_EXPORT_PERFETTO,
+					  err, sizeof(err)),
 			 -1);
 	assert_contains(err, "cannot create /nonexistent/dir/o.pftrace");
 	assert_int_equal(gctx_export_file(trace, trace, GCTX_EXPORT_PERFETTO, err, sizeof(err)),
@@ -1360,9 +1380,9 @@ static void test_errors(void **state)
 	assert_non_null(f);
 	fputs("keep me", f);
 	fclose(f);
-	assert_int_equal(gctx_export_file("/nonexistent/t.gctx", out, GCTX_EXPORT_PERFETTO, err,
-					  sizeof(err)),
-			 -1);
+	assert_int_equal(
+	    gctx_export_file("/nonexistent/t.gctx", out, GCTX_EXPORT_PERFETTO, err, sizeof(err)),
+	    -1);
 	f = fopen(out, "r");
 	assert_non_null(f);
 	assert_non_null(fgets(err, sizeof(err), f));
@@ -1375,20 +1395,20 @@ static void test_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pb_varints),
-		cmocka_unit_test(test_pb_nested),
-		cmocka_unit_test(test_pb_string_utf8),
-		cmocka_unit_test(test_clock_and_packets),
-		cmocka_unit_test(test_process_and_thread_tracks),
-		cmocka_unit_test(test_gpu_file_and_context_tracks),
-		cmocka_unit_test(test_counters),
-		cmocka_unit_test(test_flows),
-		cmocka_unit_test(test_findings),
-		cmocka_unit_test(test_stacks_on_events),
-		cmocka_unit_test(test_hostile_names),
-		cmocka_unit_test(test_entry_only_call_is_instant),
-		cmocka_unit_test(test_deterministic_and_streaming),
-		cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_pb_varints),
+	    cmocka_unit_test(test_pb_nested),
+	    cmocka_unit_test(test_pb_string_utf8),
+	    cmocka_unit_test(test_clock_and_packets),
+	    cmocka_unit_test(test_process_and_thread_tracks),
+	    cmocka_unit_test(test_gpu_file_and_context_tracks),
+	    cmocka_unit_test(test_counters),
+	    cmocka_unit_test(test_flows),
+	    cmocka_unit_test(test_findings),
+	    cmocka_unit_test(test_stacks_on_events),
+	    cmocka_unit_test(test_hostile_names),
+	    cmocka_unit_test(test_entry_only_call_is_instant),
+	    cmocka_unit_test(test_deterministic_and_streaming),
+	    cmocka_unit_test(test_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

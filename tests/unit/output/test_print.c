@@ -75,7 +75,7 @@ static void test_print_every_type(void **state)
 	struct gctx_ev_fork fk = ev_fork(1234, 1240, T0 + 1234000, "trainer", false);
 	struct gctx_ev_fork th = ev_fork(1234, 1241, T0 + 1234000, "trainer", true);
 	struct gctx_ev_exec ex =
-		ev_exec(1234, T0, "python3", "/usr/bin/python3", args, sizeof(args));
+	    ev_exec(1234, T0, "python3", "/usr/bin/python3", args, sizeof(args));
 	struct gctx_ev_exec ex2 = ev_exec(1234, T0, "sh", "/bin/sh", odd, sizeof(odd) - 1);
 	struct gctx_ev_exit ok = ev_exit(1234, 1234, T0, "trainer", 0, true);
 	struct gctx_ev_exit seg = ev_exit(1240, 1240, T0, "trainer", 11 | 0x80, true);
@@ -84,11 +84,11 @@ static void test_print_every_type(void **state)
 	struct gctx_ev_open op = ev_open(1234, T0, "trainer", CTL_FILE, 3, O_RDWR_K | O_CLOEXEC_K);
 	struct gctx_ev_open bad = ev_open(1234, T0, "trainer", CTL_FILE, -13, O_RDWR_K);
 	struct gctx_ev_ioctl io =
-		ev_rm_alloc(1234, T0, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0, 0);
+	    ev_rm_alloc(1234, T0, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0, 0);
 	struct gctx_ev_ioctl io_st =
-		ev_rm_alloc(1240, T0, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0x23, 0);
+	    ev_rm_alloc(1240, T0, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0x23, 0);
 	struct gctx_ev_ioctl io_err =
-		ev_rm_alloc(1240, T0, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0, -9);
+	    ev_rm_alloc(1240, T0, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0, -9);
 	struct gctx_ev_mmap mm = ev_mmap(1234, T0, "trainer", 4, 0x7f0000001000LL);
 	struct gctx_ev_mmap mm_err = ev_mmap(1234, T0, "trainer", 4, -12);
 	struct gctx_ev_fd cl =
@@ -102,7 +102,7 @@ static void test_print_every_type(void **state)
 	expect_line(GCTX_EV_FORK, &fk, sizeof(fk), "fork     -> pid 1240\n");
 	expect_line(GCTX_EV_FORK, &th, sizeof(th), "clone    -> thread 1241\n");
 	expect_line(GCTX_EV_EXEC, &ex, sizeof(ex),
-			"exec     /usr/bin/python3 train.py --epochs 1\n");
+		    "exec     /usr/bin/python3 train.py --epochs 1\n");
 	expect_line(GCTX_EV_EXEC, &ex2, sizeof(ex2), "exec     /bin/sh -c a\\x01b\\\\c\\xff\n");
 	expect_line(GCTX_EV_EXIT, &ok, sizeof(ok), "exit     status 0\n");
 	expect_line(GCTX_EV_EXIT, &code, sizeof(code), "exit     status 3\n");
@@ -110,18 +110,18 @@ static void test_print_every_type(void **state)
 	expect_line(GCTX_EV_EXIT, &thr, sizeof(thr), "1234/1241");
 	expect_line(GCTX_EV_EXIT, &thr, sizeof(thr), "thread-exit\n");
 	expect_line(GCTX_EV_OPEN, &op, sizeof(op),
-			"open     nvidiactl /dev/nvidiactl fd=3 O_RDWR|O_CLOEXEC\n");
+		    "open     nvidiactl /dev/nvidiactl fd=3 O_RDWR|O_CLOEXEC\n");
 	expect_line(GCTX_EV_OPEN, &bad, sizeof(bad), "-> -1 EACCES\n");
 	expect_line(GCTX_EV_IOCTL, &io, sizeof(io), "ioctl    nvidiactl fd=3 RM_ALLOC ");
 	expect_line(GCTX_EV_IOCTL, &io, sizeof(io), "-> NV_OK\n");
 	expect_line(GCTX_EV_IOCTL, &io_st, sizeof(io_st), "-> NV_ERR_INVALID_CLIENT\n");
 	expect_line(GCTX_EV_IOCTL, &io_err, sizeof(io_err), "-> -1 EBADF\n");
 	expect_line(GCTX_EV_MMAP, &mm, sizeof(mm),
-			"mmap     nvidia fd=4 len=4096 prot=rw- -> 0x7f0000001000\n");
+		    "mmap     nvidia fd=4 len=4096 prot=rw- -> 0x7f0000001000\n");
 	expect_line(GCTX_EV_MMAP, &mm_err, sizeof(mm_err), "-> -1 ENOMEM\n");
 	expect_line(GCTX_EV_CLOSE, &cl, sizeof(cl), "close    nvidiactl fd=3\n");
 	expect_line(GCTX_EV_FD_KEPT, &kept, sizeof(kept),
-			"fd-kept  nvidiactl fd=3 survived exec\n");
+		    "fd-kept  nvidiactl fd=3 survived exec\n");
 }
 
 static void test_print_short_and_unknown(void **state)
@@ -176,7 +176,7 @@ static void test_print_finding(void **state)
 	gctx_print_finding(c.f, &f, T0);
 	s = capture_end(&c);
 	assert_string_equal(
-		s, "   0.004000 FINDING error inherited-gpu-use pid 1240: pid 1240 used nvidiactl"
+	    s, "   0.004000 FINDING error inherited-gpu-use pid 1240: pid 1240 used nvidiactl"
 	       "\\x0afile #1\n");
 	free(s);
 }
@@ -224,10 +224,10 @@ static void test_format_helpers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_print_every_type),
-		cmocka_unit_test(test_print_short_and_unknown),
-		cmocka_unit_test(test_print_finding),
-		cmocka_unit_test(test_format_helpers),
+	    cmocka_unit_test(test_print_every_type),
+	    cmocka_unit_test(test_print_short_and_unknown),
+	    cmocka_unit_test(test_print_finding),
+	    cmocka_unit_test(test_format_helpers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,10 +28,10 @@
 #include "builders.h"
 #include "output_helpers.h"
 
-#define NV_TSG	     0x5c000010u
-#define NV_CTXSHARE  0x5c000011u
-#define CU_CTX	     0x5555a000ULL
-#define CMDLINE	     "-- python3 train.py --epochs 1"
+#define NV_TSG	    0x5c000010u
+#define NV_CTXSHARE 0x5c000011u
+#define CU_CTX	    0x5555a000ULL
+#define CMDLINE	    "-- python3 train.py --epochs 1"
 
 /* ---- record builders ---- */
 
@@ -105,8 +105,8 @@ static struct gctx_model *scenario_model(void)
 	FEED(m, GCTX_EV_OPEN, op);
 	io = ev_rm_alloc(1000, T0 + 4000, "trainer", 3, NV_CLIENT, 0, NV_CLIENT, 0x41, 0, 0);
 	FEED(m, GCTX_EV_IOCTL, io);
-	io = ev_rm_alloc(1000, T0 + 5000, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0,
-			 0);
+	io =
+	    ev_rm_alloc(1000, T0 + 5000, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_DEVICE, 0x80, 0, 0);
 	FEED(m, GCTX_EV_IOCTL, io);
 	fk = ev_fork(1000, 1001, T0 + 6000, "trainer", false);
 	FEED(m, GCTX_EV_FORK, fk);
@@ -156,8 +156,8 @@ static struct gctx_model *api_scenario_model(void)
 	a = ev_call(2000, 2000, T0 + 10000, 500, GCTX_CU_INIT, 0, 0, 0, 0);
 	FEED(m, GCTX_EV_API, a);
 	/* cuDevicePrimaryCtxRetain(pctx, 0) from 20 us to 25 us */
-	io = ev_rm_alloc(2000, T0 + 21000, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_TSG, 0xa06c, 0,
-			 0);
+	io =
+	    ev_rm_alloc(2000, T0 + 21000, "trainer", 3, NV_CLIENT, NV_CLIENT, NV_TSG, 0xa06c, 0, 0);
 	FEED(m, GCTX_EV_IOCTL, io);
 	io = ev_rm_alloc(2000, T0 + 22000, "trainer", 3, NV_CLIENT, NV_TSG, NV_CTXSHARE, 0x9067, 0,
 			 0);
@@ -225,83 +225,83 @@ static void python_check(const char *json, const char *body)
 /* ---- reports ---- */
 
 static const char scenario_py[] =
-	"P = {p['pid']: p for p in d['processes']}\n"
-	"for k in ('meta', 'processes', 'gpu_files', 'gpu_objects', 'findings', 'drops', "
-	"'events'):\n"
-	"    assert k in d, k\n"
-	"m = d['meta']\n"
-	"assert m['hostname'] == 'gpu-node-7' and m['kernel'] == '6.18.44', m\n"
-	"assert m['version'] == '0.1.0' and m['cmdline'].startswith('-- python3'), m\n"
-	"assert m['start_wall_ns'] == 1763704992123456789 and m['start_mono_ns'] == 1000000000\n"
-	"assert m['end_ns'] == 1000010000 and m['clean_end'] is True, m\n"
-	"assert set(P) == {999, 1000, 1001}, P.keys()\n"
-	"a, b = P[1000], P[1001]\n"
-	"assert a['ppid'] == 999 and b['ppid'] == 1000\n"
-	"assert a['comm'] == 'trainer'\n"
-	"assert a['argv'] == ['python3', 'train.py', '--epochs', '1'], a['argv']\n"
-	"assert a['exe'] == '/usr/bin/python3', a['exe']\n"
-	"assert a['exit_code'] == 0 and a['signal'] is None and a['core_dumped'] is False\n"
-	"assert b['exit_code'] is None and b['signal'] == 11 and b['signal_name'] == 'SIGSEGV'\n"
-	"assert b['core_dumped'] is True and b['exit_ns'] == 1000008000\n"
-	"assert a['children'] == [1001] and P[999]['children'] == [1000]\n"
-	"assert a['execs'][0]['filename'] == '/usr/bin/python3' and len(a['execs']) == 1\n"
-	"assert a['execs'][0]['argv'][1] == 'train.py'\n"
-	"assert a['threads'][0]['tid'] == 1000\n"
-	"assert a['gpu_ioctls'] == 2 and b['gpu_ioctls'] == 1 and b['gpu_mmaps'] == 0\n"
-	"assert P[999]['start_ns'] is None and P[999]['exit_code'] is None\n"
-	"assert len(d['gpu_files']) == 1\n"
-	"f = d['gpu_files'][0]\n"
-	"assert f['id'] == 1 and f['device'] == '/dev/nvidiactl' and f['kind'] == 'nvidiactl'\n"
-	"assert f['opener_pid'] == 1000 and f['open_ns'] == 1000003000 and f['cloexec'] is False\n"
-	"assert f['open_flags'] == 2 and f['present_at_attach'] is False and f['closed'] is True\n"
-	"assert f['holders'] == [1000, 1001], f['holders']\n"
-	"assert f['ioctls'] == 3 and f['mmaps'] == 0\n"
-	"h = {x['pid']: x for x in f['holders_detail']}\n"
-	"assert h[1000]['how'] == 'opened' and h[1000]['from_pid'] is None\n"
-	"assert h[1001]['how'] == 'inherited' and h[1001]['from_pid'] == 1000\n"
-	"assert h[1001]['since_ns'] == 1000006000 and h[1001]['ioctls'] == 1\n"
-	"assert h[1001]['until_ns'] == 1000008000 and h[1000]['ioctls'] == 2\n"
-	"o = {x['kind']: x for x in d['gpu_objects']}\n"
-	"assert set(o) >= {'rm-client', 'rm-device', 'rm-channel-group'}, o.keys()\n"
-	"t = o['rm-channel-group']\n"
-	"assert t['class'] == 0xa06c and t['class_name'] == 'KEPLER_CHANNEL_GROUP_A'\n"
-	"assert t['handle'] == 0x5c000010 and t['parent'] == 0xcaf00001\n"
-	"assert t['client'] == 0xc1d00001 and t['creator_pid'] == 1001 and t['file_id'] == 1\n"
-	"assert o['rm-client']['creator_pid'] == 1000 and o['rm-client']['handle'] == 0xc1d00001\n"
-	"assert t['parent_id'] == o['rm-device']['id']\n"
-	"F = d['findings']\n"
-	"kinds = [x['kind'] for x in F]\n"
-	"assert 'inherited-gpu-use' in kinds and 'crash-after-inheritance' in kinds, kinds\n"
-	"assert 'fork-with-gpu-state' in kinds, kinds\n"
-	"iu = [x for x in F if x['kind'] == 'inherited-gpu-use'][0]\n"
-	"assert iu['severity'] == 'error' and iu['pid'] == 1001 and iu['opener_pid'] == 1000\n"
-	"assert iu['device'] == '/dev/nvidiactl' and iu['device_kind'] == 'nvidiactl'\n"
-	"assert iu['file_id'] == 1 and iu['event'] == 'ioctl' and iu['call'] == 'RM_ALLOC'\n"
-	"assert iu['time_ns'] == 1000007000 and iu['chain'] == [1000, 1001], iu['chain']\n"
-	"assert iu['status'] == 0 and iu['status_name'] == 'NV_OK' and iu['err'] == 0\n"
-	"assert iu['errno_name'] is None and iu['related_finding'] is None and iu['detail']\n"
-	"cr = [x for x in F if x['kind'] == 'crash-after-inheritance'][0]\n"
-	"assert cr['pid'] == 1001 and cr['related_finding'] == iu['id'] and cr['event'] == 'exit'\n"
-	"for x in F:\n"
-	"    for k in ('id', 'kind', 'severity', 'pid', 'tid', 'opener_pid', 'device',\n"
-	"              'device_kind', 'file_id', 'time_ns', 'event', 'call', 'err', 'errno_name',\n"
-	"              'status', 'status_name', 'chain', 'exec_between', 'later_used', 'uses',\n"
-	"              'related_finding', 'detail'):\n"
-	"        assert k in x, k\n"
-	"for k in ('fork', 'exec', 'exit', 'open', 'ioctl', 'mmap', 'close', 'fd_kept',\n"
-	"          'missed_stash', 'total'):\n"
-	"    assert d['drops'][k] == 0, k\n"
-	"e = d['events']\n"
-	"assert e['fork'] == 2 and e['exec'] == 1 and e['exit'] == 2 and e['open'] == 1\n"
-	"assert e['ioctl'] == 3 and e['mmap'] == 0 and e['total'] >= 9, e\n"
-	"assert e['api'] == 0 and e['libmap'] == 0 and '' not in e, e\n"
-	"assert d['drops']['api'] == 0 and d['drops']['libmap'] == 0 and '' not in d['drops']\n"
-	"assert d['api_contexts'] == [] and d['api_memory'] == [] and d['probes'] == []\n"
-	"assert d['api_memory_truncated'] is False\n"
-	"assert all(p['api_calls'] == 0 and p['contexts'] == [] for p in d['processes'])\n"
-	"for x in F:\n"
-	"    assert x['api_ret'] is None and x['api_ret_name'] is None, x\n"
-	"    assert x['context'] is None and x['context_handle'] is None, x\n";
+    "P = {p['pid']: p for p in d['processes']}\n"
+    "for k in ('meta', 'processes', 'gpu_files', 'gpu_objects', 'findings', 'drops', "
+    "'events'):\n"
+    "    assert k in d, k\n"
+    "m = d['meta']\n"
+    "assert m['hostname'] == 'gpu-node-7' and m['kernel'] == '6.18.44', m\n"
+    "assert m['version'] == '0.1.0' and m['cmdline'].startswith('-- python3'), m\n"
+    "assert m['start_wall_ns'] == 1763704992123456789 and m['start_mono_ns'] == 1000000000\n"
+    "assert m['end_ns'] == 1000010000 and m['clean_end'] is True, m\n"
+    "assert set(P) == {999, 1000, 1001}, P.keys()\n"
+    "a, b = P[1000], P[1001]\n"
+    "assert a['ppid'] == 999 and b['ppid'] == 1000\n"
+    "assert a['comm'] == 'trainer'\n"
+    "assert a['argv'] == ['python3', 'train.py', '--epochs', '1'], a['argv']\n"
+    "assert a['exe'] == '/usr/bin/python3', a['exe']\n"
+    "assert a['exit_code'] == 0 and a['signal'] is None and a['core_dumped'] is False\n"
+    "assert b['exit_code'] is None and b['signal'] == 11 and b['signal_name'] == 'SIGSEGV'\n"
+    "assert b['core_dumped'] is True and b['exit_ns'] == 1000008000\n"
+    "assert a['children'] == [1001] and P[999]['children'] == [1000]\n"
+    "assert a['execs'][0]['filename'] == '/usr/bin/python3' and len(a['execs']) == 1\n"
+    "assert a['execs'][0]['argv'][1] == 'train.py'\n"
+    "assert a['threads'][0]['tid'] == 1000\n"
+    "assert a['gpu_ioctls'] == 2 and b['gpu_ioctls'] == 1 and b['gpu_mmaps'] == 0\n"
+    "assert P[999]['start_ns'] is None and P[999]['exit_code'] is None\n"
+    "assert len(d['gpu_files']) == 1\n"
+    "f = d['gpu_files'][0]\n"
+    "assert f['id'] == 1 and f['device'] == '/dev/nvidiactl' and f['kind'] == 'nvidiactl'\n"
+    "assert f['opener_pid'] == 1000 and f['open_ns'] == 1000003000 and f['cloexec'] is False\n"
+    "assert f['open_flags'] == 2 and f['present_at_attach'] is False and f['closed'] is True\n"
+    "assert f['holders'] == [1000, 1001], f['holders']\n"
+    "assert f['ioctls'] == 3 and f['mmaps'] == 0\n"
+    "h = {x['pid']: x for x in f['holders_detail']}\n"
+    "assert h[1000]['how'] == 'opened' and h[1000]['from_pid'] is None\n"
+    "assert h[1001]['how'] == 'inherited' and h[1001]['from_pid'] == 1000\n"
+    "assert h[1001]['since_ns'] == 1000006000 and h[1001]['ioctls'] == 1\n"
+    "assert h[1001]['until_ns'] == 1000008000 and h[1000]['ioctls'] == 2\n"
+    "o = {x['kind']: x for x in d['gpu_objects']}\n"
+    "assert set(o) >= {'rm-client', 'rm-device', 'rm-channel-group'}, o.keys()\n"
+    "t = o['rm-channel-group']\n"
+    "assert t['class'] == 0xa06c and t['class_name'] == 'KEPLER_CHANNEL_GROUP_A'\n"
+    "assert t['handle'] == 0x5c000010 and t['parent'] == 0xcaf00001\n"
+    "assert t['client'] == 0xc1d00001 and t['creator_pid'] == 1001 and t['file_id'] == 1\n"
+    "assert o['rm-client']['creator_pid'] == 1000 and o['rm-client']['handle'] == 0xc1d00001\n"
+    "assert t['parent_id'] == o['rm-device']['id']\n"
+    "F = d['findings']\n"
+    "kinds = [x['kind'] for x in F]\n"
+    "assert 'inherited-gpu-use' in kinds and 'crash-after-inheritance' in kinds, kinds\n"
+    "assert 'fork-with-gpu-state' in kinds, kinds\n"
+    "iu = [x for x in F if x['kind'] == 'inherited-gpu-use'][0]\n"
+    "assert iu['severity'] == 'error' and iu['pid'] == 1001 and iu['opener_pid'] == 1000\n"
+    "assert iu['device'] == '/dev/nvidiactl' and iu['device_kind'] == 'nvidiactl'\n"
+    "assert iu['file_id'] == 1 and iu['event'] == 'ioctl' and iu['call'] == 'RM_ALLOC'\n"
+    "assert iu['time_ns'] == 1000007000 and iu['chain'] == [1000, 1001], iu['chain']\n"
+    "assert iu['status'] == 0 and iu['status_name'] == 'NV_OK' and iu['err'] == 0\n"
+    "assert iu['errno_name'] is None and iu['related_finding'] is None and iu['detail']\n"
+    "cr = [x for x in F if x['kind'] == 'crash-after-inheritance'][0]\n"
+    "assert cr['pid'] == 1001 and cr['related_finding'] == iu['id'] and cr['event'] == 'exit'\n"
+    "for x in F:\n"
+    "    for k in ('id', 'kind', 'severity', 'pid', 'tid', 'opener_pid', 'device',\n"
+    "              'device_kind', 'file_id', 'time_ns', 'event', 'call', 'err', 'errno_name',\n"
+    "              'status', 'status_name', 'chain', 'exec_between', 'later_used', 'uses',\n"
+    "              'related_finding', 'detail'):\n"
+    "        assert k in x, k\n"
+    "for k in ('fork', 'exec', 'exit', 'open', 'ioctl', 'mmap', 'close', 'fd_kept',\n"
+    "          'missed_stash', 'total'):\n"
+    "    assert d['drops'][k] == 0, k\n"
+    "e = d['events']\n"
+    "assert e['fork'] == 2 and e['exec'] == 1 and e['exit'] == 2 and e['open'] == 1\n"
+    "assert e['ioctl'] == 3 and e['mmap'] == 0 and e['total'] >= 9, e\n"
+    "assert e['api'] == 0 and e['libmap'] == 0 and '' not in e, e\n"
+    "assert d['drops']['api'] == 0 and d['drops']['libmap'] == 0 and '' not in d['drops']\n"
+    "assert d['api_contexts'] == [] and d['api_memory'] == [] and d['probes'] == []\n"
+    "assert d['api_memory_truncated'] is False\n"
+    "assert all(p['api_calls'] == 0 and p['contexts'] == [] for p in d['processes'])\n"
+    "for x in F:\n"
+    "    assert x['api_ret'] is None and x['api_ret_name'] is None, x\n"
+    "    assert x['context'] is None and x['context_handle'] is None, x\n";
 
 static void test_json_scenario(void **state)
 {
@@ -360,77 +360,77 @@ static void test_text_scenario(void **state)
 	assert_contains(text, "Drops: none");
 	/* errors are listed before warnings */
 	assert_true(strstr(text, "crash-after-inheritance") <
-			strstr(text, "warning  fork-with-gpu-state"));
+		    strstr(text, "warning  fork-with-gpu-state"));
 	free(text);
 	gctx_model__free(m);
 }
 
 static const char api_py[] =
-	"P = {p['pid']: p for p in d['processes']}\n"
-	"for k in ('api_contexts', 'api_memory', 'api_memory_truncated', 'probes'):\n"
-	"    assert k in d, k\n"
-	"assert len(d['api_contexts']) == 1, d['api_contexts']\n"
-	"c = d['api_contexts'][0]\n"
-	"assert c['id'] == 1 and c['handle'] == 0x5555a000 and c['vendor'] == 'cuda', c\n"
-	"assert c['primary'] is True and c['green'] is False and c['device'] == 0, c\n"
-	"assert c['creator_pid'] == 2000 and c['creator_tid'] == 2000, c\n"
-	"assert c['create_fn'] == 'cuDevicePrimaryCtxRetain' and c['create_ns'] == 1000020000\n"
-	"assert c['destroy_ns'] is None and c['refs'] == 1, c\n"
-	"assert c['mem_live'] == 2 << 20 and c['mem_total'] == 4 << 20 and c['allocs'] == 2, c\n"
-	"assert c['launches'] == 1, c\n"
-	"O = {o['id']: o for o in d['gpu_objects']}\n"
-	"ko = sorted((O[i]['kind'], O[i]['handle']) for i in c['kernel_objects'])\n"
-	"assert ko == [('rm-channel-group', 0x5c000010), ('rm-ctxshare', 0x5c000011)], ko\n"
-	"cur = [(x['tid'], x['ts_ns'], x['fn']) for x in c['currents']]\n"
-	"assert cur == [(2000, 1000030000, 'cuCtxSetCurrent'),\n"
-	"               (2001, 1000031000, 'cuCtxPushCurrent')], cur\n"
-	"assert c['currents_truncated'] is False\n"
-	"M = d['api_memory']\n"
-	"assert len(M) == 3 and d['api_memory_truncated'] is False and d['api_memory_count'] == 3\n"
-	"assert M[0]['ctx_id'] is None and M[0]['size'] == 4096 and M[0]['pid'] == 2000, M[0]\n"
-	"assert M[1]['ctx_id'] == 1 and M[1]['fn'] == 'cuMemAlloc' and M[1]['size'] == 2 << 20\n"
-	"assert M[1]['ptr'] == 0x7f00d0000000 and M[1]['alloc_ns'] == 1000032000, M[1]\n"
-	"assert M[1]['free_ns'] == 1000034000 and M[2]['free_ns'] is None, M\n"
-	"assert P[2000]['api_calls'] == 12 and P[2000]['contexts'] == [1], P[2000]\n"
-	"assert P[2002]['api_calls'] == 1 and P[2002]['contexts'] == [], P[2002]\n"
-	"assert P[999]['api_calls'] == 0 and P[999]['contexts'] == []\n"
-	"assert len(d['probes']) == 2, d['probes']\n"
-	"a, b = d['probes']\n"
-	"assert a['lib'] == '/usr/lib/x86_64-linux-gnu/libcuda.so.1', a\n"
-	"assert a['symbol'] == 'cuCtxCreate_v4' and a['fn'] == 'cuCtxCreate_v4', a\n"
-	"assert a['how'] == 'symbol' and a['offset'] == 0x2f1a4 and a['sym_offset'] == 0x2f1a0\n"
-	"assert a['endbr64_skipped'] is True and a['first_bytes'] == 'f30f1efa554889e5', a\n"
-	"assert a['execution'] == 'emulated', a\n"
-	"assert b['execution'] == 'single-stepped', b\n"
-	"assert a['retprobe'] is True and a['error'] is None and a['err'] == 0, a\n"
-	"assert b['symbol'] == 'cuMemAlloc_v2' and b['fn'] == 'cuMemAlloc', b\n"
-	"assert b['how'] == 'cuGetProcAddress' and b['endbr64_skipped'] is False, b\n"
-	"assert b['retprobe'] is False and b['error'] == 'ENOENT' and b['err'] == -2, b\n"
-	"F = d['findings']\n"
-	"ic = [x for x in F if x['kind'] == 'inherited-context-call']\n"
-	"assert len(ic) == 1, F\n"
-	"ic = ic[0]\n"
-	"assert ic['severity'] == 'error' and ic['pid'] == 2002 and ic['opener_pid'] == 2000, ic\n"
-	"assert ic['call'] == 'cuInit' and ic['event'] == 'api' and ic['time_ns'] == 1000041000\n"
-	"assert ic['api_ret'] == 3 and ic['api_ret_name'] == 'CUDA_ERROR_NOT_INITIALIZED', ic\n"
-	"assert ic['context'] == 1 and ic['context_handle'] == 0x5555a000, ic\n"
-	"assert ic['chain'] == [2000, 2002] and ic['device'] is None and ic['file_id'] is None\n"
-	"ae = {(x['pid'], x['call'], x['api_ret_name']): x for x in F if x['kind'] == 'api-error'}\n"
-	"# the inherited cuInit of 2002 is its inherited-context-call, not an api-error too\n"
-	"assert set(ae) == {(2000, 'cuMemAlloc', 'CUDA_ERROR_OUT_OF_MEMORY')}, ae.keys()\n"
-	"x = ae[(2000, 'cuMemAlloc', 'CUDA_ERROR_OUT_OF_MEMORY')]\n"
-	"assert x['severity'] == 'warning' and x['uses'] == 3 and x['api_ret'] == 2, x\n"
-	"assert x['context'] is None and x['context_handle'] is None, x\n"
-	"for x in F:\n"
-	"    for k in ('id', 'kind', 'severity', 'pid', 'tid', 'opener_pid', 'device',\n"
-	"              'device_kind', 'file_id', 'time_ns', 'event', 'call', 'err', 'errno_name',\n"
-	"              'status', 'status_name', 'chain', 'exec_between', 'later_used', 'uses',\n"
-	"              'related_finding', 'detail', 'api_ret', 'api_ret_name', 'context',\n"
-	"              'context_handle'):\n"
-	"        assert k in x, k\n"
-	"e = d['events']\n"
-	"assert e['api'] == 13 and e['libmap'] == 0 and '' not in e, e\n"
-	"assert d['drops']['api'] == 0 and '' not in d['drops'], d['drops']\n";
+    "P = {p['pid']: p for p in d['processes']}\n"
+    "for k in ('api_contexts', 'api_memory', 'api_memory_truncated', 'probes'):\n"
+    "    assert k in d, k\n"
+    "assert len(d['api_contexts']) == 1, d['api_contexts']\n"
+    "c = d['api_contexts'][0]\n"
+    "assert c['id'] == 1 and c['handle'] == 0x5555a000 and c['vendor'] == 'cuda', c\n"
+    "assert c['primary'] is True and c['green'] is False and c['device'] == 0, c\n"
+    "assert c['creator_pid'] == 2000 and c['creator_tid'] == 2000, c\n"
+    "assert c['create_fn'] == 'cuDevicePrimaryCtxRetain' and c['create_ns'] == 1000020000\n"
+    "assert c['destroy_ns'] is None and c['refs'] == 1, c\n"
+    "assert c['mem_live'] == 2 << 20 and c['mem_total'] == 4 << 20 and c['allocs'] == 2, c\n"
+    "assert c['launches'] == 1, c\n"
+    "O = {o['id']: o for o in d['gpu_objects']}\n"
+    "ko = sorted((O[i]['kind'], O[i]['handle']) for i in c['kernel_objects'])\n"
+    "assert ko == [('rm-channel-group', 0x5c000010), ('rm-ctxshare', 0x5c000011)], ko\n"
+    "cur = [(x['tid'], x['ts_ns'], x['fn']) for x in c['currents']]\n"
+    "assert cur == [(2000, 1000030000, 'cuCtxSetCurrent'),\n"
+    "               (2001, 1000031000, 'cuCtxPushCurrent')], cur\n"
+    "assert c['currents_truncated'] is False\n"
+    "M = d['api_memory']\n"
+    "assert len(M) == 3 and d['api_memory_truncated'] is False and d['api_memory_count'] == 3\n"
+    "assert M[0]['ctx_id'] is None and M[0]['size'] == 4096 and M[0]['pid'] == 2000, M[0]\n"
+    "assert M[1]['ctx_id'] == 1 and M[1]['fn'] == 'cuMemAlloc' and M[1]['size'] == 2 << 20\n"
+    "assert M[1]['ptr'] == 0x7f00d0000000 and M[1]['alloc_ns'] == 1000032000, M[1]\n"
+    "assert M[1]['free_ns'] == 1000034000 and M[2]['free_ns'] is None, M\n"
+    "assert P[2000]['api_calls'] == 12 and P[2000]['contexts'] == [1], P[2000]\n"
+    "assert P[2002]['api_calls'] == 1 and P[2002]['contexts'] == [], P[2002]\n"
+    "assert P[999]['api_calls'] == 0 and P[999]['contexts'] == []\n"
+    "assert len(d['probes']) == 2, d['probes']\n"
+    "a, b = d['probes']\n"
+    "assert a['lib'] == '/usr/lib/x86_64-linux-gnu/libcuda.so.1', a\n"
+    "assert a['symbol'] == 'cuCtxCreate_v4' and a['fn'] == 'cuCtxCreate_v4', a\n"
+    "assert a['how'] == 'symbol' and a['offset'] == 0x2f1a4 and a['sym_offset'] == 0x2f1a0\n"
+    "assert a['endbr64_skipped'] is True and a['first_bytes'] == 'f30f1efa554889e5', a\n"
+    "assert a['execution'] == 'emulated', a\n"
+    "assert b['execution'] == 'single-stepped', b\n"
+    "assert a['retprobe'] is True and a['error'] is None and a['err'] == 0, a\n"
+    "assert b['symbol'] == 'cuMemAlloc_v2' and b['fn'] == 'cuMemAlloc', b\n"
+    "assert b['how'] == 'cuGetProcAddress' and b['endbr64_skipped'] is False, b\n"
+    "assert b['retprobe'] is False and b['error'] == 'ENOENT' and b['err'] == -2, b\n"
+    "F = d['findings']\n"
+    "ic = [x for x in F if x['kind'] == 'inherited-context-call']\n"
+    "assert len(ic) == 1, F\n"
+    "ic = ic[0]\n"
+    "assert ic['severity'] == 'error' and ic['pid'] == 2002 and ic['opener_pid'] == 2000, ic\n"
+    "assert ic['call'] == 'cuInit' and ic['event'] == 'api' and ic['time_ns'] == 1000041000\n"
+    "assert ic['api_ret'] == 3 and ic['api_ret_name'] == 'CUDA_ERROR_NOT_INITIALIZED', ic\n"
+    "assert ic['context'] == 1 and ic['context_handle'] == 0x5555a000, ic\n"
+    "assert ic['chain'] == [2000, 2002] and ic['device'] is None and ic['file_id'] is None\n"
+    "ae = {(x['pid'], x['call'], x['api_ret_name']): x for x in F if x['kind'] == 'api-error'}\n"
+    "# the inherited cuInit of 2002 is its inherited-context-call, not an api-error too\n"
+    "assert set(ae) == {(2000, 'cuMemAlloc', 'CUDA_ERROR_OUT_OF_MEMORY')}, ae.keys()\n"
+    "x = ae[(2000, 'cuMemAlloc', 'CUDA_ERROR_OUT_OF_MEMORY')]\n"
+    "assert x['severity'] == 'warning' and x['uses'] == 3 and x['api_ret'] == 2, x\n"
+    "assert x['context'] is None and x['context_handle'] is None, x\n"
+    "for x in F:\n"
+    "    for k in ('id', 'kind', 'severity', 'pid', 'tid', 'opener_pid', 'device',\n"
+    "              'device_kind', 'file_id', 'time_ns', 'event', 'call', 'err', 'errno_name',\n"
+    "              'status', 'status_name', 'chain', 'exec_between', 'later_used', 'uses',\n"
+    "              'related_finding', 'detail', 'api_ret', 'api_ret_name', 'context',\n"
+    "              'context_handle'):\n"
+    "        assert k in x, k\n"
+    "e = d['events']\n"
+    "assert e['api'] == 13 and e['libmap'] == 0 and '' not in e, e\n"
+    "assert d['drops']['api'] == 0 and '' not in d['drops'], d['drops']\n";
 
 static void test_api_json(void **state)
 {
@@ -477,14 +477,18 @@ static void test_api_text(void **state)
 	assert_contains(text, "Probes (2, 1 failed):\n  /usr/lib/x86_64-linux-gnu/libcuda.so.1:\n");
 	assert_contains(text, "    cuCtxCreate_v4 +0x2f1a4, symbol, first bytes f3 0f 1e fa 55 48 "
 			      "89 e5, endbr64 skipped, retprobe yes\n");
-	assert_contains(text, "    cuMemAlloc_v2 (cuMemAlloc) +0x41000, cuGetProcAddress address, "
-			      "first bytes f3 0f 1e fa 55 48 89 e5, single-stepped (~10 us a call), "
-			      "retprobe no, error ENOENT\n");
-	assert_contains(text, "inherited-context-call     pid 2002 (trainer) at 0.000041 (initialised by "
-			      "2000) cuInit -> CUDA_ERROR_NOT_INITIALIZED context #1 (0x5555a000)");
+	assert_contains(text,
+			"    cuMemAlloc_v2 (cuMemAlloc) +0x41000, cuGetProcAddress address, "
+			"first bytes f3 0f 1e fa 55 48 89 e5, single-stepped (~10 us a call), "
+			"retprobe no, error ENOENT\n");
+	assert_contains(text,
+			"inherited-context-call     pid 2002 (trainer) at 0.000041 (initialised by "
+			"2000) cuInit -> CUDA_ERROR_NOT_INITIALIZED context #1 (0x5555a000)");
 	assert_contains(text, "fork chain: 2000 -> 2002");
-	assert_contains(text, "api-error                  pid 2000 (trainer, was bash) at 0.000036 cuMemAlloc -> "
-			      "CUDA_ERROR_OUT_OF_MEMORY (3 calls)");
+	assert_contains(
+	    text,
+	    "api-error                  pid 2000 (trainer, was bash) at 0.000036 cuMemAlloc -> "
+	    "CUDA_ERROR_OUT_OF_MEMORY (3 calls)");
 	assert_contains(text, ", api 13, libmap 0)");
 	/* the process section comes before the probes, the probes before the findings */
 	assert_true(strstr(text, "ctx #1") < strstr(text, "Probes ("));
@@ -515,13 +519,14 @@ static void test_api_memory_truncated(void **state)
 	capture_begin(&c);
 	assert_int_equal(gctx_report__json(c.f, m, NULL), 0);
 	json = capture_end(&c);
-	python_check(json, "assert len(d['api_memory']) == 10000, len(d['api_memory'])\n"
-			   "assert d['api_memory_truncated'] is True\n"
-			   "assert d['api_memory_count'] == 10005\n"
-			   "assert d['api_memory'][-1]['ptr'] == 0x7f0000000000 + 0x1000 * 9999\n"
-			   "c = d['api_contexts'][0]\n"
-			   "assert c['allocs'] == 10005 and c['mem_live'] == 10005 * 4096, c['allocs']\n"
-			   "assert c['primary'] is False and c['currents'][0]['fn'] == 'cuCtxCreate'\n");
+	python_check(json,
+		     "assert len(d['api_memory']) == 10000, len(d['api_memory'])\n"
+		     "assert d['api_memory_truncated'] is True\n"
+		     "assert d['api_memory_count'] == 10005\n"
+		     "assert d['api_memory'][-1]['ptr'] == 0x7f0000000000 + 0x1000 * 9999\n"
+		     "c = d['api_contexts'][0]\n"
+		     "assert c['allocs'] == 10005 and c['mem_live'] == 10005 * 4096, c['allocs']\n"
+		     "assert c['primary'] is False and c['currents'][0]['fn'] == 'cuCtxCreate'\n");
 	free(json);
 	gctx_model__free(m);
 }
@@ -531,8 +536,8 @@ static void test_api_memory_truncated(void **state)
 static void test_write_loss_and_hostile_errnos(void **state)
 {
 	struct gctx_model *m = gctx_model__new();
-	struct gctx_rec_write_loss wl = { .ts_ns = T0 + 2500000000ull, .lost = 529, .written = 300,
-					  .err = -28 };
+	struct gctx_rec_write_loss wl = {
+	    .ts_ns = T0 + 2500000000ull, .lost = 529, .written = 300, .err = -28};
 	struct gctx_ev_fork fk = ev_fork(10, 11, T0 + 5, "sh", false);
 	struct gctx_rec_probe pr = rec_probe(GCTX_CU_MEM_ALLOC, GCTX_PROBE_SYMBOL, "cuMemAlloc_v2",
 					     0x41000, 0x41000, INT_MIN, false);
@@ -612,9 +617,9 @@ static void test_hostile_strings(void **state)
 	/* quotes, backslashes, newlines, control bytes and invalid UTF-8 (bare 0xff, a bad
 	 * continuation, a truncated sequence at the very end) */
 	static const char args[] =
-		"x\"y\0back\\slash\0new\nline\0bad\xc3\x28utf\0\x01\x7f\0tail\xe2\x82";
-	static const char comm[GCTX_COMM_LEN] = { 'a', '"', 'b', '\\', 'c', '\n', 'd', '\xff',
-						  '\xfe', 'e', 'f', 'g', 'h', 'i', 'j', 'k' };
+	    "x\"y\0back\\slash\0new\nline\0bad\xc3\x28utf\0\x01\x7f\0tail\xe2\x82";
+	static const char comm[GCTX_COMM_LEN] = {'a',	 '"', 'b', '\\', 'c', '\n', 'd', '\xff',
+						 '\xfe', 'e', 'f', 'g',	 'h', 'i',  'j', 'k'};
 	struct gctx_model *m = gctx_model__new();
 	struct gctx_trace_meta meta;
 	struct gctx_ev_exec ex;
@@ -642,7 +647,7 @@ static void test_hostile_strings(void **state)
 	assert_int_equal(gctx_report__json(c.f, m, &meta), 0);
 	json = capture_end(&c);
 	python_check(
-		json, "p = {x['pid']: x for x in d['processes']}[77]\n"
+	    json, "p = {x['pid']: x for x in d['processes']}[77]\n"
 		  "assert p['comm'].startswith('a\"b\\\\c\\nd'), repr(p['comm'])\n"
 		  "assert p['comm'].endswith('efghij'), repr(p['comm'])\n"
 		  "a = p['argv']\n"
@@ -775,15 +780,15 @@ static void test_many_objects_and_attach(void **state)
 	assert_int_equal(gctx_report__json(c.f, m, &meta), 0);
 	json = capture_end(&c);
 	python_check(
-		json,
-		"p = d['processes'][0]\n"
-		"assert p['pid'] == 300 and p['present_at_attach'] is True\n"
-		"assert p['argv'] == ['python', 'serve.py'] and p['exe'] == '/usr/bin/python3.11'\n"
-		"assert len(d['gpu_objects']) == 101\n"
-		"f = d['gpu_files'][0]\n"
-		"assert f['present_at_attach'] is True and f['opener_pid'] in (300, None)\n"
-		"assert f['holders_detail'][0]['how'] == 'present'\n"
-		"assert d['findings'] == []");
+	    json,
+	    "p = d['processes'][0]\n"
+	    "assert p['pid'] == 300 and p['present_at_attach'] is True\n"
+	    "assert p['argv'] == ['python', 'serve.py'] and p['exe'] == '/usr/bin/python3.11'\n"
+	    "assert len(d['gpu_objects']) == 101\n"
+	    "f = d['gpu_files'][0]\n"
+	    "assert f['present_at_attach'] is True and f['opener_pid'] in (300, None)\n"
+	    "assert f['holders_detail'][0]['how'] == 'present'\n"
+	    "assert d['findings'] == []");
 	free(json);
 	gctx_model__free(m);
 }
@@ -807,17 +812,17 @@ static void test_write_error(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_json_scenario),
-		cmocka_unit_test(test_text_scenario),
-		cmocka_unit_test(test_api_json),
-		cmocka_unit_test(test_api_text),
-		cmocka_unit_test(test_api_memory_truncated),
-		cmocka_unit_test(test_text_unclean_and_drops),
-		cmocka_unit_test(test_write_loss_and_hostile_errnos),
-		cmocka_unit_test(test_hostile_strings),
-		cmocka_unit_test(test_deep_chain),
-		cmocka_unit_test(test_many_objects_and_attach),
-		cmocka_unit_test(test_write_error),
+	    cmocka_unit_test(test_json_scenario),
+	    cmocka_unit_test(test_text_scenario),
+	    cmocka_unit_test(test_api_json),
+	    cmocka_unit_test(test_api_text),
+	    cmocka_unit_test(test_api_memory_truncated),
+	    cmocka_unit_test(test_text_unclean_and_drops),
+	    cmocka_unit_test(test_write_loss_and_hostile_errnos),
+	    cmocka_unit_test(test_hostile_strings),
+	    cmocka_unit_test(test_deep_chain),
+	    cmocka_unit_test(test_many_objects_and_attach),
+	    cmocka_unit_test(test_write_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,7 @@
 /* A shortened ioctl record as the kernel packs it: fixed part, in bytes, out bytes. */
 static __u32 pack(__u8 *buf, __u32 flags, __u32 in_len, __u32 out_len)
 {
-	struct gctx_ev_ioctl ev = { .hdr = { .type = GCTX_EV_IOCTL, .tid = 7, .tgid = 7 } };
+	struct gctx_ev_ioctl ev = {.hdr = {.type = GCTX_EV_IOCTL, .tid = 7, .tgid = 7}};
 
 	ev.cmd = 0xc020462a;
 	ev.flags = flags;
@@ -107,8 +107,8 @@ static void test_inconsistent_left_alone(void **state)
 
 static void test_full_and_other_records_unchanged(void **state)
 {
-	struct gctx_ev_ioctl full = { .hdr = { .type = GCTX_EV_IOCTL } };
-	struct gctx_ev_fork fork = { .hdr = { .type = GCTX_EV_FORK } };
+	struct gctx_ev_ioctl full = {.hdr = {.type = GCTX_EV_IOCTL}};
+	struct gctx_ev_fork fork = {.hdr = {.type = GCTX_EV_FORK}};
 	union gctx_record buf;
 	__u32 out_len;
 
@@ -125,7 +125,7 @@ static void test_full_and_other_records_unchanged(void **state)
 static void test_record_copy_expands_packed(void **state)
 {
 	__u8 raw[sizeof(struct gctx_ev_ioctl)];
-	struct gctx_ev_ioctl full = { .hdr = { .type = GCTX_EV_IOCTL, .tid = 9 }, .len = 4 };
+	struct gctx_ev_ioctl full = {.hdr = {.type = GCTX_EV_IOCTL, .tid = 9}, .len = 4};
 	union gctx_record r;
 	__u32 len = pack(raw, GCTX_IOCTL_IN_OK | GCTX_IOCTL_OUT_OK, 16, 16);
 
@@ -162,13 +162,13 @@ static void test_record_copy_expands_packed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_in_and_out_put_back),
-		cmocka_unit_test(test_not_written_back_copies_in),
-		cmocka_unit_test(test_out_only_and_shorter_out),
-		cmocka_unit_test(test_no_parameters),
-		cmocka_unit_test(test_inconsistent_left_alone),
-		cmocka_unit_test(test_full_and_other_records_unchanged),
-		cmocka_unit_test(test_record_copy_expands_packed),
+	    cmocka_unit_test(test_in_and_out_put_back),
+	    cmocka_unit_test(test_not_written_back_copies_in),
+	    cmocka_unit_test(test_out_only_and_shorter_out),
+	    cmocka_unit_test(test_no_parameters),
+	    cmocka_unit_test(test_inconsistent_left_alone),
+	    cmocka_unit_test(test_full_and_other_records_unchanged),
+	    cmocka_unit_test(test_record_copy_expands_packed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

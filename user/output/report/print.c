@@ -22,28 +22,17 @@ static const struct {
 	__u32 bit;
 	const char *name;
 } gctx_open_flag_names[] = {
-	{ 00000100, "O_CREAT" },
-	{ 00000200, "O_EXCL" },
-	{ 00000400, "O_NOCTTY" },
-	{ 00001000, "O_TRUNC" },
-	{ 00002000, "O_APPEND" },
-	{ 00004000, "O_NONBLOCK" },
-	{ 00010000, "O_DSYNC" },
-	{ 00020000, "FASYNC" },
-	{ 00040000, "O_DIRECT" },
-	{ 00100000, "O_LARGEFILE" },
-	{ 00200000, "O_DIRECTORY" },
-	{ 00400000, "O_NOFOLLOW" },
-	{ 01000000, "O_NOATIME" },
-	{ 02000000, "O_CLOEXEC" },
-	{ 04000000, "__O_SYNC" },
-	{ 010000000, "O_PATH" },
-	{ 020000000, "__O_TMPFILE" },
+    {00000100, "O_CREAT"},     {00000200, "O_EXCL"},	   {00000400, "O_NOCTTY"},
+    {00001000, "O_TRUNC"},     {00002000, "O_APPEND"},	   {00004000, "O_NONBLOCK"},
+    {00010000, "O_DSYNC"},     {00020000, "FASYNC"},	   {00040000, "O_DIRECT"},
+    {00100000, "O_LARGEFILE"}, {00200000, "O_DIRECTORY"},  {00400000, "O_NOFOLLOW"},
+    {01000000, "O_NOATIME"},   {02000000, "O_CLOEXEC"},	   {04000000, "__O_SYNC"},
+    {010000000, "O_PATH"},     {020000000, "__O_TMPFILE"},
 };
 
 void gctx_format_open_flags(char *dst, size_t dstlen, __u32 flags)
 {
-	static const char *const acc[] = { "O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE" };
+	static const char *const acc[] = {"O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE"};
 	struct gctx_sbuf sb;
 	char rest[16];
 	size_t i;

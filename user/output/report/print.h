@@ -15,7 +15,6 @@
 #include "lib/esc.h"
 #include "model/model.h"
 
-
 /* One line for one kernel record (types FORK..FD_KEPT); time is relative to start_mono_ns.
  * Unknown types and records shorter than their struct print nothing. */
 void gctx_print_event(FILE *out, __u32 type, const void *data, __u32 len, __u64 start_mono_ns);

@@ -13,8 +13,8 @@
 
 static const char *released_by(__u32 by)
 {
-	static const char *const names[] = { "collector", "timeout", "foreign-sigcont",
-					     "parent-waited", "gpuctx-signalled" };
+	static const char *const names[] = {"collector", "timeout", "foreign-sigcont",
+					    "parent-waited", "gpuctx-signalled"};
 
 	return by < sizeof(names) / sizeof(names[0]) ? names[by] : "?";
 }
@@ -36,24 +36,28 @@ void rep_text_coverage(struct rep_ctx *c)
 		if (hold_ns(gctx_model__hold(c->m, i)) > longest)
 			longest = hold_ns(gctx_model__hold(c->m, i));
 	if (!ngaps) {
-		fputs("API coverage: complete: every CUDA/HIP library was probed before the process "
-		      "mapping it could call it", c->out);
+		fputs(
+		    "API coverage: complete: every CUDA/HIP library was probed before the process "
+		    "mapping it could call it",
+		    c->out);
 		if (nholds)
-			fprintf(c->out, " (%u mapping%s held until probed, longest %.1f ms)", nholds,
-				rep_plural(nholds), longest / 1e6);
+			fprintf(c->out, " (%u mapping%s held until probed, longest %.1f ms)",
+				nholds, rep_plural(nholds), longest / 1e6);
 		fputs("\n\n", c->out);
 		return;
 	}
-	fprintf(c->out, "API coverage: INCOMPLETE: %u window%s where CUDA/HIP calls could not be "
-		"seen; findings cannot rule out inherited contexts there:\n", ngaps,
-		rep_plural(ngaps));
+	fprintf(c->out,
+		"API coverage: INCOMPLETE: %u window%s where CUDA/HIP calls could not be "
+		"seen; findings cannot rule out inherited contexts there:\n",
+		ngaps, rep_plural(ngaps));
 	for (__u32 i = 0; i < ngaps; i++) {
 		const struct gctx_api_gap *g = gctx_model__gap(c->m, i);
 		const struct gctx_proc *p = g->has_proc ? rep_proc(c->m, g->proc_idx) : NULL;
 
 		gctx_format_str(lib, sizeof(lib), g->r.lib, sizeof(g->r.lib));
 		if (g->r.reason == GCTX_GAP_LOST) {
-			fprintf(c->out, "  %s (ring buffer full): which processes is unknown\n", lib);
+			fprintf(c->out, "  %s (ring buffer full): which processes is unknown\n",
+				lib);
 			continue;
 		}
 		rep_text_time(t1, sizeof(t1), c, g->r.from_ns);

@@ -47,8 +47,8 @@ static void rep_text_incident(struct rep_ctx *c, const struct gctx_incident *in)
 		if (!in->where[r].text[0])
 			continue;
 		/* already escaped by gctx_site_format() */
-		fprintf(c->out, "%s %s at %s", any_site ? ";" : "     where:", gctx_site_role_name(r),
-			in->where[r].text);
+		fprintf(c->out, "%s %s at %s",
+			any_site ? ";" : "     where:", gctx_site_role_name(r), in->where[r].text);
 		any_site = true;
 	}
 	if (any_site)

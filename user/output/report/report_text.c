@@ -390,8 +390,10 @@ static void rep_text_findings(struct rep_ctx *c)
 			nwarn++;
 	}
 	if (!n && gctx_model__ngaps(c->m)) {
-		fputs("No findings in what was seen, but API calls may be missing (see API coverage): "
-		      "this does not show the run is free of inherited contexts.\n\n", c->out);
+		fputs("No findings in what was seen, but API calls may be missing (see API "
+		      "coverage): "
+		      "this does not show the run is free of inherited contexts.\n\n",
+		      c->out);
 		return;
 	}
 	if (!n) {
@@ -440,9 +442,11 @@ static void rep_text_counts(struct rep_ctx *c)
 		for (t = 1; t < GCTX_EV_KERNEL_MAX; t++)
 			fprintf(c->out, " %s=%llu", rep_ev_label(t),
 				(unsigned long long)d->drops[t]);
-		fprintf(c->out, "\n  the ring buffer overflowed; processes, files or findings may be "
-				"missing:\n  record again with a larger --ring-size (the default is "
-				"%uM)\n", GCTX_RING_DEFAULT >> 20);
+		fprintf(c->out,
+			"\n  the ring buffer overflowed; processes, files or findings may be "
+			"missing:\n  record again with a larger --ring-size (the default is "
+			"%uM)\n",
+			GCTX_RING_DEFAULT >> 20);
 	} else if (gctx_model__end(c->m)) {
 		fputs("Drops: none\n", c->out);
 	} else {

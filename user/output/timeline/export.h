@@ -96,9 +96,9 @@ struct gctx_tl_track {
 	const char *unit; /* COUNTER: "bytes", "files", "ioctls/s" */
 	bool unit_bytes;  /* COUNTER: the unit is bytes */
 	/* appended (Perfetto fidelity): PROCESS only */
-	__u32 ppid;	     /* fork parent, 0 unknown */
-	bool ppid_untraced;  /* the parent is not in the trace (a placeholder names it) */
-	__u64 start_ns;	     /* fork time, 0 unknown (started before the trace) */
+	__u32 ppid;	    /* fork parent, 0 unknown */
+	bool ppid_untraced; /* the parent is not in the trace (a placeholder names it) */
+	__u64 start_ns;	    /* fork time, 0 unknown (started before the trace) */
 };
 
 enum gctx_tl_arg_type {

@@ -34,7 +34,8 @@ static void actx_new(struct exporter *x, __u32 ci)
 	char name[96], hbuf[24], dev[24];
 	struct args a;
 
-	if (gctx_grow(&x->ctxs, &x->cap_ctxs, ci + 1, sizeof(*x->ctxs)) || !tl_xp(x, c->creator_idx)) {
+	if (gctx_grow(&x->ctxs, &x->cap_ctxs, ci + 1, sizeof(*x->ctxs)) ||
+	    !tl_xp(x, c->creator_idx)) {
 		nomem(x);
 		return;
 	}

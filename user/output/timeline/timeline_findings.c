@@ -114,7 +114,7 @@ void tl_on_finding(const struct gctx_finding *f, void *ctx)
 	if (f->kind == GCTX_FIND_INHERITED_GPU_USE || f->kind == GCTX_FIND_FOREIGN_GPU_USE ||
 	    f->kind == GCTX_FIND_INHERITED_CONTEXT_CALL || f->kind == GCTX_FIND_API_ERROR) {
 		if (gctx_grow(&xp->findings, &xp->cap_findings, xp->nfindings + 1,
-			 sizeof(*xp->findings))) {
+			      sizeof(*xp->findings))) {
 			nomem(x);
 			return;
 		}

@@ -45,7 +45,7 @@ struct href {
 struct xproc {
 	bool described, open, cmdline_done;
 	__u64 begin_ts;
-	__u64 end_ts; /* set when it ends: no event of it after this */
+	__u64 end_ts;		  /* set when it ends: no event of it after this */
 	char name[GCTX_NAME_LEN]; /* as last told to the sink */
 	struct xthread *th;
 	__u32 nth, cap_th;
