@@ -48,7 +48,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all static deps test-deps unit integration test demo clean vmlinux format bench \
+.PHONY: all static deps test-deps unit integration test demo clean vmlinux format format-check bench \
 	check-sanitize fuzz fuzz-build fuzz-regress
 
 all: $(BUILD)/gpuctx $(BUILD)/fakegpu $(WORKLOADS)
@@ -167,6 +167,7 @@ integration: all
 
 # The README's test command: installs what is missing, builds, runs every test.
 test: test-deps
+	$(Q)$(MAKE) --no-print-directory format-check
 	$(Q)$(MAKE) --no-print-directory all unit
 	$(Q)$(MAKE) --no-print-directory check-sanitize fuzz-regress
 	$(Q)$(MAKE) --no-print-directory integration
@@ -180,8 +181,19 @@ demo: deps
 vmlinux:
 	$(Q)tools/gen-vmlinux.sh /sys/kernel/btf/vmlinux $(VMLINUX_H)
 
+# Every C source the project writes is in one format, kept by the tool (`make format` rewrites,
+# `make format-check` fails on any difference; make test runs it). vmlinux.h is generated.
+FORMAT_SRCS = $(sort $(wildcard bpf/*.bpf.c bpf/*.bpf.h include/*.h user/*/*.c user/*/*.h \
+	user/*/*/*.c user/*/*/*.h tools/*.c tools/*.h tests/unit/*.h tests/unit/*/*.c \
+	tests/unit/*/*.h tests/workloads/*.c tests/workloads/*.cc tests/workloads/lib/*.c \
+	tests/doubles/*.c tests/realdriver/*.c tests/fuzz/*.c tests/fuzz/*.h tests/export/*.c \
+	slurm/*.c bench/*.c))
+
 format:
-	$(Q)clang-format -i bpf/*.bpf.c user/*/*.c user/*/*.h user/*/*/*.c user/*/*/*.h include/*.h tools/*.c tests/unit/*/*.c tests/workloads/*.c
+	$(Q)clang-format -i $(FORMAT_SRCS)
+
+format-check:
+	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS) && echo "format-check: $(words $(FORMAT_SRCS)) files ok"
 
 clean:
 	$(Q)rm -rf $(OUTPUT) $(BUILD)
