@@ -201,7 +201,7 @@ PY
 # its trace still says which job its processes are.
 t_agent_cgroup() {
 	local name=agent_cgroup rc=0 base cg fa fa1 rp late
-	job_cgroup $name system.slice/slurmstepd.scope/job_77/step_0 || return
+	job_cgroup $name gpuctxit$$_slurmstepd.scope job_77/step_0 || return
 	mkdir -p "${cg%/*}/step_1"
 	agent_start $name || { result $name 1; return; }
 	"$G" record --from-agent --cgroup "$cg" -q -o "$T/$name.fa.gctx" >/dev/null \
@@ -517,7 +517,7 @@ t_agent_livejob() {
 # children.
 t_agent_cgroup_folded() {
 	local name=agent_cgroup_folded rc=0 base cg
-	job_cgroup $name system.slice/slurmstepd.scope/job_78/step_0 || return
+	job_cgroup $name gpuctxit$$_slurmstepd.scope job_78/step_0 || return
 	agent_start $name || { result $name 1; return; }
 	sh -c "echo \$\$ >$cg/cgroup.procs && exec $W/wl_fork_storm x 5" >/dev/null 2>&1
 	sleep 12 # folded 10 s after its exit (looked at once a second)

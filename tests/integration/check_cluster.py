@@ -35,7 +35,7 @@ def job_attr(prefix):
         j = p["job"]
         check(j and j["kind"] == "slurm" and j["id"] == "4242" and j["step"] == "0"
               and j["task"] == "1", "pid %d: job %r" % (p["pid"], j))
-        check(p["cgroup"].endswith("/slurm/uid_0/job_4242/step_0/task_1"),
+        check(p["cgroup"].endswith("/uid_0/job_4242/step_0/task_1"),
               "pid %d: cgroup %r" % (p["pid"], p["cgroup"]))
     # the job: the workload, its child and the sleep before it; gpuctx is in no job
     injob = [p for p in r["processes"] if p["job"]]

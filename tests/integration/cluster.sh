@@ -4,7 +4,8 @@
 # merged into one report and one Perfetto trace with a machine per host.
 CHECK_CLUSTER="python3 $top/tests/integration/check_cluster.py"
 
-# job_cgroup NAME PATH: the cgroup v2 directory PATH under a private prefix (base: the prefix,
+# job_cgroup NAME TOP PATH: the cgroup v2 directory TOP/PATH at the hierarchy's root, where a
+# scheduler puts jobs (job attribution trusts no other place), TOP a name of ours (base: TOP,
 # cg: the directory), or a SKIP line and 1 without a cgroup v2 hierarchy
 job_cgroup() {
 	local root
@@ -13,16 +14,17 @@ job_cgroup() {
 		echo "SKIP $1: no cgroup v2 hierarchy mounted"
 		return 1
 	fi
-	base=$root/gpuctx-it.$$
-	cg=$base/$2
+	base=$root/$2
+	cg=$base/$3
 	mkdir -p "$cg"
 }
 
-# A cgroup v2 directory shaped as Slurm's (cgroup v1 layout: slurm/uid_N/job_N/step_N/task_N)
-# under a private prefix: a command moved into it before its exec is attributed to the job.
+# A cgroup v2 directory shaped as Slurm's (cgroup v1 layout: slurm_NODE/uid_N/job_N/step_N/task_N,
+# at the hierarchy's root where slurmd puts it, NODE ours): a command moved into it before its
+# exec is attributed to the job.
 t_job_attr() {
 	local name=job_attr rc=0 base cg
-	job_cgroup $name slurm/uid_0/job_4242/step_0/task_1 || return
+	job_cgroup $name slurm_gpuctxit$$ uid_0/job_4242/step_0/task_1 || return
 	# (the shell that moved itself lives on a moment: gpuctx reads its cgroup at its exec)
 	record "$name" -- sh -c "echo \$\$ >$cg/cgroup.procs &&
 		exec sh -c 'sleep 0.5; exec $W/wl_fork_child_ioctl $MNT'" || rc=1
@@ -37,7 +39,7 @@ t_job_attr() {
 # at exec (the exec record's cgroup id) attributes every one to the job, not to the parent's.
 t_job_quick() {
 	local name=job_quick rc=0 base cg
-	job_cgroup $name system.slice/slurmstepd.scope/job_4343/step_0/user/task_2 || return
+	job_cgroup $name gpuctxit$$_slurmstepd.scope job_4343/step_0/user/task_2 || return
 	record "$name" -- sh -c "for i in \$(seq 30); do
 		sh -c 'echo \$\$ >$cg/cgroup.procs && exec true'; done" || rc=1
 	"$G" report "$T/$name.gctx" >"$T/$name.txt" 2>>"$T/$name.err" || rc=1

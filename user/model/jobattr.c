@@ -94,37 +94,60 @@ static bool all_hex(const char *s, size_t len)
 	return true;
 }
 
-/* A Slurm daemon's component: slurmstepd.scope, NODE_slurmstepd.scope (v2), slurm or
- * slurm_NODE (v1). */
-static bool slurm_root(const char *s, size_t len)
+static bool comp_is(const struct comps *c, int i, const char *name)
 {
-	return has_suffix(s, len, "slurmstepd.scope") ||
-	       (len == 5 && has_prefix(s, len, "slurm")) || has_prefix(s, len, "slurm_");
+	return i < c->n && c->len[i] == strlen(name) && !memcmp(c->s[i], name, c->len[i]);
+}
+
+/*
+ * Where slurmd puts a job, and nowhere else: a user may make any cgroup tree below the part
+ * systemd delegates to them (.../user@UID.service/...), so a job_N there is their own name.
+ *   cgroup v2: /system.slice/[NODE_]slurmstepd.scope/job_N/... (or, in a cgroup namespace
+ *              rooted at the node's system.slice, /[NODE_]slurmstepd.scope/job_N/...)
+ *   cgroup v1: /slurm[_NODE]/uid_N/job_N/... (gpuctx's own slurm_gpuctx_CLUSTER: no uid_N)
+ * Returns the index of the job_N component, -1 when the path is not one of these.
+ */
+static int slurm_job_at(const struct comps *c)
+{
+	int i = 0;
+
+	if (comp_is(c, 0, "system.slice") && c->n > 1 &&
+	    has_suffix(c->s[1], c->len[1], "slurmstepd.scope"))
+		i = 2;
+	else if (c->n > 0 && has_suffix(c->s[0], c->len[0], "slurmstepd.scope"))
+		i = 1;
+	else if (c->n > 0 && ((c->len[0] == 5 && has_prefix(c->s[0], c->len[0], "slurm")) ||
+			      has_prefix(c->s[0], c->len[0], "slurm_"))) {
+		i = 1;
+		if (i < c->n && has_prefix(c->s[i], c->len[i], "uid_") &&
+		    all_digits(c->s[i] + 4, c->len[i] - 4))
+			i++;
+	} else {
+		return -1;
+	}
+	if (i >= c->n || !has_prefix(c->s[i], c->len[i], "job_") ||
+	    !all_digits(c->s[i] + 4, c->len[i] - 4))
+		return -1;
+	return i;
 }
 
 static bool try_slurm(const struct comps *c, struct gctx_job_attr *a)
 {
-	bool under = false;
+	int i = slurm_job_at(c);
 
-	for (int i = 0; i < c->n; i++) {
-		if (slurm_root(c->s[i], c->len[i])) {
-			under = true;
-			continue;
+	if (i < 0)
+		return false;
+	a->kind = GCTX_JOB_SLURM;
+	copy_id(a->id, sizeof(a->id), c->s[i] + 4, c->len[i] - 4);
+	/* step_M right below the job, task_N anywhere below the step (v2: .../user/task_N) */
+	if (i + 1 < c->n && has_prefix(c->s[i + 1], c->len[i + 1], "step_"))
+		copy_id(a->step, sizeof(a->step), c->s[i + 1] + 5, c->len[i + 1] - 5);
+	for (int k = i + 2; a->step[0] && k < c->n; k++)
+		if (has_prefix(c->s[k], c->len[k], "task_")) {
+			copy_id(a->task, sizeof(a->task), c->s[k] + 5, c->len[k] - 5);
+			break;
 		}
-		if (!under || !has_prefix(c->s[i], c->len[i], "job_") ||
-		    !all_digits(c->s[i] + 4, c->len[i] - 4))
-			continue;
-		a->kind = GCTX_JOB_SLURM;
-		copy_id(a->id, sizeof(a->id), c->s[i] + 4, c->len[i] - 4);
-		for (int k = i + 1; k < c->n; k++) {
-			if (!a->step[0] && has_prefix(c->s[k], c->len[k], "step_"))
-				copy_id(a->step, sizeof(a->step), c->s[k] + 5, c->len[k] - 5);
-			else if (a->step[0] && has_prefix(c->s[k], c->len[k], "task_"))
-				copy_id(a->task, sizeof(a->task), c->s[k] + 5, c->len[k] - 5);
-		}
-		return true;
-	}
-	return false;
+	return true;
 }
 
 /* A container's component: cri-containerd-ID.scope, crio-ID.scope, crio-conmon-ID.scope,
@@ -198,27 +221,43 @@ static void k8s_qos(const char *s, size_t len, struct gctx_job_attr *a)
 			snprintf(a->qos, sizeof(a->qos), "%s", q[i]);
 }
 
-static bool kubepods_comp(const char *s, size_t len)
+/*
+ * Where the kubelet puts pods: /kubepods.slice/... (systemd driver), /kubepods/... (cgroupfs),
+ * /kubelet.slice/kubelet-kubepods.slice/... (kind: a kubelet in a node container, seen from
+ * the host below /system.slice/docker-ID.scope). The pod's component comes right after it,
+ * or after its QoS class's. Returns the index of the component after the root, -1 when the
+ * path starts elsewhere.
+ */
+static int kubepods_at(const struct comps *c)
 {
-	return (len == 8 && has_prefix(s, len, "kubepods")) || has_suffix(s, len, "kubepods.slice");
+	struct gctx_job_attr scratch = {};
+	int b = 0;
+
+	if (comp_is(c, 0, "system.slice") && c->n > 1 &&
+	    has_prefix(c->s[1], c->len[1], "docker-") &&
+	    container_comp(c->s[1], c->len[1], &scratch))
+		b = 2;
+	if (comp_is(c, b, "kubepods") || comp_is(c, b, "kubepods.slice"))
+		return b + 1;
+	if (comp_is(c, b, "kubelet.slice") && comp_is(c, b + 1, "kubelet-kubepods.slice"))
+		return b + 2;
+	return -1;
 }
 
 static bool try_k8s(const struct comps *c, struct gctx_job_attr *a)
 {
-	int i;
+	int i = kubepods_at(c);
 
-	for (i = 0; i < c->n && !kubepods_comp(c->s[i], c->len[i]); i++)
-		;
-	if (i == c->n)
+	if (i < 0 || i >= c->n)
 		return false;
-	for (i++; i < c->n; i++) {
+	if (!pod_comp(c->s[i], c->len[i], a)) {
+		/* the QoS class's: burstable, besteffort (cgroupfs), kubepods-QOS.slice */
 		k8s_qos(c->s[i], c->len[i], a);
-		if (pod_comp(c->s[i], c->len[i], a))
-			break;
-	}
-	if (i == c->n) {
-		a->qos[0] = '\0';
-		return false;
+		if (!a->qos[0] || ++i >= c->n || !pod_comp(c->s[i], c->len[i], a)) {
+			a->qos[0] = '\0';
+			a->id[0] = '\0';
+			return false;
+		}
 	}
 	a->kind = GCTX_JOB_K8S;
 	if (!a->qos[0])

@@ -12,6 +12,8 @@
  *       docker-<id>)
  *   Kubernetes, cgroupfs driver: /kubepods/burstable/pod<uid>/<id>
  *   systemd: the innermost .service or .scope (/system.slice/nginx.service)
+ * Slurm's and the kubelet's shapes count only at the hierarchy's root, where only root makes
+ * cgroups: below a user's delegated user@UID.service the same names are the user's own.
  */
 #ifndef __GPUCTX_JOBATTR_H
 #define __GPUCTX_JOBATTR_H

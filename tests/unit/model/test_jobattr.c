@@ -164,6 +164,58 @@ static void test_systemd_and_none(void **state)
 	assert_string_equal(buf, "");
 }
 
+/* Issue 43 item 9: a user's own cgroup tree (systemd delegates user@UID.service to them) may
+ * hold any names; only where slurmd and the kubelet put jobs names a job. */
+static void test_anchored_to_the_schedulers_place(void **state)
+{
+	static const char *const not_jobs[] = {
+	    "/user.slice/user-1000.slice/user@1000.service/app.slice/slurm/job_4242/step_0",
+	    "/user.slice/user-1000.slice/user@1000.service/slurm/uid_0/job_4242/step_0/task_0",
+	    "/user.slice/user-1000.slice/user@1000.service/system.slice/slurmstepd.scope/"
+	    "job_4242/step_0/user/task_0",
+	    "/user.slice/user-1000.slice/user@1000.service/slurmstepd.scope/job_4242/step_0",
+	    "/system.slice/other.service/slurmstepd.scope/job_4242/step_0",
+	    "/system.slice/slurmstepd.scope/x/job_4242/step_0",
+	    "/slurm/uid_0/x/job_4242/step_0",
+	    "/user.slice/user-1000.slice/user@1000.service/kubepods/pod" UID "/" CTR,
+	    "/user.slice/user-1000.slice/user@1000.service/kubepods.slice/kubepods-pod" UID_
+	    ".slice/cri-containerd-" CTR ".scope",
+	    "/kubepods/burstable/x/pod" UID "/" CTR,
+	};
+	struct gctx_job_attr a;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(not_jobs) / sizeof(not_jobs[0]); i++) {
+		enum gctx_job_kind k = gctx_job_attr_parse(not_jobs[i], &a);
+
+		if (k == GCTX_JOB_SLURM || k == GCTX_JOB_K8S)
+			fail_msg("%s: attributed to %s job %s", not_jobs[i], gctx_job_kind_name(k),
+				 a.id);
+	}
+	/* the user's unit is still what systemd says it is */
+	gctx_job_attr_parse("/user.slice/user-1000.slice/user@1000.service/app.slice/slurm/"
+			    "job_4242/step_0",
+			    &a);
+	assert_int_equal(a.kind, GCTX_JOB_SYSTEMD);
+	assert_string_equal(a.id, "user@1000.service");
+	/* gpuctx's own step cgroup (slurm_gpuctx_CLUSTER/job_N/step_M: no uid_N) and the
+	 * kubelet under kind */
+	assert_int_equal(gctx_job_attr_parse("/slurm_gpuctx_c1/job_9/step_batch", &a),
+			 GCTX_JOB_SLURM);
+	assert_string_equal(a.id, "9");
+	assert_string_equal(a.step, "batch");
+	assert_int_equal(gctx_job_attr_parse("/slurmstepd.scope/job_3/step_1/user/task_2", &a),
+			 GCTX_JOB_SLURM);
+	assert_string_equal(a.task, "2");
+	assert_int_equal(gctx_job_attr_parse("/kubelet.slice/kubelet-kubepods.slice/"
+					     "kubelet-kubepods-besteffort.slice/"
+					     "kubelet-kubepods-besteffort-pod" UID_ ".slice",
+					     &a),
+			 GCTX_JOB_K8S);
+	assert_string_equal(a.id, UID);
+	assert_string_equal(a.qos, "besteffort");
+}
+
 static void test_proc_cgroup_pick(void **state)
 {
 	/* cgroup v2 only */
@@ -242,10 +294,14 @@ static void test_model_inherits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_slurm_v2),	       cmocka_unit_test(test_slurm_v1),
-	    cmocka_unit_test(test_k8s_systemd_driver), cmocka_unit_test(test_k8s_cgroupfs_driver),
-	    cmocka_unit_test(test_systemd_and_none),   cmocka_unit_test(test_proc_cgroup_pick),
+	    cmocka_unit_test(test_slurm_v2),
+	    cmocka_unit_test(test_slurm_v1),
+	    cmocka_unit_test(test_k8s_systemd_driver),
+	    cmocka_unit_test(test_k8s_cgroupfs_driver),
+	    cmocka_unit_test(test_systemd_and_none),
+	    cmocka_unit_test(test_proc_cgroup_pick),
 	    cmocka_unit_test(test_model_inherits),
+	    cmocka_unit_test(test_anchored_to_the_schedulers_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
