@@ -23,9 +23,9 @@ LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -ldw -lelf
 STATIC_LDLIBS := -Wl,-Bstatic -lbpf -ldw -lelf -lz -lstdc++ $(foreach l,lzma bz2,$(if $(wildcard /usr/lib/$(shell uname -m)-linux-gnu/lib$(l).a),-l$(l))) $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
 
 BPF_UNITS := gpuctx api guard
-# user/ by stage of the data path (docs/architecture.md). The live side (collect/, cli/) needs
-# libbpf and root; the pure stages also run on a trace file and are unit tested without root.
-LIVE_DIRS := collect cli
+# user/ by stage of the data path (docs/architecture.md). The live side (collect/, agent/, cli/)
+# needs libbpf and root; the pure stages also run on a trace file and are unit tested without root.
+LIVE_DIRS := collect agent cli
 PURE_DIRS := lib trace decode model output/report output/timeline
 BPF_USER_SRCS := $(foreach d,$(LIVE_DIRS),$(wildcard user/$(d)/*.c))
 PURE_SRCS := $(foreach d,$(PURE_DIRS),$(wildcard user/$(d)/*.c))
@@ -207,9 +207,9 @@ include install.mk
 STACKS_UNITS := collect/stacks collect/pymem
 $(BUILD)/tests/collect/test_stacks_procs: $(patsubst %,$(OUTPUT)/user/%.o,$(STACKS_UNITS))
 
-# the agent's spool (cli/): its sync thread and cap, with what they link
-SPOOL_UNITS := cli/spool cli/spool_sync collect/jobcg
-$(BUILD)/tests/cli/test_spool_sync: tests/unit/cli/test_spool_sync.c $(PURE_OBJS) \
+# the agent's spool (agent/): its sync thread and cap, with what they link
+SPOOL_UNITS := agent/spool agent/spool_sync collect/jobcg
+$(BUILD)/tests/agent/test_spool_sync: tests/unit/agent/test_spool_sync.c $(PURE_OBJS) \
 		$(patsubst %,$(OUTPUT)/user/%.o,$(SPOOL_UNITS))
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -260,7 +260,7 @@ $(BUILD)/san/collect/test_callers_live: tests/unit/collect/test_callers_live.c $
 
 $(BUILD)/san/collect/test_stacks_procs: $(patsubst %,$(SAN_DIR)/%.o,$(STACKS_UNITS))
 
-$(BUILD)/san/cli/test_spool_sync: tests/unit/cli/test_spool_sync.c $(SAN_OBJS) \
+$(BUILD)/san/agent/test_spool_sync: tests/unit/agent/test_spool_sync.c $(SAN_OBJS) \
 		$(patsubst %,$(SAN_DIR)/%.o,$(SPOOL_UNITS))
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)

@@ -398,7 +398,7 @@ struct uvm_mm_initialize_params {
 #define KFD_NR_FIRST		     0x01
 #define KFD_NR_LAST		     0x26 /* DBG_TRAP, upstream >= 6.4 */
 
-#include "decode/kfd_compat.h" /* user/: the decoder's own KFD declarations */
+#include "kfd_compat.h" /* the KFD argument layouts (include/kfd_compat.h) */
 
 /* The version fakegpu reports, and the gpu_id it is known by when sysfs has no KFD topology. */
 #define FAKEGPU_KFD_MAJOR  1

@@ -44,7 +44,7 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "cli/agent_proto.h"
+#include "agent/proto.h"
 #include "model/jobattr.h"
 
 SPANK_PLUGIN(gpuctx, 1);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * cli/: the gpuctx command line, one file per subcommand (main.c dispatches). The top of the
- * data path: it may include every other stage; nothing includes it.
+ * cli/: the gpuctx command line (main.c dispatches): one file per subcommand, and what
+ * commands share (load.c, hosts.c, list.c, verdict.c, fromagent.c). The agent's engine is a
+ * stage of its own (agent/); agent.c here is its command line. The top of the data path: it
+ * may include every other stage; nothing includes it. No two files of it call each other
+ * round a circle (tools/check-layout.sh).
  */
 #ifndef __GPUCTX_CLI_H
 #define __GPUCTX_CLI_H
@@ -60,7 +63,7 @@ int cli_record_run(int argc, char **argv, const struct cli_record_hooks *hooks);
 #define GCTX_EXIT_INCIDENT 86
 #define GCTX_FAIL_NEVER	   3 /* --fail-on never: beyond every severity */
 
-/* report.c: read a whole trace into a finished model. 0, or 1 with a one-line error printed. */
+/* load.c: read a whole trace into a finished model. 0, or 1 with a one-line error printed. */
 int cli_load_trace(const char *path, struct gctx_model **out, struct gctx_trace_meta *meta);
 /* list.c: report --list, one line per trace (a directory: its *.gctx files), oldest first;
  * GCTX_EXIT_INCIDENT when one has an incident at or above fail_on, 1 when one is unreadable */

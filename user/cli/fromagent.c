@@ -2,7 +2,7 @@
 /*
  * gpuctx record --from-agent: a job's trace from the running agent, without loading a second
  * set of BPF programs: the agent sends the trees' history from its window, then their records
- * as they happen (agent_proto.h); this side writes them as record would and prints the same
+ * as they happen (agent/proto.h); this side writes them as record would and prints the same
  * live lines and verdict.
  */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "cli/agent_proto.h"
+#include "agent/proto.h"
 #include "cli/cli.h"
 #include "collect/discover.h"
 #include "lib/outfile.h"

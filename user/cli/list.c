@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "cli/spool.h"
+#include "agent/spool.h"
 #include "lib/json.h"
 #include "model/analysis.h"
 #include "model/model.h"

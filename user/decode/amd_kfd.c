@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * AMD KFD ioctls on /dev/kfd (shared/reference/gpu-facts.md §2.1): names, and the parameters
- * of the queue and GPU memory calls, laid out as in <linux/kfd_ioctl.h> (decode/kfd_compat.h).
+ * of the queue and GPU memory calls, laid out as in <linux/kfd_ioctl.h> (include/kfd_compat.h).
  */
 #include <stddef.h>
 #include <linux/ioctl.h>
@@ -9,7 +9,7 @@
 
 #include "decode/decode.h"
 #include "decode/decode_priv.h"
-#include "decode/kfd_compat.h"
+#include "kfd_compat.h"
 
 #define KOFF(args, f) ((__u32)offsetof(struct kfd_ioctl_##args##_args, f))
 

@@ -34,7 +34,7 @@
 #define VALGRIND_MAKE_MEM_UNDEFINED(p, n) ((void)(p), (void)(n))
 #endif
 
-#include "decode/kfd_compat.h"
+#include "kfd_compat.h"
 
 /* NVIDIA RM cmds as issued: _IOWR('F', nr, size), gpu-facts.md §1.2 */
 #define NV_RM_ALLOC_NVOS64   0xC030462Bu

@@ -287,7 +287,7 @@ static void test_live_follow(void **state)
 	w_fork(w, 50, 100, 20);
 	assert_int_equal(gctx_tree__add(&t, w->m, gctx_model__proc_by_pid(w->m, PID(50))->idx), 0);
 	assert_true(t.alive);
-	/* live: as agent_sock.c feeds them */
+	/* live: as agent/sock.c feeds them */
 	assert_int_equal(gctx_tree__on_record(&t, GCTX_EV_EXIT, &x, sizeof(x)), 0);
 	assert_true(gctx_tree__wants(&t, GCTX_EV_EXIT, &x, sizeof(x), ~0ull, NULL));
 	assert_int_equal(gctx_tree__on_record(&t, GCTX_EV_FORK, &f1, sizeof(f1)), 0);

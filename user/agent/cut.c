@@ -3,7 +3,7 @@
  * A process tree cut out of the agent's window (model/cut.h) as a trace holds it: what a
  * dump holds, and what record --from-agent receives before the live records.
  */
-#include "cli/agent.h"
+#include "agent/agent.h"
 #include "trace/window.h"
 
 int agent_cut__emit(struct gctx_cut *c, const struct agent *a, const struct gctx_model *m)

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "cli/spool.h"
+#include "agent/spool.h"
 #include "collect/jobcg.h"
 #include "model/jobattr.h"
 #include "gpuctx_events.h"

@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "cli/agent.h"
-#include "cli/agent_proto.h"
+#include "agent/agent.h"
+#include "agent/proto.h"
 #include "collect/discover.h"
 #include "collect/jobcg.h"
 #include "lib/grow.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What the agent sends to `gpuctx record --from-agent` (agent_sock.c, fromagent.c): after the
+ * What the agent sends to `gpuctx record --from-agent` (agent/sock.c, cli/fromagent.c): after the
  * request line "pids PID[,PID...]\n" or "cgroup DIR\n" (a cgroup v2 directory: the processes
  * in its subtree, those that exec in it later and their descendants, as record --cgroup
  * follows them), frames of a header and len bytes: the history's records (types of

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * gpuctx agent's parts (agent.c: options, incidents, dumps, metrics; agent_cut.c: one process
- * tree cut out of the window; agent_sock.c: the socket record --from-agent reads from).
+ * agent/: the node-wide flight recorder behind `gpuctx agent` (cli/agent.c is its command
+ * line). It rides on a recording of every process (cli_record_run with hooks, which call the
+ * agent__* functions below): agent.c keeps the window and the incidents pending, dump.c cuts a
+ * tree out into the spool (spool.c, spool_sync.c), metrics.c writes the counters, sock.c serves
+ * record --from-agent (proto.h), cut.c is a tree's records as a trace holds them, log.c its
+ * lines. It may include every stage but cli/; cli/ includes it.
  */
 #ifndef __GPUCTX_AGENT_H
 #define __GPUCTX_AGENT_H
@@ -9,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
-#include "cli/spool.h"
+#include "agent/spool.h"
 #include "collect/stacks.h"
 #include "gpuctx_events.h"
 #include "lib/hmap.h"
@@ -17,7 +21,10 @@
 #include "model/cut.h"
 #include "model/model.h"
 
+#define AGENT_LOCK "/run/gpuctx-agent.lock"
+
 struct gctx_window;
+struct gctx_finding;
 struct agent_subs;
 
 struct agent_opts {
@@ -53,6 +60,7 @@ struct agent {
 	struct agent_opts o;
 	struct gctx_window *win;
 	int spool_fd;
+	int lock_fd; /* AGENT_LOCK, held while it runs: one agent per node */
 	struct {
 		__u32 type, len;
 		void *data;
@@ -78,7 +86,26 @@ struct agent {
 	bool metrics_dirty;		    /* rewrite them soon (METRICS_SOON_NS) */
 };
 
-/* ---- agent_cut.c: a process tree's records (model/cut.h) as a trace holds them ---- */
+/* ---- agent.c: the engine, its life and the recording's hooks (cli_record_hooks) ---- */
+
+/* Take the node's lock, open the spool, make the window and the sync thread, listen for
+ * record --from-agent. 0, or -1 with a one-line reason in err (nothing left open). */
+int agent__start(struct agent *a, char *err, size_t errlen);
+void agent__on_record(void *ctx, const struct gctx_model *m, __u32 type, const void *data,
+		      __u32 len);
+void agent__on_finding(void *ctx, const struct gctx_model *m, const struct gctx_finding *f);
+void agent__tick(void *ctx, struct gctx_model *m);
+void agent__finish(void *ctx, const struct gctx_model *m);
+/* After the recording: what agent__start made goes. */
+void agent__stop(struct agent *a);
+
+/* ---- dump.c: one pending tree's trace into the spool. 0 or -errno (counted, logged) ---- */
+int agent_dump__write(struct agent *a, const struct gctx_model *m, struct pending *p);
+
+/* ---- metrics.c: the counters in Prometheus text format (--metrics; nothing without) ---- */
+void agent_metrics__write(struct agent *a, const struct gctx_model *m);
+
+/* ---- cut.c: a process tree's records (model/cut.h) as a trace holds them ---- */
 
 /* Exited processes without GPU state a dump records at most (the newest); the rest are
  * counted in its drops record. */
@@ -90,10 +117,14 @@ int agent_cut__emit(struct gctx_cut *c, const struct agent *a, const struct gctx
  * evictions when the tree's history is cut, what the cut left out. */
 void agent_cut__drops(const struct agent *a, const struct gctx_cut *c, struct gctx_rec_drops *d);
 
-/* ---- agent.c ---- */
+/* ---- log.c: one line to standard output (the journal) or syslog, from any thread ---- */
 void agent_log(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The spool_sync thread's lines (ctx: the agent). */
+void agent_log_line(void *ctx, const char *line);
+/* A stall of the event loop since t0: its total and its longest. */
+void agent_stalled(__u64 t0, __u64 *total, __u64 *max);
 
-/* ---- agent_sock.c: the agent's side of record --from-agent ---- */
+/* ---- sock.c: the agent's side of record --from-agent ---- */
 int agent_subs__open(struct agent *a, char *err, size_t errlen);    /* listen */
 void agent_subs__tick(struct agent *a, const struct gctx_model *m); /* accept, flush, end */
 void agent_subs__on_record(struct agent *a, __u32 type, const void *data, __u32 len);

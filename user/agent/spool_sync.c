@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/spool.h"
+#include "agent/spool.h"
 #include "lib/outfile.h"
 
 #define SYNC_QUEUE 32

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A dump's last steps off the agent's event loop (cli/spool_sync.c): the loop hands a written
+ * A dump's last steps off the agent's event loop (agent/spool_sync.c): the loop hands a written
  * file over and goes on while the disk is slow; the file lands whole, its log line follows it,
  * a tree's rewrite lands after its earlier version, the spool cap holds, a failure is counted
  * and said, and stopping loses nothing queued.
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "cli/spool.h"
+#include "agent/spool.h"
 #include "lib/outfile.h"
 
 struct logbook {
