@@ -548,9 +548,62 @@ ctypes.CDLL('$a/libcuda.so.1'); time.sleep(0.3)" >/dev/null 2>>"$T/preresolve_pr
 	result preresolve_private $? "the report does not say pre-resolution did not run, and why"
 }
 
+# 22. (issue 43.2) Root reads traces in users' directories (the Slurm plugin's check, an admin's
+# report): a symlink there to a root-only trace (its command line holds a password) or a FIFO
+# at the path. Every reader refuses both, at once, and prints nothing of the root-only trace.
+t_reader_root() {
+	local d=$T/userdir rc=0 c out
+	mkdir -p "$d"
+	chown 65534:65534 "$d"
+	"$G" record -q -o "$T/rootonly.gctx" -- /bin/echo password=hunter2 >/dev/null 2>&1
+	chmod 600 "$T/rootonly.gctx"
+	"${NOBODY[@]}" ln -s "$T/rootonly.gctx" "$d/link.gctx"
+	"${NOBODY[@]}" mkfifo "$d/fifo.gctx"
+	for f in link fifo; do
+		for c in "report" "report --json" "report --list" "check" "export -o $T/x.json" \
+			"merge -o $T/m.gctx"; do
+			# shellcheck disable=SC2086
+			out=$(timeout 10 "$G" $c "$d/$f.gctx" 2>&1)
+			case $? in
+			124) echo "$c $f: root blocked in it" >>"$T/reader_root.err"; rc=1 ;;
+			0) echo "$c $f: read it" >>"$T/reader_root.err"; rc=1 ;;
+			esac
+			if echo "$out" | grep -q hunter2; then
+				echo "$c $f: printed the root-only trace" >>"$T/reader_root.err"
+				rc=1
+			fi
+			[ $f = link ] && ! echo "$out" | grep -q "symbolic link" &&
+				{ echo "$c $f: no clear refusal: $out" >>"$T/reader_root.err"; rc=1; }
+			[ $f = fifo ] && ! echo "$out" | grep -q "FIFO" &&
+				{ echo "$c $f: no clear refusal: $out" >>"$T/reader_root.err"; rc=1; }
+		done
+	done
+	# the file a caller opened itself, handed over as /dev/fd/N, is read whatever the path
+	"$G" report "/dev/fd/3" 3<"$T/rootonly.gctx" 2>>"$T/reader_root.err" | grep -q hunter2 ||
+		{ echo "report /dev/fd/3 did not read the file handed over" >>"$T/reader_root.err"; rc=1; }
+	result reader_root $rc "a reader as root followed a user's symlink or blocked on a FIFO"
+}
+
+# 23. (issue 43.1) record -o /dev/fd/N writes the trace into a file its caller created (the
+# Slurm plugin creates it as the job's user): an empty regular file only, nothing truncated.
+t_handed_output() {
+	local rc=0
+	: >"$T/handed.gctx"
+	"$G" record -q -o /dev/fd/3 -- /bin/echo handed-arg 3<>"$T/handed.gctx" >/dev/null \
+		2>"$T/handed_output.err" || { echo "record -o /dev/fd/3 failed" >>"$T/handed_output.err"; rc=1; }
+	"$G" report "$T/handed.gctx" 2>>"$T/handed_output.err" | grep -q handed-arg ||
+		{ echo "the trace is not in the file handed over" >>"$T/handed_output.err"; rc=1; }
+	echo precious >"$T/handed2.gctx"
+	"$G" record -q -o /dev/fd/3 -- true 3<>"$T/handed2.gctx" >/dev/null 2>>"$T/handed_output.err" &&
+		{ echo "record wrote into a file that was not empty" >>"$T/handed_output.err"; rc=1; }
+	[ "$(cat "$T/handed2.gctx")" = precious ] || { echo "a file not empty was overwritten" >>"$T/handed_output.err"; rc=1; }
+	grep -q "not empty" "$T/handed_output.err" || { echo "no clear refusal" >>"$T/handed_output.err"; rc=1; }
+	result handed_output $rc "record -o /dev/fd/N"
+}
+
 all_tests=(root_exec elf_entsize fifo_lib record_output fd_leak export_output modes disk_full signal
 	own_child duration corrupt stdout demo_kill gone procaddr_foreign probe_cap
-	llp_root_only lib_symlink escape_lib preresolve_private)
+	llp_root_only lib_symlink escape_lib preresolve_private reader_root handed_output)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

@@ -9,12 +9,14 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "lib/infile.h"
 #include "lib/outfile.h"
 
 struct gctx_outfile {
 	int fd;
 	bool keep; /* committed or deliberately kept: do not remove the temporary file */
 	bool no_fsync;
+	bool handed; /* the caller's open file (/dev/fd/N): written in place, never renamed */
 	char *path;
 	char *tmp;
 };
@@ -40,12 +42,52 @@ const char *gctx_outfile_refusal(const char *path)
 	return NULL;
 }
 
+/* /dev/fd/N: a file the caller created for us (the Slurm plugin, as the job's user, in the
+ * job's directory). Written from its start; only an empty regular file we may write is taken,
+ * so that nothing is truncated or overwritten. */
+static struct gctx_outfile *handed(const char *path, int n, char *err, size_t errlen)
+{
+	struct gctx_outfile *o;
+	struct stat st;
+	int fd = fcntl(n, F_DUPFD_CLOEXEC, 3), acc;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	acc = fcntl(fd, F_GETFL) & O_ACCMODE;
+	if (fstat(fd, &st))
+		st.st_mode = 0;
+	if (!S_ISREG(st.st_mode) || st.st_size || acc == O_RDONLY) {
+		snprintf(err, errlen, "refusing to write %s: %s", path,
+			 !S_ISREG(st.st_mode) ? "it is not a regular file"
+			 : st.st_size	      ? "it is not empty"
+					      : "it is not open for writing");
+		close(fd);
+		return NULL;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o || !(o->path = strdup(path))) {
+		free(o);
+		close(fd);
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(ENOMEM));
+		return NULL;
+	}
+	o->fd = fd;
+	o->handed = true;
+	o->keep = true;
+	return o;
+}
+
 struct gctx_outfile *gctx_outfile__new(const char *path, char *err, size_t errlen)
 {
-	const char *why = gctx_outfile_refusal(path), *slash;
+	const char *why, *slash;
 	struct gctx_outfile *o;
 	int dirlen;
 
+	if (gctx_path_fd(path) >= 0)
+		return handed(path, gctx_path_fd(path), err, errlen);
+	why = gctx_outfile_refusal(path);
 	if (why) {
 		snprintf(err, errlen, "refusing to write %s: %s", path, why);
 		return NULL;
@@ -85,7 +127,7 @@ int gctx_outfile__fd(const struct gctx_outfile *o)
 
 const char *gctx_outfile__tmp_path(const struct gctx_outfile *o)
 {
-	return o ? o->tmp : NULL;
+	return o ? (o->handed ? o->path : o->tmp) : NULL;
 }
 
 int gctx_outfile__commit(struct gctx_outfile *o, char *err, size_t errlen)
@@ -95,6 +137,11 @@ int gctx_outfile__commit(struct gctx_outfile *o, char *err, size_t errlen)
 
 	if (!o->no_fsync && fsync(o->fd) && errno != EINVAL)
 		ret = -errno;
+	if (o->handed) {
+		if (ret)
+			snprintf(err, errlen, "cannot write %s: %s", o->path, strerror(-ret));
+		return ret;
+	}
 	/* the path may have changed since __new: still never replace a non-regular file */
 	why = gctx_outfile_refusal(o->path);
 	if (!ret && why)

@@ -4,7 +4,9 @@
  * (mode 0600) in the target's directory and renames it into place only when the output is
  * complete. It never follows a symlink at the target, never writes into a device, FIFO or
  * directory, and never truncates or deletes a file it did not create: a failure leaves what
- * was at the path untouched.
+ * was at the path untouched. A caller that created the file itself (the Slurm plugin, as the
+ * job's user) hands it over as /dev/fd/N: an empty regular file open for writing, written in
+ * place.
  */
 #ifndef __GPUCTX_OUTFILE_H
 #define __GPUCTX_OUTFILE_H

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "lib/crc32.h"
+#include "lib/infile.h"
 #include "trace/tracefile.h"
 #include "gpuctx_events.h"
 
@@ -594,9 +595,10 @@ struct gctx_trace_reader *gctx_trace_reader__open(const char *path, char *errbuf
 	if (!r->path || !r->buf)
 		goto nomem;
 	r->cap = GCTX_RBUF_SIZE;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a regular file only, not through a symlink as root (lib/infile.h) */
+	r->fd = gctx_infile_open(path, r->err, sizeof(r->err));
 	if (r->fd < 0) {
-		format_err(errbuf, errlen, "cannot open %s: %s", path, strerror(errno));
+		format_err(errbuf, errlen, "%s", r->err);
 		goto fail;
 	}
 	posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
