@@ -25,6 +25,9 @@
 #define MAX_SEEN    65536 /* executable files looked at, remembered */
 #define MAX_PENDING 1024  /* execs whose libraries are predicted after the ring is drained */
 #define MAX_SNAP    65536 /* file mappings of one process kept from its last maps read */
+#define REREAD_MS   50	  /* a process's maps are read at most once per this (libraries) */
+#define MAX_LATER   1024  /* library mappings waiting for that */
+#define MAX_READ_AT 65536 /* processes whose last maps read time is kept */
 
 /* A process's file mappings as its maps file last showed them. A library load maps dozens of
  * files, each reported on its own, and torch's process has ~1,700 mappings: reading the whole
@@ -52,7 +55,16 @@ struct gctx_libwatch {
 	struct gctx_hmap seen; /* (dev, ino) of executable mappings already looked at */
 	struct maps_snap snap;
 	__u64 maps_reads; /* /proc/PID/maps reads (verbose: said at the end) */
-	bool last_new;	  /* on_lib ran during the last add_lib: the file was new */
+	/* A loader maps its libraries one by one, and the collector's turns fall between them
+	 * as the scheduler has it: one maps read per new library on a quiet machine. So a
+	 * process's maps are read for a library at most once per REREAD_MS (pid -> the read's
+	 * time in ms); a library mapped since waits in later[] for the next read, and a burst of
+	 * B ms costs at most 2 + B / (REREAD_MS - 1) reads whatever the scheduling (the times are
+	 * whole ms). */
+	struct gctx_hmap read_at;
+	struct gctx_ev_libmap later[MAX_LATER];
+	__u32 nlater;
+	bool last_new; /* on_lib ran during the last add_lib: the file was new */
 	int last_ret;
 	/* Processes that exec'd since the last tick: predicted then, unless they exited in
 	 * between (most of a fork/exec storm: its five /proc reads per process would fail). */
@@ -184,6 +196,8 @@ static void snap_read(struct gctx_libwatch *w, __u32 pid)
 	if (fd < 0)
 		return;
 	w->maps_reads++;
+	if (w->read_at.n < MAX_READ_AT || gctx_hmap__get(&w->read_at, pid, 0, &(__u32){0}))
+		gctx_hmap__put(&w->read_at, pid, 0, (__u32)(gctx_now_mono() / 1000000));
 	gctx_procmaps_read_fd(fd, snap_add, &w->snap, NULL);
 	close(fd);
 	w->snap.valid = true;
@@ -199,11 +213,34 @@ static const struct snap_ent *snap_find(const struct maps_snap *sn, __u32 pid, _
 	return NULL;
 }
 
-/* The process exec'd or exited: what its maps showed is no longer so. */
+/* Read pid's maps again now for a library the snapshot lacks? Not within REREAD_MS of the
+ * last read (ms wrap after 49 days: a difference, not a comparison of times). */
+static bool reread_now(const struct gctx_libwatch *w, __u32 pid)
+{
+	__u32 at;
+
+	return !gctx_hmap__get(&w->read_at, pid, 0, &at) ||
+	       (__u32)(gctx_now_mono() / 1000000) - at >= REREAD_MS;
+}
+
+/* The process exec'd or exited: what its maps showed is no longer so. Its libraries still
+ * waiting are not looked at for it: forgotten as seen, so that the next process to map one
+ * is heard of (the kernel reports a library until it is marked known). */
 static void snap_forget(struct gctx_libwatch *w, __u32 pid)
 {
 	if (w->snap.valid && w->snap.pid == pid)
 		snap_clear(&w->snap);
+	gctx_hmap__del(&w->read_at, pid, 0);
+	for (__u32 i = 0; i < w->nlater;) {
+		const struct gctx_ev_libmap *m = &w->later[i];
+
+		if (m->hdr.tgid != pid) {
+			i++;
+			continue;
+		}
+		gctx_hmap__del(&w->seen, m->dev, m->ino);
+		w->later[i] = w->later[--w->nlater];
+	}
 }
 
 /* Open the mapping e of pid through map_files, checked against (dev, ino). */
@@ -383,24 +420,19 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 
 /* Any other executable mapping: its RUNPATH names where its own dependencies come from, and
  * a library not named like an API library may still be one (found by its exports). */
-static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
+static void look_at_lib(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 {
 	struct gctx_lib_key k = {.dev = m->dev, .ino = m->ino};
 	char path[PATH_MAX], ns[PATH_MAX], err[256];
 	const char *base;
 	struct stat st;
-	__u32 v;
 	int fd;
 
-	if (!w->u || gctx_hmap__get(&w->seen, m->dev, m->ino, &v))
-		return;
-	if (w->seen.n < MAX_SEEN)
-		gctx_hmap__put(&w->seen, m->dev, m->ino, 1);
-	if (w->o.known_fd >= 0 && !bpf_map_lookup_elem(w->o.known_fd, &k, &v))
-		return;
 	fd = open_mapped(w, m->hdr.tgid, m->dev, m->ino, &st, path, sizeof(path), ns);
-	if (fd < 0)
+	if (fd < 0) {
+		gctx_hmap__del(&w->seen, m->dev, m->ino); /* gone: the next mapping says it again */
 		return;
+	}
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	if (gctx_ldso_is_api_name(base)) {
@@ -421,6 +453,41 @@ static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
 	if (!add_mapped(w, m->hdr.tgid, fd, &st, path, ns, err, sizeof(err)) && w->last_new &&
 	    !w->last_ret)
 		emit_gap(w, &m->hdr, GCTX_GAP_NOT_CANDIDATE, m->dev, m->ino, gctx_now_mono(), path);
+}
+
+static void on_libmap(struct gctx_libwatch *w, const struct gctx_ev_libmap *m)
+{
+	struct gctx_lib_key k = {.dev = m->dev, .ino = m->ino};
+	__u32 v;
+
+	if (!w->u || gctx_hmap__get(&w->seen, m->dev, m->ino, &v))
+		return;
+	if (w->seen.n < MAX_SEEN)
+		gctx_hmap__put(&w->seen, m->dev, m->ino, 1);
+	if (w->o.known_fd >= 0 && !bpf_map_lookup_elem(w->o.known_fd, &k, &v))
+		return;
+	if (!snap_find(&w->snap, m->hdr.tgid, m->dev, m->ino) && !reread_now(w, m->hdr.tgid) &&
+	    w->nlater < MAX_LATER) {
+		w->later[w->nlater++] = *m; /* mapped since the last read: at the next one */
+		return;
+	}
+	look_at_lib(w, m);
+}
+
+/* The libraries waiting for their process's next maps read, once it is due (or all: end). */
+static void later_run(struct gctx_libwatch *w, bool all)
+{
+	for (__u32 i = 0; i < w->nlater;) {
+		struct gctx_ev_libmap m = w->later[i];
+
+		if (!all && !snap_find(&w->snap, m.hdr.tgid, m.dev, m.ino) &&
+		    !reread_now(w, m.hdr.tgid)) {
+			i++;
+			continue;
+		}
+		w->later[i] = w->later[--w->nlater];
+		look_at_lib(w, &m);
+	}
 }
 
 static void exec_seen(struct gctx_libwatch *w, __u32 pid)
@@ -471,13 +538,17 @@ void gctx_libwatch__tick(struct gctx_libwatch *w)
 	for (__u32 i = 0; i < w->npending; i++)
 		gctx_ldpath__predict_pid(w->p, w->pending[i]);
 	w->npending = 0;
+	later_run(w, false);
 }
 
 void gctx_libwatch__finish(struct gctx_libwatch *w, __u64 apimap_lost)
 {
 	char what[64];
 
-	if (!w || !apimap_lost)
+	if (!w)
+		return;
+	later_run(w, true);
+	if (!apimap_lost)
 		return;
 	snprintf(what, sizeof(what), "%llu library mapping(s) not reported",
 		 (unsigned long long)apimap_lost);
@@ -496,5 +567,6 @@ void gctx_libwatch__free(struct gctx_libwatch *w)
 	free(w->snap.v);
 	gctx_ldpath__free(w->p);
 	gctx_hmap__free(&w->seen);
+	gctx_hmap__free(&w->read_at);
 	free(w);
 }
