@@ -7,8 +7,9 @@
  * step's stderr and srun exits 86 when a node's trace holds an error incident.
  *
  * plugstack.conf:  optional /usr/lib/x86_64-linux-gnu/slurm-wlm/gpuctx_spank.so [gpuctx=PATH]
- *                  [record-opt=ARG]...   (PATH: the gpuctx binary; each ARG one more argument
- *                  of gpuctx record, such as --no-stacks or --device PATH:KIND as two)
+ *                  [record-opt=ARG]... [run-dir=DIR]   (PATH: the gpuctx binary; each ARG one
+ *                  more argument of gpuctx record, such as --no-stacks or --device PATH:KIND
+ *                  as two; DIR: the agent's --run-dir, default /run/gpuctx, the node's)
  *
  * Where each part runs (spank.h's order):
  *   slurmstepd (remote, root), init_post_opt: the step's cgroup (Slurm's own under cgroup v2,
@@ -65,8 +66,9 @@ static struct {
 	char bin[1024];	    /* the gpuctx binary */
 	char *rec_opts[16]; /* record options from plugstack.conf (record-opt=ARG) */
 	int nrec_opts;
-	char cgroup[2200]; /* the cgroup the tracer follows */
-	bool cg_ours;	   /* made by us: tasks are moved into it */
+	const char *run_dir; /* the agent asked (run-dir=DIR), NULL: the node's */
+	char cgroup[2200];   /* the cgroup the tracer follows */
+	bool cg_ours;	     /* made by us: tasks are moved into it */
 	char trace[1600];
 	char step[32]; /* "0", "batch", ... */
 	pid_t tracer;
@@ -117,6 +119,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	for (int i = 0; i < ac; i++) {
 		if (!strncmp(av[i], "gpuctx=", 7))
 			snprintf(g.bin, sizeof(g.bin), "%s", av[i] + 7);
+		else if (!strncmp(av[i], "run-dir=", 8) && av[i][8] == '/')
+			g.run_dir = av[i] + 8;
 		else if (!strncmp(av[i], "record-opt=", 11) && g.nrec_opts < 16)
 			g.rec_opts[g.nrec_opts++] =
 			    av[i] + 11; /* plugstack.conf's, kept by Slurm */
@@ -288,11 +292,13 @@ static int trace_dir(spank_t sp, char *buf, size_t len)
 /* Whether a gpuctx agent listens on this node (its socket is root's: so are we). */
 static bool agent_answers(void)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa;
+	int fd;
 	bool ok;
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", AGENT_SOCK);
+	if (agent_sock_addr(&sa, g.run_dir))
+		return false;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ok = fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
 	if (fd >= 0)
 		close(fd);
@@ -383,7 +389,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		/* the node's agent already follows every process: the step's history and records
 		 * from it (its own devices and options), not a second set of BPF programs */
 		argv[8] = "--from-agent";
-		argv[9] = NULL;
+		argv[9] = g.run_dir ? "--run-dir" : NULL;
+		argv[10] = (char *)g.run_dir;
+		argv[11] = NULL;
 		from_agent = tracer_start(argv, why, sizeof(why));
 		if (!from_agent)
 			say("the agent did not serve step %s (%s): a tracer of its own follows it",

@@ -6,12 +6,15 @@
 # follows the whole machine) are told apart by the job's pid in the dump's name.
 
 AGENT_JOB=$top/tests/workloads/attach_job.py
+# the tests' agents lock and listen here, not in the node's run directory (/run/gpuctx): they
+# run beside an agent the node runs (t_agent_beside), and their clients ask them, not it
+AGENT_RUN=$T/agent.run
 
 # agent_start NAME [agent options]: the agent in the background (AGENT_PID), its spool $T/NAME.spool
 agent_start() {
 	local name=$1
 	shift
-	"$G" agent --spool "$T/$name.spool" --metrics "$T/$name.prom" "${DEVS[@]}" \
+	"$G" agent --run-dir "$AGENT_RUN" --spool "$T/$name.spool" --metrics "$T/$name.prom" "${DEVS[@]}" \
 		--libcuda "$DOUBLES/libcuda.so.1" "$@" >"$T/$name.out" 2>"$T/$name.err" &
 	AGENT_PID=$!
 	for _ in $(seq 300); do grep -qs "attached to" "$T/$name.err" && return 0; sleep 0.05; done
@@ -139,13 +142,13 @@ t_agent() {
 	spawn=$AGENT_JOB_PID
 	sleep 2.5
 	# record --from-agent: a job's trace from the agent, no second tracer
-	agent_attached "$T/$name.fa" 1 2 --from-agent --duration 120 ||
+	agent_attached "$T/$name.fa" 1 2 --from-agent --run-dir "$AGENT_RUN" --duration 120 ||
 		{ echo "record --from-agent exited $?: $(cat "$T/$name.fa.err")" >>"$T/$name.err"; rc=1; }
 	fj=$AGENT_JOB_PID
 	grep -q "agent: record --from-agent: sending pid $fj's tree" "$T/$name.out" ||
 		{ echo "the agent did not serve --from-agent" >>"$T/$name.err"; rc=1; }
-	# one agent per node
-	if "$G" agent --spool "$T/$name.spool2" "${DEVS[@]}" >"$T/$name.twice" 2>&1; then
+	# one agent per run directory
+	if "$G" agent --run-dir "$AGENT_RUN" --spool "$T/$name.spool2" "${DEVS[@]}" >"$T/$name.twice" 2>&1; then
 		echo "a second agent started" >>"$T/$name.err"; rc=1
 	fi
 	grep -q "already running" "$T/$name.twice" || { cat "$T/$name.twice" >>"$T/$name.err"; rc=1; }
@@ -204,10 +207,10 @@ t_agent_cgroup() {
 	job_cgroup $name gpuctxit$$_slurmstepd.scope job_77/step_0 || return
 	mkdir -p "${cg%/*}/step_1"
 	agent_start $name || { result $name 1; return; }
-	"$G" record --from-agent --cgroup "$cg" -q -o "$T/$name.fa.gctx" >/dev/null \
+	"$G" record --from-agent --run-dir "$AGENT_RUN" --cgroup "$cg" -q -o "$T/$name.fa.gctx" >/dev/null \
 		2>"$T/$name.fa.err" &
 	fa=$!
-	"$G" record --from-agent --cgroup "${cg%/*}/step_1" -q -o "$T/$name.fa1.gctx" >/dev/null \
+	"$G" record --from-agent --run-dir "$AGENT_RUN" --cgroup "${cg%/*}/step_1" -q -o "$T/$name.fa1.gctx" >/dev/null \
 		2>"$T/$name.fa1.err" &
 	fa1=$!
 	for _ in $(seq 300); do grep -qs attached "$T/$name.fa.err" && grep -qs attached \
@@ -317,7 +320,7 @@ t_agent_spool() {
 		{ echo "SIGTERM lost the pending dump of $j" >>"$T/$name.err"; rc=1; }
 	# a spool a user could write to is refused
 	mkdir -p "$T/$name.bad" && chmod 777 "$T/$name.bad"
-	if "$G" agent --spool "$T/$name.bad" "${DEVS[@]}" >/dev/null 2>"$T/$name.bad.err"; then
+	if "$G" agent --run-dir "$AGENT_RUN" --spool "$T/$name.bad" "${DEVS[@]}" >/dev/null 2>"$T/$name.bad.err"; then
 		echo "a world-writable spool was accepted" >>"$T/$name.err"; rc=1
 	fi
 	grep -q "writable by root alone" "$T/$name.bad.err" || rc=1
@@ -462,10 +465,10 @@ t_agent_folded() {
 	job=$!
 	wait $job
 	sleep 12 # folded 10 s after its exit (looked at once a second)
-	"$G" record --from-agent -p $job -q -o "$T/$name.fa.gctx" >/dev/null 2>"$T/$name.fa.err" ||
+	"$G" record --from-agent --run-dir "$AGENT_RUN" -p $job -q -o "$T/$name.fa.gctx" >/dev/null 2>"$T/$name.fa.err" ||
 		{ echo "record --from-agent -p $job exited $?: $(cat "$T/$name.fa.err")" >>"$T/$name.err"; rc=1; }
 	pid=4194305 # past PID_MAX_LIMIT: nobody had it (a free pid may have run a second ago)
-	if "$G" record --from-agent -p $pid -q -o "$T/$name.none.gctx" >/dev/null 2>"$T/$name.none.err"; then
+	if "$G" record --from-agent --run-dir "$AGENT_RUN" -p $pid -q -o "$T/$name.none.gctx" >/dev/null 2>"$T/$name.none.err"; then
 		echo "record --from-agent -p $pid (no such process) exited 0" >>"$T/$name.err"; rc=1
 	fi
 	agent_self_read $AGENT_PID >"$T/$name.self"
@@ -521,7 +524,7 @@ t_agent_cgroup_folded() {
 	agent_start $name || { result $name 1; return; }
 	sh -c "echo \$\$ >$cg/cgroup.procs && exec $W/wl_fork_storm x 5" >/dev/null 2>&1
 	sleep 12 # folded 10 s after its exit (looked at once a second)
-	"$G" record --from-agent --cgroup "$cg" --duration 2 -q -o "$T/$name.fa.gctx" >/dev/null \
+	"$G" record --from-agent --run-dir "$AGENT_RUN" --cgroup "$cg" --duration 2 -q -o "$T/$name.fa.gctx" >/dev/null \
 		2>"$T/$name.fa.err" || { echo "record --from-agent exited $?" >>"$T/$name.err"; rc=1; }
 	kill -TERM $AGENT_PID
 	wait $AGENT_PID
@@ -610,4 +613,51 @@ PY
 	result $name $rc
 }
 
-agent_tests=(report_list agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_cgroup_folded agent_unit agent_livejob)
+# The tests beside an agent the node runs (systemctl enable --now gpuctx-agent: its lock and
+# socket in /run/gpuctx, the default --run-dir): the tests' agent starts with a run directory of
+# its own, serves the clients that name it and only those; the node's serves the ones that do
+# not. A node agent already running is used as it is (said so); else one is started for this.
+t_agent_beside() {
+	local name=agent_beside rc=0 node="" job
+	if [ -e /run/gpuctx/agent.lock ] && ! flock -n /run/gpuctx/agent.lock true; then
+		echo "agent_beside: the node's agent runs (/run/gpuctx): the test runs beside it"
+	else
+		"$G" agent --spool "$T/$name.node.spool" "${DEVS[@]}" >"$T/$name.node.out" \
+			2>"$T/$name.node.err" &
+		node=$!
+		for _ in $(seq 300); do grep -qs "attached to" "$T/$name.node.err" && break; sleep 0.05; done
+		grep -qs "attached to" "$T/$name.node.err" ||
+			{ echo "the node's agent did not start: $(cat "$T/$name.node.err")" >>"$T/$name.err"; rc=1; }
+	fi
+	if agent_start $name; then
+		sleep 30 &
+		job=$!
+		"$G" record --from-agent --run-dir "$AGENT_RUN" -p $job --duration 1 -q \
+			-o "$T/$name.fa.gctx" >/dev/null 2>"$T/$name.fa.err" ||
+			{ echo "record --from-agent --run-dir: $(cat "$T/$name.fa.err")" >>"$T/$name.err"; rc=1; }
+		grep -q "record --from-agent: sending pid $job's tree" "$T/$name.out" ||
+			{ echo "the tests' agent did not serve its client" >>"$T/$name.err"; rc=1; }
+		if [ -n "$node" ]; then
+			"$G" record --from-agent -p $job --duration 1 -q -o "$T/$name.node.gctx" \
+				>/dev/null 2>"$T/$name.nfa.err" ||
+				{ echo "record --from-agent: $(cat "$T/$name.nfa.err")" >>"$T/$name.err"; rc=1; }
+			grep -q "record --from-agent: sending pid $job's tree" "$T/$name.node.out" ||
+				{ echo "the node's agent did not serve its client" >>"$T/$name.err"; rc=1; }
+			[ "$(grep -c "sending pid $job's tree" "$T/$name.out")" = 1 ] ||
+				{ echo "the tests' agent served the node's client" >>"$T/$name.err"; rc=1; }
+		fi
+		kill $job
+		wait $job 2>/dev/null
+		kill -TERM $AGENT_PID
+		wait $AGENT_PID || { echo "the tests' agent exited $?" >>"$T/$name.err"; rc=1; }
+	else
+		rc=1
+	fi
+	if [ -n "$node" ]; then
+		kill -TERM $node
+		wait $node || { echo "the node's agent exited $?" >>"$T/$name.err"; rc=1; }
+	fi
+	result $name $rc
+}
+
+agent_tests=(report_list agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_cgroup_folded agent_unit agent_livejob agent_beside)

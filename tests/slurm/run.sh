@@ -77,7 +77,9 @@ DEVOPTS=""
 for d in nvidiactl:nvidiactl nvidia0:nvidia nvidia-uvm:nvidia-uvm; do
 	DEVOPTS="$DEVOPTS record-opt=--device record-opt=$MNT/${d%%:*}:${d#*:}"
 done
-echo "required $SO gpuctx=$G$DEVOPTS" >"$T/plugstack.conf"
+# the plugin asks the test's agent (t_agent), never one the node runs in /run/gpuctx
+AGENT_RUN=$T/agent.run
+echo "required $SO gpuctx=$G$DEVOPTS run-dir=$AGENT_RUN" >"$T/plugstack.conf"
 cat >"$T/slurm.conf" <<EOF
 ClusterName=$CLUSTER
 SlurmctldHost=$NODE
@@ -249,8 +251,7 @@ EOF
 # A node where `gpuctx agent` runs: the plugin takes each step from it, no second tracer.
 t_agent() {
 	local name=agent rc=0 apid job f n p
-	for _ in $(seq 600); do [ -e /run/gpuctx-agent.sock ] || break; sleep 0.1; done
-	"$G" agent --spool "$T/agent.spool" ${DEVOPTS//record-opt=/} >"$T/agent.log" 2>&1 &
+	"$G" agent --run-dir "$AGENT_RUN" --spool "$T/agent.spool" ${DEVOPTS//record-opt=/} >"$T/agent.log" 2>&1 &
 	apid=$!
 	PIDS+=($apid)
 	for _ in $(seq 300); do grep -qs "attached to" "$T/agent.log" && break; sleep 0.05; done
@@ -288,11 +289,11 @@ EOF
 	kill "$apid"
 	wait "$apid" 2>/dev/null
 	# an agent that answers but serves nothing: the plugin's own tracer takes the step
-	python3 - "$T/fake.ready" <<'EOF' &
+	python3 - "$T/fake.ready" "$AGENT_RUN/agent.sock" <<'EOF' &
 import os, socket, sys
 s = socket.socket(socket.AF_UNIX)
-s.bind("/run/gpuctx-agent.sock")
-os.chmod("/run/gpuctx-agent.sock", 0o600)
+s.bind(sys.argv[2])
+os.chmod(sys.argv[2], 0o600)
 s.listen(8)
 open(sys.argv[1], "w").close()
 while True:
@@ -305,7 +306,7 @@ EOF
 		{ why $name "agent_fallback: $(cat "$T/agent_fallback.why" 2>/dev/null)"; rc=1; }
 	kill "$apid"
 	wait "$apid" 2>/dev/null
-	rm -f /run/gpuctx-agent.sock
+	rm -f "$AGENT_RUN/agent.sock"
 	grep -q "gpuctx: the agent did not serve step 0 .*: a tracer of its own follows it" "$T/slurmd.log" &&
 		grep -q "gpuctx: tracer pid [0-9]* follows .* for job $LAST_JOB step 0 .*gctx$" "$T/slurmd.log" &&
 		grep " $G record" "$PROBE_OUT.0" | grep -vq -- "--from-agent" ||

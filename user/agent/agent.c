@@ -331,12 +331,18 @@ int agent__start(struct agent *a, char *err, size_t errlen)
 {
 	struct timespec ts;
 
-	a->spool_fd = -1;
-	a->lock_fd = open(AGENT_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	a->spool_fd = a->lock_fd = -1;
+	a->run_fd = spool_root_dir(a->o.run_dir, "run directory", err, errlen);
+	if (a->run_fd < 0)
+		return -1;
+	a->lock_fd =
+	    openat(a->run_fd, AGENT_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (a->lock_fd < 0 || flock(a->lock_fd, LOCK_EX | LOCK_NB)) {
-		snprintf(err, errlen, "%s: %s", AGENT_LOCK,
-			 errno == EWOULDBLOCK ? "an agent is already running on this node"
-					      : strerror(errno));
+		snprintf(err, errlen, "%s/%s: %s", a->o.run_dir, AGENT_LOCK_NAME,
+			 errno == EWOULDBLOCK
+			     ? "an agent is already running with this run "
+			       "directory (--run-dir: another one for a second agent)"
+			     : strerror(errno));
 		goto fail;
 	}
 	a->spool_fd = spool_open(a->o.spool, err, errlen);
@@ -364,9 +370,9 @@ int agent__start(struct agent *a, char *err, size_t errlen)
 	signal(SIGPIPE, SIG_IGN);
 	agent_log(a,
 		  "following every process; dumps to %s (at %s and above, window %.0f s / "
-		  "%llu MiB)",
+		  "%llu MiB); run directory %s",
 		  a->o.spool, gctx_severity_name(a->o.fail_on), a->o.window_s,
-		  (unsigned long long)(a->o.window_bytes >> 20));
+		  (unsigned long long)(a->o.window_bytes >> 20), a->o.run_dir);
 	return 0;
 fail:
 	gctx_window__free(a->win);
@@ -375,7 +381,8 @@ fail:
 		close(a->spool_fd);
 	if (a->lock_fd >= 0)
 		close(a->lock_fd);
-	a->spool_fd = a->lock_fd = -1;
+	close(a->run_fd);
+	a->spool_fd = a->lock_fd = a->run_fd = -1;
 	return -1;
 }
 
@@ -389,4 +396,5 @@ void agent__stop(struct agent *a)
 	gctx_window__free(a->win);
 	close(a->spool_fd);
 	close(a->lock_fd);
+	close(a->run_fd);
 }

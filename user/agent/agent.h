@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
+#include "agent/proto.h"
 #include "agent/spool.h"
 #include "collect/stacks.h"
 #include "gpuctx_events.h"
@@ -21,14 +22,13 @@
 #include "model/cut.h"
 #include "model/model.h"
 
-#define AGENT_LOCK "/run/gpuctx-agent.lock"
-
 struct gctx_window;
 struct gctx_finding;
 struct agent_subs;
 
 struct agent_opts {
 	const char *spool;
+	const char *run_dir; /* its lock and socket (agent/proto.h): AGENT_RUN_DIR by default */
 	int fail_on;
 	double window_s;
 	__u64 window_bytes;
@@ -60,7 +60,8 @@ struct agent {
 	struct agent_opts o;
 	struct gctx_window *win;
 	int spool_fd;
-	int lock_fd; /* AGENT_LOCK, held while it runs: one agent per node */
+	int run_fd;  /* o.run_dir */
+	int lock_fd; /* its AGENT_LOCK_NAME, held while it runs: one agent per run directory */
 	struct {
 		__u32 type, len;
 		void *data;

@@ -62,14 +62,17 @@ int agent_subs__open(struct agent *a, char *err, size_t errlen)
 
 	if (!s)
 		return -ENOMEM;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", AGENT_SOCK);
+	/* bound in the run directory agent__start opened and checked, whatever its path is */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", a->run_fd,
+		 AGENT_SOCK_NAME);
 	/* a socket left by an agent that died: ours to replace (the lock says none runs) */
-	if (!lstat(AGENT_SOCK, &st) && S_ISSOCK(st.st_mode))
-		unlink(AGENT_SOCK);
+	if (!fstatat(a->run_fd, AGENT_SOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) && S_ISSOCK(st.st_mode))
+		unlinkat(a->run_fd, AGENT_SOCK_NAME, 0);
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	old = umask(0077);
 	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(s->lfd, 8)) {
-		snprintf(err, errlen, "cannot listen on %s: %s", AGENT_SOCK, strerror(errno));
+		snprintf(err, errlen, "cannot listen on %s/%s: %s", a->o.run_dir, AGENT_SOCK_NAME,
+			 strerror(errno));
 		umask(old);
 		if (s->lfd >= 0)
 			close(s->lfd);
@@ -474,7 +477,7 @@ void agent_subs__close(struct agent *a)
 		drop(s, 0);
 	}
 	close(s->lfd);
-	unlink(AGENT_SOCK);
+	unlinkat(a->run_fd, AGENT_SOCK_NAME, 0);
 	gctx_cgpaths__free(s->cgpaths);
 	free(s);
 	a->subs = NULL;

@@ -16,31 +16,36 @@
 #include "model/jobattr.h"
 #include "gpuctx_events.h"
 
-int spool_open(const char *dir, char *err, size_t errlen)
+int spool_root_dir(const char *dir, const char *what, char *err, size_t errlen)
 {
 	struct stat st;
 	int fd;
 
 	if (mkdir(dir, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create the spool %s: %s", dir, strerror(errno));
+		snprintf(err, errlen, "cannot create the %s %s: %s", what, dir, strerror(errno));
 		return -1;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot open the spool %s: %s%s", dir, strerror(errno),
+		snprintf(err, errlen, "cannot open the %s %s: %s%s", what, dir, strerror(errno),
 			 errno == ELOOP || errno == ENOTDIR ? " (not a directory, or a symlink)"
 							    : "");
 		return -1;
 	}
 	if (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & 0022)) {
 		snprintf(err, errlen,
-			 "the spool %s must be root's and writable by root alone "
+			 "the %s %s must be root's and writable by root alone "
 			 "(it is uid %u, mode %03o)",
-			 dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+			 what, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+int spool_open(const char *dir, char *err, size_t errlen)
+{
+	return spool_root_dir(dir, "spool", err, errlen);
 }
 
 /* Keep what a file name can hold safely: letters, digits, '.', '_', '-'. */

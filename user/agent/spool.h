@@ -17,6 +17,8 @@
 /* Create dir (0700) when missing and open it. It must be a directory of root's that nobody
  * else may write to (not a symlink). The fd, or -1 with a one-line reason in err. */
 int spool_open(const char *dir, char *err, size_t errlen);
+/* The same for any of the agent's directories (what: "run directory", for the messages). */
+int spool_root_dir(const char *dir, const char *what, char *err, size_t errlen);
 
 /* The job of a live process, short, for a file name: "slurm-42.0", "k8s-8f3c2a1b",
  * "nginx.service"; "" when none. */

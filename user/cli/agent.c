@@ -23,19 +23,22 @@ static void usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "Usage: gpuctx agent [--spool DIR] [--fail-on error|warning] [--window SECONDS]\n"
-	    "                    [--window-size SIZE] [--grace SECONDS] [--spool-max SIZE]\n"
-	    "                    [--spool-files N] [--metrics FILE] [--group GROUP] [--syslog]\n"
-	    "                    [--device PATH:KIND]... [--libcuda PATH] [--libhip PATH]\n"
+	    "Usage: gpuctx agent [--spool DIR] [--run-dir DIR] [--fail-on error|warning]\n"
+	    "                    [--window SECONDS] [--window-size SIZE] [--grace SECONDS]\n"
+	    "                    [--spool-max SIZE] [--spool-files N] [--metrics FILE]\n"
+	    "                    [--group GROUP] [--syslog] [--device PATH:KIND]...\n"
+	    "                    [--libcuda PATH] [--libhip PATH]\n"
 	    "                    [--no-api] [--no-stacks] [--no-hold] [-v]\n"
 	    "\n"
 	    "Follow every process on this node and keep the latest events in memory; write a\n"
 	    "trace of a process tree into the spool only when it has an incident at or above\n"
 	    "--fail-on, or when a process holding or inheriting GPU state dies by a signal.\n"
 	    "Runs until SIGTERM (a final flush); SIGHUP reopens the spool and rewrites the\n"
-	    "metrics. One agent per node.\n"
+	    "metrics. One agent per node (per run directory).\n"
 	    "\n"
 	    "      --spool DIR         where dumps go (default /var/lib/gpuctx), created 0700\n"
+	    "      --run-dir DIR       its lock and the socket record --from-agent asks (default\n"
+	    "                          /run/gpuctx; created 0700): another for a second agent\n"
 	    "      --fail-on SEV       error (default) or warning: what is worth a dump\n"
 	    "      --window SECONDS    history kept in memory (default 600)\n"
 	    "      --window-size SIZE  memory for that history (default 256M)\n"
@@ -117,6 +120,7 @@ bad:
 
 enum {
 	OPT_SPOOL = 2000,
+	OPT_RUN_DIR,
 	OPT_FAIL_ON,
 	OPT_WINDOW,
 	OPT_WINDOW_SIZE,
@@ -135,6 +139,7 @@ static int parse_args(struct agent_opts *o, int argc, char **argv, char **rargv,
 {
 	static const struct option opts[] = {
 	    {"spool", required_argument, NULL, OPT_SPOOL},
+	    {"run-dir", required_argument, NULL, OPT_RUN_DIR},
 	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
 	    {"window", required_argument, NULL, OPT_WINDOW},
 	    {"window-size", required_argument, NULL, OPT_WINDOW_SIZE},
@@ -160,6 +165,7 @@ static int parse_args(struct agent_opts *o, int argc, char **argv, char **rargv,
 	double files;
 
 	o->spool = "/var/lib/gpuctx";
+	o->run_dir = AGENT_RUN_DIR;
 	o->fail_on = GCTX_SEV_ERROR;
 	o->window_s = 600;
 	o->window_bytes = 256ull << 20;
@@ -172,6 +178,19 @@ static int parse_args(struct agent_opts *o, int argc, char **argv, char **rargv,
 		case OPT_SPOOL:
 			o->spool = optarg;
 			break;
+		case OPT_RUN_DIR: {
+			struct sockaddr_un sa;
+
+			if (optarg[0] != '/' || agent_sock_addr(&sa, optarg)) {
+				fprintf(stderr,
+					"gpuctx: bad --run-dir '%s': want an absolute path short "
+					"enough for a unix socket\n",
+					optarg);
+				return -1;
+			}
+			o->run_dir = optarg;
+			break;
+		}
 		case OPT_FAIL_ON:
 			o->fail_on = cli_parse_fail_on(optarg);
 			if (o->fail_on < 0 || o->fail_on > GCTX_SEV_ERROR) {
@@ -259,7 +278,7 @@ static int parse_args(struct agent_opts *o, int argc, char **argv, char **rargv,
 
 int cmd_agent(int argc, char **argv)
 {
-	struct agent a = {.spool_fd = -1, .lock_fd = -1};
+	struct agent a = {.spool_fd = -1, .lock_fd = -1, .run_fd = -1};
 	struct cli_record_hooks hooks = {
 	    .ctx = &a,
 	    .on_record = agent__on_record,

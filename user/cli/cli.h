@@ -48,7 +48,8 @@ struct cli_from_agent {
 	const char *output;
 	const __u32 *pids;
 	__u32 npids;
-	const char *cgroup; /* absolute path of a cgroup v2 directory, else NULL: pids */
+	const char *cgroup;  /* absolute path of a cgroup v2 directory, else NULL: pids */
+	const char *run_dir; /* the agent's --run-dir (NULL: the node's, AGENT_RUN_DIR) */
 	double duration;
 	bool quiet, silent;
 	const struct gctx_trace_meta *meta;

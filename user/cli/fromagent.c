@@ -34,17 +34,21 @@ static void on_stop(int sig)
 	nstops++;
 }
 
-static int connect_agent(char *err, size_t errlen)
+static int connect_agent(const char *run_dir, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa;
+	int fd;
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", AGENT_SOCK);
+	if (agent_sock_addr(&sa, run_dir)) {
+		snprintf(err, errlen, "--run-dir %s: too long for a unix socket's path", run_dir);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		snprintf(err, errlen,
 			 "no gpuctx agent answers on %s (%s): start it "
 			 "(systemctl start gpuctx-agent) or record without --from-agent",
-			 AGENT_SOCK, strerror(errno));
+			 sa.sun_path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -139,7 +143,7 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 	int fd, ret = 1, werr = 0, r;
 	bool ended = false, live = false, draining = false, told = false;
 
-	fd = connect_agent(err, sizeof(err));
+	fd = connect_agent(o->run_dir, err, sizeof(err));
 	if (fd < 0) {
 		fprintf(stderr, "gpuctx: %s\n", err);
 		return 1;

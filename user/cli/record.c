@@ -59,6 +59,7 @@ struct record_env {
 	bool launches;
 	bool no_hold;	       /* --no-hold */
 	bool from_agent;       /* --from-agent: the running agent's history, no BPF */
+	const char *run_dir;   /* --run-dir: that agent's (NULL: the node's) */
 	__u32 hold_timeout_ms; /* --hold-timeout */
 	__u32 ring_bytes;      /* --ring-size, 0 = the default */
 	const char *perfetto;  /* --perfetto FILE */
@@ -124,6 +125,8 @@ static void usage(FILE *out)
 	    "                          1G (default 8M): larger if events are lost\n"
 	    "      --from-agent        with -p or --cgroup: take the trace from the running\n"
 	    "                          gpuctx agent (its history, then live), load nothing\n"
+	    "      --run-dir DIR       with --from-agent: the agent started with this --run-dir\n"
+	    "                          (default /run/gpuctx, the node's)\n"
 	    "      --perfetto FILE     also export the timeline for ui.perfetto.dev at the end\n"
 	    "      --chrome FILE       also export a Chrome JSON timeline at the end\n"
 	    "  -q, --quiet             do not print events as they happen\n"
@@ -176,6 +179,7 @@ enum {
 	OPT_HOLD_TIMEOUT,
 	OPT_RING_SIZE,
 	OPT_FROM_AGENT,
+	OPT_RUN_DIR,
 };
 
 static int parse_args(struct record_env *env, int argc, char **argv)
@@ -198,6 +202,7 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 	    {"hold-timeout", required_argument, NULL, OPT_HOLD_TIMEOUT},
 	    {"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	    {"from-agent", no_argument, NULL, OPT_FROM_AGENT},
+	    {"run-dir", required_argument, NULL, OPT_RUN_DIR},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"silent", no_argument, NULL, OPT_SILENT},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -313,6 +318,9 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 		case OPT_FROM_AGENT:
 			env->from_agent = true;
 			break;
+		case OPT_RUN_DIR:
+			env->run_dir = optarg;
+			break;
 		case 'q':
 			env->quiet = true;
 			break;
@@ -332,6 +340,10 @@ static int parse_args(struct record_env *env, int argc, char **argv)
 	}
 	if (optind < argc)
 		env->cmd = &argv[optind];
+	if (env->run_dir && !env->from_agent) {
+		fprintf(stderr, "gpuctx: --run-dir names the agent --from-agent asks\n");
+		return -1;
+	}
 	if (env->from_agent && (env->cmd || env->all)) {
 		fprintf(stderr, "gpuctx: --from-agent takes -p or --cgroup: the agent already "
 				"follows every process\n");
@@ -810,7 +822,8 @@ static int record_from_agent(struct record_env *env, const struct gctx_trace_met
 				    .silent = env->silent,
 				    .meta = meta,
 				    .pids = env->pids.pids,
-				    .npids = env->pids.n};
+				    .npids = env->pids.n,
+				    .run_dir = env->run_dir};
 	char dir[PATH_MAX];
 	int ret;
 
