@@ -310,10 +310,27 @@ struct scan_ctx {
 	__u32 word;		 /* the next word to read */
 	__u32 words;
 	__u32 max;
+	struct scan_out *out;
 };
 
-/* One open fd of the exec'ing task: report it if it is a GPU file that survived exec. */
-static __noinline void scan_fd(struct file **fds, __u32 i)
+/* What the scan found, in map memory: kept in scan_ctx on the stack, each value the verifier
+ * could tell apart made it check the callback and the code after the loop once more
+ * (exec_btf: 20,591 -> 253,745 instructions processed). */
+struct scan_out {
+	__u32 sent;  /* GPU fds reported */
+	__u32 flags; /* GCTX_EXEC_FDS_SCANNED: the bitmap read to its end; _LOST */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scan_out);
+} scan_out SEC(".maps");
+
+/* One open fd of the exec'ing task: report it if it is a GPU file that survived exec.
+ * Returns 0 not a GPU file, 1 reported, GCTX_EXEC_FDS_LOST a GPU file whose record was lost. */
+static __noinline int scan_fd(struct file **fds, __u32 i)
 {
 	struct gctx_ev_fd *e;
 	struct file *f = load_ptr(&fds[i]);
@@ -321,18 +338,19 @@ static __noinline void scan_fd(struct file **fds, __u32 i)
 	__u64 ino = 0;
 
 	if (!f)
-		return;
+		return 0;
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind)
-		return;
+		return 0;
 	e = reserve(sizeof(*e), GCTX_EV_FD_KEPT);
 	if (!e)
-		return;
+		return GCTX_EXEC_FDS_LOST;
 	fill_hdr(&e->hdr, GCTX_EV_FD_KEPT);
 	e->file = (__u64)f;
 	e->fd = i;
 	e->kind = kind;
 	submit(e);
+	return 1;
 }
 
 /* Index of the lowest set bit of w (w != 0): clang 14 cannot lower __builtin_ctzl for BPF.
@@ -359,8 +377,10 @@ static long scan_fd_step(__u32 i, struct scan_ctx *c)
 	__u32 fd;
 
 	if (!w) {
-		if (c->word >= c->words)
+		if (c->word >= c->words) {
+			c->out->flags |= GCTX_EXEC_FDS_SCANNED;
 			return 1;
+		}
 		/* the bitmap word read by a typed load, as a pointer slot is (load_ptr) */
 		c->bits = (unsigned long)load_ptr(&c->open_fds[c->word]);
 		c->base = c->word * 64;
@@ -369,8 +389,12 @@ static long scan_fd_step(__u32 i, struct scan_ctx *c)
 	}
 	c->bits = w & (w - 1);
 	fd = c->base + low_bit(w);
-	if (fd < c->max)
-		scan_fd(c->fds, fd);
+	if (fd < c->max) {
+		int r = scan_fd(c->fds, fd);
+
+		c->out->sent += r & 1;
+		c->out->flags |= r & GCTX_EXEC_FDS_LOST;
+	}
 	return 0;
 }
 
@@ -378,11 +402,11 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 				    struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 len, scan = 0, sent = 0, zero = 0;
 	struct gctx_ev_exec *e;
 	struct scan_ctx sc;
 	struct fdtable *fdt;
 	unsigned long as, ae;
-	__u32 len;
 
 	if (!is_followed(tgid)) {
 		__u8 one = 1;
@@ -394,9 +418,15 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 	stack_on_exec(tgid);
 	stack_py_exec(task, tgid);
 
-	/* GPU fds still open now survived exec (O_CLOEXEC ones are already closed). */
+	/* GPU fds still open now survived exec: the close-on-exec ones are already closed,
+	 * however the flag was set (O_CLOEXEC, fcntl, FIOCLEX, dup3, close_range). The list is the
+	 * kernel's whole answer only if the table was read to its end and every record sent:
+	 * the exec record says so, and how many came before it. */
 	fdt = BPF_CORE_READ(task, files, fdt);
-	if (fdt) {
+	sc.out = bpf_map_lookup_elem(&scan_out, &zero);
+	if (fdt && sc.out) {
+		sc.out->sent = 0;
+		sc.out->flags = 0;
 		sc.fds = BPF_CORE_READ(fdt, fd);
 		sc.open_fds = BPF_CORE_READ(fdt, open_fds);
 		sc.max = BPF_CORE_READ(fdt, max_fds);
@@ -408,6 +438,11 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 		sc.words = (sc.max + 63) / 64;
 		/* at most a callback per word and per open fd */
 		bpf_loop(MAX_SCAN_FDS + MAX_SCAN_FDS / 64 + 1, scan_fd_step, &sc, 0);
+		scan = sc.out->flags;
+		sent = sc.out->sent;
+		/* fds past the bound not looked at */
+		if (BPF_CORE_READ(fdt, max_fds) > MAX_SCAN_FDS)
+			scan &= ~GCTX_EXEC_FDS_SCANNED;
 	}
 
 	e = reserve(sizeof(*e), GCTX_EV_EXEC);
@@ -415,6 +450,8 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 		return;
 	fill_hdr(&e->hdr, GCTX_EV_EXEC);
 	e->old_tid = old_pid;
+	e->fd_scan = scan;
+	e->fds_kept = sent;
 	/* the job's cgroup as the kernel has it now: userspace reads /proc too late for a
 	 * process that exits at once */
 	e->cgroup_id = bpf_get_current_cgroup_id();

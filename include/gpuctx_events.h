@@ -106,8 +106,22 @@ struct gctx_ev_exec {
 	char args[GCTX_ARGS_LEN];     /* argv, NUL-separated, possibly truncated */
 	__u64 cgroup_id; /* cgroup v2 id (its directory's inode) at exec, read in the kernel:
 			  * the job of a process gone before /proc is read; 0 unknown */
+	__u32 fd_scan;	 /* GCTX_EXEC_FDS_*: the kernel's list of the GPU fds open after exec */
+	__u32 fds_kept;	 /* GCTX_EV_FD_KEPT records sent just before this one (the list) */
 };
-#define GCTX_EV_EXEC_V3_LEN 432 /* struct gctx_ev_exec without cgroup_id (older traces) */
+#define GCTX_EV_EXEC_V3_LEN	432 /* struct gctx_ev_exec without cgroup_id (older traces) */
+#define GCTX_EV_EXEC_NOSCAN_LEN 440 /* without fd_scan and fds_kept (trace format 3 and older) */
+
+/* fd_scan: the exec program read the new program's fd table to its end, every open fd looked
+ * at: the fds_kept records before the exec are every GPU fd that survived it, and a GPU file
+ * not among them was closed (an empty list is an answer too). Without it (a table past the
+ * scan's bound) the kept fds are not all known. */
+#define GCTX_EXEC_FDS_SCANNED 0x1
+#define GCTX_EXEC_FDS_LOST    0x2 /* a kept-fd record could not be sent (ring full) */
+/* Set by the reader (trace/records.c), never by the kernel: an exec record of a trace older than
+ * these fields. Its exec program scanned the whole table too, but did not count what it sent:
+ * a lost record shows only in the drop counters. */
+#define GCTX_EXEC_FDS_UNCOUNTED 0x4
 
 struct gctx_ev_exit {
 	struct gctx_ev_hdr hdr;
@@ -269,7 +283,7 @@ _Static_assert(sizeof(struct gctx_ev_hdr) == 40, "hdr size");
 _Static_assert(sizeof(struct gctx_ev_api) == 200, "api size");
 _Static_assert(sizeof(struct gctx_ev_libmap) == 56, "libmap size");
 _Static_assert(sizeof(struct gctx_ev_fork) == 56, "fork size");
-_Static_assert(sizeof(struct gctx_ev_exec) == 440, "exec size");
+_Static_assert(sizeof(struct gctx_ev_exec) == 448, "exec size");
 _Static_assert(sizeof(struct gctx_ev_exit) == 48, "exit size");
 _Static_assert(sizeof(struct gctx_ev_open) == 200, "open size");
 _Static_assert(sizeof(struct gctx_ev_ioctl) == 296, "ioctl size");

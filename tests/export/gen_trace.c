@@ -87,6 +87,7 @@ static void exec_ev(__u32 pid, const char *comm, const char *file, const char *a
 
 	hdr(&e.hdr, GCTX_EV_EXEC, pid, pid, comm);
 	e.old_tid = pid;
+	e.fd_scan = GCTX_EXEC_FDS_SCANNED; /* the kernel's whole list: no GPU fd kept */
 	snprintf(e.filename, sizeof(e.filename), "%s", file);
 	e.args_len = len < GCTX_ARGS_LEN ? len : GCTX_ARGS_LEN;
 	memcpy(e.args, args, e.args_len);

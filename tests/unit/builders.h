@@ -82,6 +82,9 @@ static inline struct gctx_ev_exec ev_exec(__u32 pid, __u64 ts, const char *comm,
 	snprintf(e.filename, sizeof(e.filename), "%s", file);
 	memcpy(e.args, args, args_len);
 	e.args_len = args_len;
+	/* as the kernel sends it: the fd table read whole, no GPU fd kept unless told */
+	e.fd_scan = GCTX_EXEC_FDS_SCANNED;
+	e.fds_kept = 0;
 	return e;
 }
 

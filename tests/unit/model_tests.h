@@ -44,6 +44,9 @@ static inline void on_finding(const struct gctx_finding *f, void *ctx)
 	log->last_id = f->id;
 }
 
+/* FD_KEPT records fed since the last exec: the count the kernel puts in the exec record. */
+static __u32 kept_pending;
+
 static inline int setup(void **state)
 {
 	struct gctx_model *m = gctx_model__new();
@@ -51,6 +54,7 @@ static inline int setup(void **state)
 	if (!m)
 		return -1;
 	memset(&cblog, 0, sizeof(cblog));
+	kept_pending = 0;
 	gctx_model__set_finding_cb(m, on_finding, &cblog);
 	*state = m;
 	return 0;
@@ -87,6 +91,8 @@ static inline void do_exec(struct gctx_model *m, __u32 tgid, __u32 old_tid, __u6
 	struct gctx_ev_exec ev = ev_exec(tgid, ts, comm, filename, filename, strlen(filename) + 1);
 
 	ev.old_tid = old_tid;
+	ev.fds_kept = kept_pending;
+	kept_pending = 0;
 	feed(m, GCTX_EV_EXEC, &ev, sizeof(ev));
 }
 
@@ -202,6 +208,8 @@ static inline void do_fd(struct gctx_model *m, __u32 type, __u32 tgid, __u64 ts,
 {
 	struct gctx_ev_fd ev = ev_fd(type, tgid, ts, "x", file, fd, kind);
 
+	if (type == GCTX_EV_FD_KEPT)
+		kept_pending++;
 	feed(m, type, &ev, sizeof(ev));
 }
 

@@ -304,7 +304,6 @@ int mdl_ev_fd_kept(struct gctx_model *m, const struct gctx_ev_fd *ev)
 	k->file = ev->file;
 	k->fd = ev->fd;
 	k->kind = ev->kind;
-	p->kept_seen = true;
 	return 0;
 }
 

@@ -408,7 +408,7 @@ int mdl_across_exec_raise(struct gctx_model *m, struct proc_priv *p, struct file
 	gctx_copy_str(fname, sizeof(fname), ev->filename, sizeof(ev->filename));
 	mdl_textf(fd->detail, sizeof(fd->detail),
 		  "pid %u (%s) kept %s file #%u (fd %d, %s) across exec of %s: the fd lacked "
-		  "O_CLOEXEC",
+		  "close-on-exec (O_CLOEXEC, FD_CLOEXEC)",
 		  p->pub.pid, p->pub.comm, gctx_dev_kind_name(f->pub.kind), f->pub.id, fd_no,
 		  opener, fname[0] ? fname : "?");
 	finding_emit(m, fd);

@@ -4,7 +4,6 @@
  * that were there when gpuctx attached.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 
 #include "lib/grow.h"
@@ -171,7 +170,6 @@ static void proc_end(struct gctx_model *m, struct proc_priv *p, __u64 ts)
 		mdl_holder_end(m, f, &f->pub.holders[p->hrefs[i].holder_idx], ts);
 	}
 	p->nkept = 0;
-	p->kept_seen = false;
 	mdl_fold_note_exit(m, p);
 }
 
@@ -247,7 +245,8 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 	struct gctx_exec *x;
 	struct proc_priv *p;
 	__u64 start = 0;
-	__u32 i;
+	__u32 i, unknown = 0;
+	bool whole;
 	int err;
 
 	p = mdl_proc_for_event(m, hdr, false);
@@ -284,9 +283,15 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 		return -ENOMEM;
 	gctx_copy_str(t->comm, sizeof(t->comm), hdr->comm, GCTX_COMM_LEN);
 
-	/* the kernel listed the fds that survived: the others were closed by O_CLOEXEC */
+	/* The kernel listed the GPU fds open after the exec (it read the new program's fd table:
+	 * however close-on-exec was set, and whatever was dup'd or closed since the open). Whole,
+	 * the list is the answer, an empty one too: a file not in it was closed. Not whole (a
+	 * record lost, a table past the scan's bound), a file not in it is of unknown state: no
+	 * finding, counted, never a guess from the open flags. */
+	whole = (ev->fd_scan & GCTX_EXEC_FDS_SCANNED) && !(ev->fd_scan & GCTX_EXEC_FDS_LOST) &&
+		((ev->fd_scan & GCTX_EXEC_FDS_UNCOUNTED) || ev->fds_kept == p->nkept);
 	serial = ++m->exec_serial;
-	for (i = 0; p->kept_seen && i < p->nkept; i++) {
+	for (i = 0; i < p->nkept; i++) {
 		const struct kept_fd *k = &p->kept[i];
 		struct file_priv *f = mdl_file_resolve(m, k->file, p);
 		struct gctx_holder *h;
@@ -311,27 +316,28 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 	for (i = 0; i < p->nhrefs; i++) {
 		struct file_priv *f = F(m, p->hrefs[i].file_idx);
 		struct gctx_holder *h = &f->pub.holders[p->hrefs[i].holder_idx];
-		bool kept;
 
 		if (!h->held)
 			continue;
-		if (p->kept_seen)
-			kept = f->kept_mark == serial;
-		else
-			kept = !(f->pub.open_flags & O_CLOEXEC);
-		if (!kept) {
+		if (f->kept_mark != serial) {
+			/* closed by the exec; or, the list not whole, unknown: the holder ends
+			 * either way (a later use of the file shows it again) */
+			unknown += !whole;
 			mdl_holder_end(m, f, h, ts);
 			continue;
 		}
 		h->kept_across_exec = true;
 		h->execs_since++;
-		err = mdl_across_exec_raise(
-		    m, p, f, p->kept_seen ? f->kept_fd : (h->nfds ? h->fds[0] : -1), ev);
+		err = mdl_across_exec_raise(m, p, f, f->kept_fd, ev);
 		if (err)
 			return err;
 	}
+	if (!whole) {
+		x->fds_unknown = true;
+		m->exec_fds_unknown++;
+		m->exec_files_unknown += unknown;
+	}
 	p->nkept = 0;
-	p->kept_seen = false;
 	p->fws_pending = false; /* it exec'd: whatever it inherited is no longer CUDA state */
 	/* the new image's name, after the warnings that name the process as it was */
 	mdl_proc_rename(p, hdr->comm);

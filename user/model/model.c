@@ -276,6 +276,13 @@ const struct gctx_finding *gctx_model__finding(const struct gctx_model *m, __u32
 	return m && idx < m->findings.n ? FIND(m, idx) : NULL;
 }
 
+__u64 gctx_model__exec_fds_unknown(const struct gctx_model *m, __u64 *files)
+{
+	if (files)
+		*files = m ? m->exec_files_unknown : 0;
+	return m ? m->exec_fds_unknown : 0;
+}
+
 const struct gctx_rec_drops *gctx_model__drops(const struct gctx_model *m)
 {
 	static const struct gctx_rec_drops none;

@@ -52,6 +52,7 @@ struct gctx_exec {
 	const char *filename; /* NUL-terminated; shared with equal strings (strpool.h) */
 	const char *args;     /* args_len bytes, NUL-separated; shared likewise */
 	__u32 args_len;
+	bool fds_unknown; /* the kernel's list of GPU fds kept across it was not whole */
 };
 
 #define GCTX_CTX_STACK 8
@@ -333,6 +334,10 @@ __u32 gctx_model__nfindings(const struct gctx_model *m);
 const struct gctx_finding *gctx_model__finding(const struct gctx_model *m, __u32 idx);
 /* Drops as recorded by the last GCTX_REC_DROPS record (all zero if none). */
 const struct gctx_rec_drops *gctx_model__drops(const struct gctx_model *m);
+/* Execs whose list of kept GPU fds was not the kernel's whole answer (a record lost, an fd
+ * table past the scan's bound); *files (may be NULL): the GPU files held before them whose
+ * state after them is unknown for that (no finding was made for them). */
+__u64 gctx_model__exec_fds_unknown(const struct gctx_model *m, __u64 *files);
 /* Records fed, by type (index < GCTX_EV_KERNEL_MAX), and in total. */
 __u64 gctx_model__events(const struct gctx_model *m, __u32 type);
 __u64 gctx_model__total_events(const struct gctx_model *m);

@@ -45,7 +45,6 @@ struct proc_priv {
 	__u32 nhrefs, cap_hrefs;
 	struct kept_fd *kept; /* FD_KEPT records waiting for this process's EXEC */
 	__u32 nkept, cap_kept;
-	bool kept_seen;
 	/* fork-with-gpu-state waiting for this child to exec (cancel) or end (raise) */
 	bool fws_pending;
 	__u64 fws_ts;
@@ -119,6 +118,9 @@ struct gctx_model {
 	__u64 total;
 	__u64 unknown_records;
 	__u64 ignored_closes;
+	/* execs whose list of kept GPU fds was not whole, and the GPU files held before them
+	 * whose state after them is unknown for that */
+	__u64 exec_fds_unknown, exec_files_unknown;
 	__u64 procaddr_not_found; /* cuGetProcAddress -> CUDA_ERROR_NOT_FOUND: optional symbols */
 	__u64 exec_serial;
 	int *stack; /* scratch for object tree walks */

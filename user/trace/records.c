@@ -94,6 +94,9 @@ __u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32
 	if (len < size)
 		memset((char *)r + len, 0, size - len);
 	memcpy(r, data, len < size ? len : size);
+	/* an exec of an older trace: its program sent every kept GPU fd, but no count */
+	if (type == GCTX_EV_EXEC && len <= GCTX_EV_EXEC_NOSCAN_LEN)
+		r->exec.fd_scan = GCTX_EXEC_FDS_SCANNED | GCTX_EXEC_FDS_UNCOUNTED;
 	return size;
 }
 

@@ -195,17 +195,108 @@ static void test_fd_leaked_across_exec(void **state)
 	assert_int_equal(gctx_model__nfindings(m), 1);
 }
 
-static void test_exec_without_fd_kept_uses_cloexec(void **state)
+/* libcuda opens nvidiactl without O_CLOEXEC and sets FD_CLOEXEC with fcntl; Python's subprocess
+ * closes every fd with close_range in the child. The exec's list of kept fds is the kernel's
+ * answer, an empty one too: the open flags say nothing (issue 42). */
+static void test_exec_empty_fd_list_is_an_answer(void **state)
 {
 	struct gctx_model *m = *state;
 
-	do_open(m, 1234, 100, "launcher", CTL_FILE, 5, GCTX_DEV_NVIDIACTL, O_RDWR);
-	do_open(m, 1234, 101, "launcher", CTL_FILE2, 6, GCTX_DEV_NVIDIACTL, O_RDWR | O_CLOEXEC);
+	do_open(m, 1234, 100, "python3", CTL_FILE, 3, GCTX_DEV_NVIDIACTL, O_RDWR);
+	do_open(m, 1234, 101, "python3", CTL_FILE2, 4, GCTX_DEV_NVIDIACTL, O_RDWR | O_CLOEXEC);
+	do_fork(m, 1234, 1240, 200, "python3");
+	do_exec(m, 1240, 1240, 210, "true", "/bin/true"); /* scanned whole, nothing kept */
+	do_exec(m, 1234, 1234, 300, "app", "/opt/app");
+	gctx_model__finish(m);
+	assert_int_equal(gctx_model__nfindings(m), 0);
+	assert_false(holder_of(m, CTL_FILE, 1240)->held);
+	assert_int_equal(holder_of(m, CTL_FILE, 1240)->until_ns, 210);
+	assert_false(holder_of(m, CTL_FILE, 1234)->held);
+	assert_false(holder_of(m, CTL_FILE2, 1234)->held);
+	assert_true(gctx_model__file(m, 0)->closed);
+	assert_int_equal(gctx_model__exec_fds_unknown(m, NULL), 0);
+	assert_false(gctx_model__proc_by_pid(m, 1240)->execs[0].fds_unknown);
+}
+
+/* dup2 onto another number, the original closed by exec: the kept fd is the kernel's. */
+static void test_exec_kept_fd_is_the_kernels(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_holder *h;
+
+	do_open(m, 1234, 100, "launcher", CTL_FILE, 3, GCTX_DEV_NVIDIACTL, O_RDWR | O_CLOEXEC);
+	do_fd(m, GCTX_EV_FD_KEPT, 1234, 199, CTL_FILE, 9, GCTX_DEV_NVIDIACTL);
 	do_exec(m, 1234, 1234, 200, "app", "/opt/app");
 	assert_int_equal(count_kind(m, GCTX_FIND_GPU_FD_ACROSS_EXEC), 1);
+	assert_non_null(strstr(gctx_model__finding(m, 0)->detail, "(fd 9,"));
+	h = holder_of(m, CTL_FILE, 1234);
+	assert_true(h->held);
+	assert_int_equal(h->nfds, 1);
+	assert_int_equal(h->fds[0], 9);
+}
+
+/* A kept-fd record lost (the kernel says so, or fewer came than it sent): the files not listed
+ * are of unknown state, not kept and not a finding; counted. Those listed are still kept. */
+static void test_exec_fd_list_not_whole_is_unknown(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_ev_exec ev;
+	__u64 files = 0;
+
+	do_open(m, 1234, 100, "launcher", CTL_FILE, 3, GCTX_DEV_NVIDIACTL, O_RDWR);
+	do_open(m, 1234, 101, "launcher", CTL_FILE2, 4, GCTX_DEV_NVIDIACTL, O_RDWR);
+	do_fork(m, 1234, 1240, 150, "launcher");
+	do_fork(m, 1234, 1250, 160, "launcher");
+
+	ev = ev_exec(1240, 200, "a", "/bin/a", "a", 2);
+	ev.fd_scan |= GCTX_EXEC_FDS_LOST;
+	feed(m, GCTX_EV_EXEC, &ev, sizeof(ev));
+	assert_int_equal(gctx_model__nfindings(m), 0);
+	assert_int_equal(gctx_model__exec_fds_unknown(m, &files), 1);
+	assert_int_equal(files, 2);
+	assert_true(gctx_model__proc_by_pid(m, 1240)->execs[0].fds_unknown);
+
+	/* the exec says 2 were sent, 1 came: CTL_FILE is kept, CTL_FILE2 unknown */
+	do_fd(m, GCTX_EV_FD_KEPT, 1250, 299, CTL_FILE, 3, GCTX_DEV_NVIDIACTL);
+	ev = ev_exec(1250, 300, "b", "/bin/b", "b", 2);
+	ev.fds_kept = 2;
+	feed(m, GCTX_EV_EXEC, &ev, sizeof(ev));
+	assert_int_equal(count_kind(m, GCTX_FIND_GPU_FD_ACROSS_EXEC), 1);
+	assert_int_equal(gctx_model__finding(m, 0)->pid, 1250);
 	assert_int_equal(gctx_model__finding(m, 0)->file_id, 1);
-	assert_true(holder_of(m, CTL_FILE, 1234)->held);
-	assert_false(holder_of(m, CTL_FILE2, 1234)->held);
+	assert_int_equal(gctx_model__exec_fds_unknown(m, &files), 2);
+	assert_int_equal(files, 3);
+
+	/* a table past the scan's bound: not whole either */
+	ev = ev_exec(1234, 400, "c", "/bin/c", "c", 2);
+	ev.fd_scan = 0;
+	feed(m, GCTX_EV_EXEC, &ev, sizeof(ev));
+	assert_int_equal(count_kind(m, GCTX_FIND_GPU_FD_ACROSS_EXEC), 1);
+	assert_int_equal(gctx_model__exec_fds_unknown(m, &files), 3);
+	assert_int_equal(files, 5);
+}
+
+/* An exec record of a trace older than the scan's count (format 3): its program sent every
+ * kept fd, so its list is trusted, an empty one too; the open flags are not read. */
+static void test_exec_old_trace_trusts_its_list(void **state)
+{
+	struct gctx_model *m = *state;
+	struct gctx_ev_exec ev = ev_exec(1240, 210, "true", "/bin/true", "true", 5);
+
+	ev.fd_scan = 0;
+	do_open(m, 1234, 100, "python3", CTL_FILE, 3, GCTX_DEV_NVIDIACTL, O_RDWR);
+	do_fork(m, 1234, 1240, 200, "python3");
+	feed(m, GCTX_EV_EXEC, &ev, GCTX_EV_EXEC_NOSCAN_LEN);
+	assert_int_equal(gctx_model__nfindings(m), 0);
+	assert_false(holder_of(m, CTL_FILE, 1240)->held);
+	assert_int_equal(gctx_model__exec_fds_unknown(m, NULL), 0);
+
+	do_fork(m, 1234, 1250, 300, "python3");
+	do_fd(m, GCTX_EV_FD_KEPT, 1250, 309, CTL_FILE, 3, GCTX_DEV_NVIDIACTL);
+	ev = ev_exec(1250, 310, "true", "/bin/true", "true", 5);
+	feed(m, GCTX_EV_EXEC, &ev, GCTX_EV_EXEC_NOSCAN_LEN);
+	assert_int_equal(count_kind(m, GCTX_FIND_GPU_FD_ACROSS_EXEC), 1);
+	assert_int_equal(gctx_model__finding(m, 0)->pid, 1250);
 }
 
 static void test_inherited_kept_across_exec_then_used(void **state)
@@ -489,7 +580,10 @@ int main(void)
 		TEST(test_fork_exec_own_file_is_clean),
 		TEST(test_grandchild_chain),
 		TEST(test_fd_leaked_across_exec),
-		TEST(test_exec_without_fd_kept_uses_cloexec),
+		TEST(test_exec_empty_fd_list_is_an_answer),
+		TEST(test_exec_kept_fd_is_the_kernels),
+		TEST(test_exec_fd_list_not_whole_is_unknown),
+		TEST(test_exec_old_trace_trusts_its_list),
 		TEST(test_inherited_kept_across_exec_then_used),
 		TEST(test_exec_of_the_parent_after_fork_is_not_between),
 		TEST(test_crash_after_inherited_use),

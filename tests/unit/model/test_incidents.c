@@ -495,10 +495,17 @@ static void test_fd_across_exec(void **state)
 	struct gctx_model *m = *state;
 	struct gctx_analysis *a;
 
+	struct gctx_ev_fd kept =
+	    ev_fd(GCTX_EV_FD_KEPT, 101, 2999, "sh", CTL, 3, GCTX_DEV_NVIDIACTL);
+	struct gctx_ev_exec ex = ev_exec(101, 3000, "sh", "/bin/sh", sh, sizeof(sh));
+
 	fork_(m, 1, 100, 900, "bash");
 	open_(m, 100, 1000, CTL, O_RDWR);
 	fork_(m, 100, 101, 2000, "app");
-	exec_(m, 101, 3000, "sh", sh, sizeof(sh));
+	/* the kernel found the fd open after the exec */
+	feed(m, GCTX_EV_FD_KEPT, &kept, sizeof(kept));
+	ex.fds_kept = 1;
+	feed(m, GCTX_EV_EXEC, &ex, sizeof(ex));
 	exit_(m, 101, 4000, "sh", 0);
 	end(m);
 	a = gctx_analysis__new(m, 0);

@@ -591,6 +591,7 @@ static void rep_json_finding(struct gctx_json *j, const struct gctx_model *m,
 static void rep_json_counts(struct gctx_json *j, const struct gctx_model *m)
 {
 	const struct gctx_rec_drops *d = gctx_model__drops(m);
+	__u64 xf;
 	__u32 t;
 
 	gctx_json__key(j, "drops");
@@ -603,6 +604,9 @@ static void rep_json_counts(struct gctx_json *j, const struct gctx_model *m)
 	rep_json_u64(j, "window_evicted", d ? d->window_evicted : 0);
 	rep_json_u64(j, "omitted_procs", d ? d->omitted_procs : 0);
 	rep_json_u64(j, "omitted_records", d ? d->omitted_records : 0);
+	/* execs without the kernel's whole list of kept GPU fds; the files left unknown */
+	rep_json_u64(j, "exec_fds_unknown", gctx_model__exec_fds_unknown(m, &xf));
+	rep_json_u64(j, "exec_files_unknown", xf);
 	gctx_json__obj_end(j);
 
 	/* what the model left out of live processes (model.h, GCTX_KEEP_*) */

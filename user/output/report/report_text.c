@@ -426,7 +426,7 @@ static void rep_text_findings(struct rep_ctx *c)
 static void rep_text_counts(struct rep_ctx *c)
 {
 	const struct gctx_rec_drops *d = gctx_model__drops(c->m);
-	__u64 lost = rep_drops_total(d);
+	__u64 lost = rep_drops_total(d), xu, xf;
 	__u32 t;
 
 	fprintf(c->out, "Events: %llu records (",
@@ -456,6 +456,14 @@ static void rep_text_counts(struct rep_ctx *c)
 	if (d && d->missed_stash)
 		fprintf(c->out, "Note: %llu syscall exit%s had no recorded entry (missed_stash)\n",
 			(unsigned long long)d->missed_stash, rep_plural(d->missed_stash));
+	xu = gctx_model__exec_fds_unknown(c->m, &xf);
+	if (xu)
+		fprintf(c->out,
+			"Note: %llu exec%s without the kernel's whole list of kept GPU fds (a "
+			"record lost): %llu GPU file%s held before %s not known open or closed "
+			"after, and not reported as kept\n",
+			(unsigned long long)xu, rep_plural(xu), (unsigned long long)xf,
+			rep_plural(xf), xu == 1 ? "it" : "them");
 }
 
 int gctx_report__text(FILE *out, const struct gctx_model *m, const struct gctx_trace_meta *meta)

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by run.sh: whether a GPU fd survives exec is the kernel's answer, not the open flags'
+# (issue 42). nvidiactl is opened without O_CLOEXEC, as libcuda does, and its fd is then marked
+# (fcntl, ioctl FIOCLEX), copied (dup2, F_DUPFD_CLOEXEC) or closed in the child (close_range)
+# before a fork + exec: tests/workloads/wl_exec_fds.c, exec_fds.py.
+
+# exec_fds NAME WANT_RC KEPT_FD CMD...: `gpuctx check --fail-on warning` exits WANT_RC; the
+# fd-across-exec findings name KEPT_FD ("-": there are none); the workload's child saw as many
+# nvidiactl fds after its exec as the trace says it kept.
+exec_fds() {
+	local name=$1 want=$2 fd=$3 rc=0 got
+	shift 3
+	"$G" check --fail-on warning -o "$T/$name.gctx" "${DEVS[@]}" -- "$@" \
+		>"$T/$name.out" 2>"$T/$name.err"
+	got=$?
+	[ "$got" = "$want" ] || { echo "gpuctx check exited $got, expected $want" >>"$T/$name.err"; rc=1; }
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && python3 - "$T/$name.json" "$fd" "$T/$name.out" "$T/$name.err" \
+		>>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+fd = sys.argv[2]
+out = open(sys.argv[3]).read() + open(sys.argv[4]).read()
+f = [x for x in d["findings"] if x["kind"] == "gpu-fd-across-exec"]
+assert not [x for x in d["findings"] if x["severity"] == "error"], d["findings"]
+seen = [int(n) for n in re.findall(r"(?:kept|gpu fds?) (\d+)", out)]
+assert seen, f"the workload's children said nothing of their fds: {out}"
+if fd == "-":
+    assert not f, f
+    assert d["incidents"] == [], d["incidents"]
+    assert d["summary"]["verdict"].startswith("NO PROBLEM FOUND"), d["summary"]
+    assert "NO PROBLEM FOUND" in out, out
+    assert set(seen) <= {0, -1}, f"a child held a GPU fd after exec: {seen}"
+else:
+    assert f, d["findings"]
+    assert all(f"(fd {fd}," in x["detail"] for x in f), [x["detail"] for x in f]
+    assert seen and seen[0] == 1, seen
+    kept = [h for g in d["gpu_files"] for h in g["holders_detail"] if h["kept_across_exec"]]
+    assert kept and all(h["fds"] == [int(fd)] for h in kept), kept
+PY
+	result "$name" $rc
+}
+
+t_execfd_setfd() { exec_fds execfd_setfd 0 - "$W/wl_exec_fds" "$MNT" setfd; }
+t_execfd_closerange() { exec_fds execfd_closerange 0 - "$W/wl_exec_fds" "$MNT" closerange; }
+t_execfd_rangecloexec() { exec_fds execfd_rangecloexec 0 - "$W/wl_exec_fds" "$MNT" rangecloexec; }
+t_execfd_dup2() { exec_fds execfd_dup2 86 9 "$W/wl_exec_fds" "$MNT" dup2; }
+t_execfd_dupfdcloexec() { exec_fds execfd_dupfdcloexec 0 - "$W/wl_exec_fds" "$MNT" dupfdcloexec; }
+t_execfd_fioclex() { exec_fds execfd_fioclex 0 - "$W/wl_exec_fds" "$MNT" fioclex; }
+t_execfd_leak() { exec_fds execfd_leak 86 3 "$W/wl_exec_fds" "$MNT" leak; }
+# Python's subprocess and multiprocessing "spawn" close the inherited fds before exec
+t_execfd_python() {
+	exec_fds execfd_python 0 - python3 "$top/tests/workloads/exec_fds.py" "$MNT"
+}
+
+execfd_tests=(execfd_setfd execfd_closerange execfd_rangecloexec execfd_dup2 execfd_dupfdcloexec
+	execfd_fioclex execfd_leak execfd_python)
