@@ -314,8 +314,9 @@ struct scan_ctx {
 };
 
 /* What the scan found, in map memory: kept in scan_ctx on the stack, each value the verifier
- * could tell apart made it check the callback and the code after the loop once more
- * (exec_btf: 20,591 -> 253,745 instructions processed). */
+ * could tell apart made it check the callback and the code after the loop once more (exec_btf,
+ * with the earlier branching lowest-bit search: 20,591 -> 253,745 instructions processed; so:
+ * 1,060 -> 1,193 on 6.18.44-fc-v1300). */
 struct scan_out {
 	__u32 sent;  /* GPU fds reported */
 	__u32 flags; /* GCTX_EXEC_FDS_SCANNED: the bitmap read to its end; _LOST */
