@@ -26,7 +26,7 @@ BPF_UNITS := gpuctx api guard
 # user/ by stage of the data path (docs/architecture.md). The live side (collect/, agent/, cli/)
 # needs libbpf and root; the pure stages also run on a trace file and are unit tested without root.
 LIVE_DIRS := collect agent cli
-PURE_DIRS := lib trace decode model output/report output/timeline
+PURE_DIRS := lib trace decode model output/report output/timeline output/html
 BPF_USER_SRCS := $(foreach d,$(LIVE_DIRS),$(wildcard user/$(d)/*.c))
 PURE_SRCS := $(foreach d,$(PURE_DIRS),$(wildcard user/$(d)/*.c))
 USER_SRCS := $(PURE_SRCS) $(BPF_USER_SRCS)
@@ -162,6 +162,7 @@ integration: all
 	$(Q)tests/integration/run.sh
 	$(Q)tests/integration/hardening.sh
 	$(Q)tests/export/run.sh
+	$(Q)tests/html/run.sh
 	$(Q)tests/realdriver/nvidia.sh
 	$(Q)tests/slurm/run.sh
 

@@ -22,8 +22,9 @@ static void usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "Usage: gpuctx check [--fail-on SEV] [--junit FILE] [record options] -- CMD [ARG...]\n"
-	    "       gpuctx check [--fail-on SEV] [--junit FILE] TRACE...\n"
+	    "Usage: gpuctx check [--fail-on SEV] [--junit FILE] [--html FILE] [record options] --\n"
+	    "                    CMD [ARG...]\n"
+	    "       gpuctx check [--fail-on SEV] [--junit FILE] [--html FILE] TRACE...\n"
 	    "\n"
 	    "Run CMD under gpuctx record (or read TRACE), print the verdict, and fail when GPU\n"
 	    "state was misused (a poison fork, GPU fds across exec, spawned workers failing).\n"
@@ -33,6 +34,8 @@ static void usage(FILE *out)
 	    "      --fail-on SEV       error (default), warning or never\n"
 	    "      --junit FILE        write JUnit XML: one testcase per incident, failing at\n"
 	    "                          or above --fail-on; one passing testcase when clean\n"
+	    "      --html FILE         write one self-contained HTML page (verdict, incidents,\n"
+	    "                          process tree, timeline) to keep as a CI artifact\n"
 	    "  -o, --output FILE       keep the trace (default: a temporary file, removed)\n"
 	    "  other options           as gpuctx record (--device, --libcuda, -p, ...)\n"
 	    "\n"
@@ -43,6 +46,7 @@ static void usage(FILE *out)
 	    "EXAMPLES:\n"
 	    "  gpuctx check -- python -m pytest tests/\n"
 	    "  gpuctx check --junit gpuctx.xml -o job.gctx -- python train.py\n"
+	    "  gpuctx check --junit gpuctx.xml --html gpuctx.html -- python train.py\n"
 	    "  gpuctx check --fail-on warning job.gctx\n",
 	    GCTX_EXIT_INCIDENT);
 }
@@ -77,7 +81,7 @@ static const char *user_output(char **rargv, int rn)
 	return t;
 }
 
-static int check_traces(char **paths, int n, int fail_on, const char *junit)
+static int check_traces(char **paths, int n, int fail_on, const char *junit, const char *html)
 {
 	struct cli_job job;
 	int ret;
@@ -93,6 +97,8 @@ static int check_traces(char **paths, int n, int fail_on, const char *junit)
 		ret = cli_verdict(job.models[0], &job.files[0].meta, fail_on, junit, stderr,
 				  "gpuctx check: ");
 	}
+	if (html && ret != 2 && cli_job_html(&job, html) && ret != GCTX_EXIT_INCIDENT)
+		ret = 1;
 	cli_job_free(&job);
 	return ret;
 }
@@ -101,7 +107,7 @@ int cmd_check(int argc, char **argv)
 {
 	char **rargv = calloc(argc + 8, sizeof(*rargv));
 	char dir[4096], path[4096 + 16];
-	const char *junit = NULL, *trace = NULL, *t;
+	const char *junit = NULL, *html = NULL, *trace = NULL, *t;
 	char **traces = calloc(argc + 1, sizeof(*traces));
 	int ntraces = 0;
 	int fail_on = GCTX_SEV_ERROR, rn = 0, i, rc, ret;
@@ -152,6 +158,15 @@ int cmd_check(int argc, char **argv)
 			}
 			continue;
 		}
+		if (!strcmp(a, "--html") || !strncmp(a, "--html=", 7)) {
+			html = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!html || !html[0]) {
+				fprintf(stderr, "gpuctx: --html needs a file\n");
+				free(rargv);
+				return 2;
+			}
+			continue;
+		}
 		if (a[0] != '-' && !has_opts && traces) {
 			/* check TRACE..., unless record options follow */
 			trace = traces[ntraces++] = (char *)a;
@@ -170,9 +185,14 @@ int cmd_check(int argc, char **argv)
 		free(rargv);
 		return 2;
 	}
+	if (html && (t = gctx_outfile_refusal(html))) {
+		fprintf(stderr, "gpuctx: refusing to write %s: %s\n", html, t);
+		free(rargv);
+		return 2;
+	}
 	if (trace && !has_cmd && !has_opts) {
 		free(rargv);
-		ret = check_traces(traces, ntraces, fail_on, junit);
+		ret = check_traces(traces, ntraces, fail_on, junit, html);
 		free(traces);
 		return ret;
 	}
@@ -210,7 +230,7 @@ int cmd_check(int argc, char **argv)
 	t = path[0] ? path : user_output(rargv, rn);
 	if (t && !stat(t, &st)) {
 		char *one[] = {(char *)t};
-		int v = check_traces(one, 1, fail_on, junit);
+		int v = check_traces(one, 1, fail_on, junit, html);
 
 		/* an incident decides; else gpuctx's own failure, else the command's status */
 		ret = v == GCTX_EXIT_INCIDENT || (v && !rc) ? v : rc;

@@ -99,6 +99,9 @@ void cli_job_free(struct cli_job *job);
 int cli_job_report(const struct cli_job *job, bool json, FILE *out);
 /* cli_verdict of each host, its lines prefixed with the host; the worst exit status. */
 int cli_job_verdict(const struct cli_job *job, int fail_on, FILE *out, const char *prefix);
+/* The HTML page of the hosts (output/html/html.h), written to path: 0, or 1 with a one-line
+ * error printed. */
+int cli_job_html(const struct cli_job *job, const char *path);
 /* One Perfetto timeline, a machine per host (gctx_export_hosts). */
 int cli_job_export(const struct cli_job *job, const char *out, int format, char *err, size_t errlen,
 		   struct gctx_export_stats *st);

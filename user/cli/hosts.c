@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "model/model.h"
+#include "output/html/html.h"
 #include "output/timeline/export.h"
 #include "output/report/report.h"
 #include "trace/hosts.h"
@@ -181,4 +182,28 @@ int cli_job_export(const struct cli_job *job, const char *out, int format, char 
 	ret = gctx_export_hosts(h, job->n, out, format, err, errlen, st);
 	free(h);
 	return ret;
+}
+
+int cli_job_html(const struct cli_job *job, const char *path)
+{
+	struct gctx_html_host *h = calloc(job->n, sizeof(*h));
+	char err[512];
+	int ret;
+
+	if (!h) {
+		fprintf(stderr, "gpuctx: out of memory\n");
+		return 1;
+	}
+	for (__u32 i = 0; i < job->n; i++) {
+		h[i].m = job->models[i];
+		h[i].meta = job->metas[i];
+		h[i].clock = job->n > 1 ? &job->clocks[i] : NULL;
+		h[i].label = job->files[i].label;
+		h[i].source = job->files[i].source;
+	}
+	ret = gctx_html__write_file(path, h, job->n, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "gpuctx: %s\n", err);
+	free(h);
+	return ret ? 1 : 0;
 }

@@ -6,29 +6,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "lib/outfile.h"
 #include "model/model.h"
 #include "output/report/report.h"
 #include "trace/hosts.h"
 #include "trace/tracefile.h"
 
 #define REPORT_USAGE                                                                               \
-	"Usage: gpuctx report [--json] [--fail-on SEVERITY] [--junit FILE] TRACE...\n"             \
+	"Usage: gpuctx report [--json] [--fail-on SEVERITY] [--junit FILE] [--html FILE] "         \
+	"TRACE...\n"                                                                               \
 	"       gpuctx report --list [--json] [--fail-on SEVERITY] TRACE|DIR...\n"
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},	     {"fail-on", required_argument, NULL, 'F'},
-	    {"junit", required_argument, NULL, 'J'}, {"list", no_argument, NULL, 'l'},
-	    {"help", no_argument, NULL, 'h'},	     {},
+	    {"json", no_argument, NULL, 'j'},
+	    {"fail-on", required_argument, NULL, 'F'},
+	    {"junit", required_argument, NULL, 'J'},
+	    {"list", no_argument, NULL, 'l'},
+	    {"html", required_argument, NULL, 'H'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	struct gctx_trace_meta meta;
 	struct gctx_model *m = NULL;
 	struct cli_job job;
 	bool json = false, list = false;
-	const char *junit = NULL;
+	const char *junit = NULL, *html = NULL;
 	int c, ret, fail_on = GCTX_FAIL_NEVER, vret;
-	bool gate = false;
+	bool gate = false, html_failed = false;
+	const char *t;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jlh", opts, NULL)) != -1) {
@@ -54,6 +61,14 @@ int cmd_report(int argc, char **argv)
 			junit = optarg;
 			gate = true;
 			break;
+		case 'H':
+			html = optarg;
+			if (!html[0] || (t = gctx_outfile_refusal(html))) {
+				fprintf(stderr, "gpuctx: refusing to write '%s': %s\n", html,
+					html[0] ? t : "no file name");
+				return 2;
+			}
+			break;
 		case 'h':
 			printf(
 			    REPORT_USAGE
@@ -64,6 +79,11 @@ int cmd_report(int argc, char **argv)
 			    "                          (error, warning, never; default never)\n"
 			    "      --junit FILE        also write JUnit XML, one testcase per "
 			    "incident\n"
+			    "      --html FILE         also write one self-contained HTML page: "
+			    "verdict,\n"
+			    "                          incidents, process tree and timeline "
+			    "(several\n"
+			    "                          traces: the hosts side by side)\n"
 			    "  -l, --list              one line per trace, oldest first: when, "
 			    "host, "
 			    "job,\n"
@@ -86,8 +106,9 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gpuctx: report needs a trace file\n");
 		return 2;
 	}
-	if (list && junit) {
-		fprintf(stderr, "gpuctx: --junit takes the trace of one host, not --list\n");
+	if (list && (junit || html)) {
+		fprintf(stderr, "gpuctx: --%s takes traces, not --list\n",
+			junit ? "junit" : "html");
 		return 2;
 	}
 	if (list)
@@ -106,6 +127,8 @@ int cmd_report(int argc, char **argv)
 	else
 		ret = json ? gctx_report__json(stdout, m, &meta)
 			   : gctx_report__text(stdout, m, &meta);
+	if (!ret && html && cli_job_html(&job, html))
+		html_failed = true;
 	if (fflush(stdout) || ret) {
 		fprintf(stderr, "gpuctx: writing the report: %s\n", strerror(ret ? -ret : errno));
 		ret = 1;
@@ -117,5 +140,5 @@ int cmd_report(int argc, char **argv)
 	else
 		vret = cli_verdict(m, &meta, fail_on, junit, NULL, "");
 	cli_job_free(&job);
-	return ret ? 1 : vret;
+	return ret || html_failed ? 1 : vret;
 }

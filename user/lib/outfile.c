@@ -173,3 +173,32 @@ void gctx_outfile__free(struct gctx_outfile *o)
 	free(o->path);
 	free(o);
 }
+
+int gctx_outfile__write(const char *path, int (*fn)(FILE *out, const void *arg), const void *arg,
+			char *err, size_t errlen)
+{
+	struct gctx_outfile *of = gctx_outfile__new(path, err, errlen);
+	FILE *out;
+	int fd, ret;
+
+	if (!of)
+		return -1;
+	fd = fcntl(gctx_outfile__fd(of), F_DUPFD_CLOEXEC, 0);
+	out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!out) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		gctx_outfile__free(of);
+		return -1;
+	}
+	ret = fn(out, arg);
+	if (fclose(out) && !ret)
+		ret = -errno;
+	if (ret)
+		snprintf(err, errlen, "writing %s: %s", path, strerror(-ret));
+	else if (gctx_outfile__commit(of, err, errlen))
+		ret = -1;
+	gctx_outfile__free(of); /* removes the temporary file unless committed */
+	return ret ? -1 : 0;
+}

@@ -12,6 +12,7 @@
 #define __GPUCTX_OUTFILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct gctx_outfile;
 
@@ -28,6 +29,11 @@ int gctx_outfile__commit(struct gctx_outfile *o, char *err, size_t errlen);
 void gctx_outfile__no_fsync(struct gctx_outfile *o);
 /* Close; removes the temporary file unless it was committed (or kept). NULL is a no-op. */
 void gctx_outfile__free(struct gctx_outfile *o);
+
+/* Write a whole output to path through a stdio stream: fn(out, arg) writes it (0 or -errno);
+ * committed only when fn and the close succeeded. 0, or -1 with a one-line reason in err. */
+int gctx_outfile__write(const char *path, int (*fn)(FILE *out, const void *arg), const void *arg,
+			char *err, size_t errlen);
 
 /* Why path may not be written to, or NULL when it is absent or a regular file. */
 const char *gctx_outfile_refusal(const char *path);

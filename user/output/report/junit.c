@@ -5,10 +5,8 @@
  * fix in the body.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "lib/outfile.h"
 #include "lib/utf8.h"
 #include "output/report/junit.h"
@@ -122,33 +120,25 @@ int gctx_junit__write(FILE *out, const struct gctx_analysis *an, enum gctx_sever
 	return rep_finish(out);
 }
 
+struct junit_args {
+	const struct gctx_analysis *an;
+	enum gctx_severity fail_on;
+	const char *suite;
+};
+
+static int write_junit(FILE *out, const void *arg)
+{
+	const struct junit_args *a = arg;
+
+	return gctx_junit__write(out, a->an, a->fail_on, a->suite);
+}
+
 int gctx_junit__write_file(const char *path, const struct gctx_analysis *an,
 			   enum gctx_severity fail_on, const char *suite, char *err, size_t errlen)
 {
 	/* the rules of every output: no symlink, device, FIFO or directory at path; a private
 	 * temporary file renamed over it only when complete */
-	struct gctx_outfile *of = gctx_outfile__new(path, err, errlen);
-	FILE *out;
-	int fd, ret;
+	struct junit_args a = {an, fail_on, suite};
 
-	if (!of)
-		return -1;
-	fd = fcntl(gctx_outfile__fd(of), F_DUPFD_CLOEXEC, 0);
-	out = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!out) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		gctx_outfile__free(of);
-		return -1;
-	}
-	ret = gctx_junit__write(out, an, fail_on, suite);
-	if (fclose(out) && !ret)
-		ret = -errno;
-	if (ret)
-		snprintf(err, errlen, "writing %s: %s", path, strerror(-ret));
-	else if (gctx_outfile__commit(of, err, errlen))
-		ret = -1;
-	gctx_outfile__free(of); /* removes the temporary file unless committed */
-	return ret ? -1 : 0;
+	return gctx_outfile__write(path, write_junit, &a, err, errlen);
 }

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The timeline (SVG): the shown processes (the tree's rows, same order) and the GPU files over
+ * the run. A process is a bar from fork to exit with the times it held each GPU file on it
+ * (opened: blue, inherited: orange), its findings as red diamonds, an X where a signal killed
+ * it; each incident's moments (GPU initialised, first and last finding) are red dashed lines
+ * across. Hosts of one job share the axis (html_page.c gives it).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/html/html_priv.h"
+
+#define ROW_H	16
+#define LABEL_W 250
+#define PLOT_W	900
+#define TOP	34 /* the axis and the incidents' labels */
+
+struct tl {
+	struct html_host_ctx *c;
+	__u64 t0, t1; /* the axis */
+	__u32 nfiles; /* file rows */
+	__u32 height;
+};
+
+static __u32 xt(const struct tl *t, __u64 ts)
+{
+	__u64 t0 = t->t0, t1 = t->t1;
+
+	if (!ts || ts <= t0)
+		return LABEL_W;
+	if (ts >= t1)
+		return LABEL_W + PLOT_W;
+	return LABEL_W + (__u32)((double)(ts - t0) * PLOT_W / (double)(t1 - t0));
+}
+
+static bool in_axis(const struct tl *t, __u64 ts)
+{
+	return ts >= t->t0 && ts <= t->t1;
+}
+
+static void ticks(struct tl *t)
+{
+	struct html_host_ctx *c = t->c;
+	double span = (t->t1 - t->t0) / 1e9, step = 1e-6, base;
+	char lab[32];
+
+	/* 1, 2 or 5 times a power of ten: at most 10 ticks */
+	while (span / step > 10) {
+		if (span / (step * 2) <= 10)
+			step *= 2;
+		else if (span / (step * 5) <= 10)
+			step *= 5;
+		else
+			step *= 10;
+	}
+	/* first tick at a multiple of step past the axis's start, as seconds since the trace's */
+	base = ((double)t->t0 - (double)c->start) / 1e9;
+	for (double s = ((__s64)(base / step)) * step; s <= base + span + 1e-12; s += step) {
+		__u32 x;
+
+		if (s < base - 1e-12)
+			continue;
+		x = LABEL_W + (__u32)((s - base) / span * PLOT_W);
+		snprintf(lab, sizeof(lab), "%g s", s);
+		fprintf(c->out,
+			"<line class=\"grid\" x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\"/>"
+			"<text x=\"%u\" y=\"%u\">%s</text>\n",
+			x, TOP - 4, x, t->height, x + 2, 12, lab);
+	}
+	fprintf(c->out, "<line class=\"axis\" x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\"/>\n", LABEL_W,
+		TOP - 4, LABEL_W + PLOT_W, TOP - 4);
+}
+
+static void holds(struct tl *t, __u32 idx, __u32 y)
+{
+	const struct gctx_model *m = t->c->m;
+
+	for (__u32 i = 0; i < gctx_model__nfiles(m); i++) {
+		const struct gctx_gpu_file *f = gctx_model__file(m, i);
+
+		for (__u32 k = 0; f && k < f->nholders; k++) {
+			const struct gctx_holder *h = &f->holders[k];
+			__u32 a, b;
+
+			if (h->proc_idx != idx)
+				continue;
+			a = xt(t, h->since_ns);
+			b = h->until_ns ? xt(t, h->until_ns) : LABEL_W + PLOT_W;
+			fprintf(t->c->out,
+				"<rect class=\"hold%s\" data-file=\"%u\" x=\"%u\" y=\"%u\" "
+				"width=\"%u\" height=\"4\"/>",
+				h->how == GCTX_HOLD_INHERITED ? " inh" : "", f->id, a, y + 1,
+				b > a ? b - a : 1);
+		}
+	}
+}
+
+static void proc_row(struct tl *t, __u32 r)
+{
+	struct html_host_ctx *c = t->c;
+	const struct html_row *w = &c->sel.rows[r];
+	const struct gctx_proc *p = gctx_model__proc(c->m, w->idx);
+	__u8 fl = c->sel.flag[w->idx];
+	__u32 y = TOP + ROW_H * r, a = xt(t, p->start_ns),
+	      b = p->exited && p->exit_ns ? xt(t, p->exit_ns) : LABEL_W + PLOT_W;
+
+	fprintf(c->out, "<g class=\"tlproc%s\" data-pid=\"%u\"><text x=\"4\" y=\"%u\">%u ",
+		fl & SEL_INC ? " inc" : "", p->pid, y + 11, p->pid);
+	gctx_html_esc(c->out, p->comm, sizeof(p->comm));
+	fprintf(c->out,
+		"</text><rect class=\"bar%s\" x=\"%u\" y=\"%u\" width=\"%u\" height=\"12\"/>",
+		fl & SEL_INC   ? " inc"
+		: fl & SEL_GPU ? " gpu"
+			       : "",
+		a, y, b > a ? b - a : 1);
+	if (fl & SEL_GPU)
+		holds(t, w->idx, y);
+	if (p->signal && in_axis(t, p->exit_ns))
+		fprintf(c->out, "<path class=\"x\" d=\"M%u %uL%u %uM%u %uL%u %u\"/>", b - 5, y + 1,
+			b + 5, y + 11, b - 5, y + 11, b + 5, y + 1);
+	fputs("</g>\n", c->out);
+}
+
+static void file_rows(struct tl *t, __u32 y0)
+{
+	struct html_host_ctx *c = t->c;
+
+	for (__u32 i = 0; i < t->nfiles; i++) {
+		const struct gctx_gpu_file *f = gctx_model__file(c->m, i);
+		size_t len, from;
+		__u32 y = y0 + ROW_H * i, a = xt(t, f->open_ns),
+		      b = f->closed && f->close_ns ? xt(t, f->close_ns) : LABEL_W + PLOT_W;
+
+		fprintf(c->out, "<g class=\"tlfile\" data-file=\"%u\"><text x=\"4\" y=\"%u\">#%u ",
+			f->id, y + 11, f->id);
+		/* the end of the path says which device it is */
+		len = strnlen(f->path, sizeof(f->path));
+		from = len > 26 ? len - 26 : 0;
+		while (from && from < len && ((unsigned char)f->path[from] & 0xc0) == 0x80)
+			from++; /* not inside a UTF-8 sequence */
+		if (from)
+			fputs("...", c->out);
+		gctx_html_esc(c->out, f->path + from, len - from);
+		fprintf(c->out,
+			"</text><rect class=\"file\" x=\"%u\" y=\"%u\" width=\"%u\" height=\"10\"/>"
+			"</g>\n",
+			a, y + 1, b > a ? b - a : 1);
+	}
+}
+
+/* Each incident's moments, lines across every row; its findings as diamonds on their rows. */
+static void marks(struct tl *t, const __s32 *rowof)
+{
+	struct html_host_ctx *c = t->c;
+	__u32 nmarks = 0, n = gctx_analysis__nincidents(c->an);
+
+	for (__u32 i = 0; i < n; i++) {
+		const struct gctx_incident *in = gctx_analysis__incident(c->an, i);
+		const struct {
+			__u64 ts;
+			const char *what;
+		} at[] = {{in->init_ns, "init"}, {in->first_ns, "first"}, {in->last_ns, "last"}};
+
+		fprintf(c->out, "<g class=\"mark\" data-incident=\"%u\">", in->id);
+		for (__u32 k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+			__u32 x;
+
+			if (!in_axis(t, at[k].ts) || (k == 2 && in->last_ns == in->first_ns))
+				continue;
+			x = xt(t, at[k].ts);
+			fprintf(
+			    c->out,
+			    "<line class=\"mark\" data-at=\"%s\" x1=\"%u\" y1=\"%u\" x2=\"%u\" "
+			    "y2=\"%u\"/><text class=\"marktext\" x=\"%u\" y=\"%u\">#%u %s</text>",
+			    at[k].what, x, TOP - 14, x, t->height, x + 2, TOP - 6 - 10 * (k == 0),
+			    in->id, at[k].what);
+		}
+		for (__u32 k = 0; k < in->nfindings && nmarks < HTML_MAX_MARKS; k++) {
+			const struct gctx_finding *f =
+			    gctx_model__finding(c->m, in->findings[k] - 1);
+			__u32 x, y;
+
+			if (!f || f->proc_idx >= c->sel.nprocs || rowof[f->proc_idx] < 0 ||
+			    !in_axis(t, f->time_ns))
+				continue;
+			x = xt(t, f->time_ns);
+			y = TOP + ROW_H * rowof[f->proc_idx] + 6;
+			fprintf(
+			    c->out,
+			    "<path class=\"find\" data-finding=\"%u\" d=\"M%u %uL%u %uL%u %uL%u "
+			    "%uZ\"/>",
+			    f->id, x, y - 6, x + 5, y, x, y + 6, x - 5, y);
+			nmarks++;
+		}
+		fputs("</g>\n", c->out);
+	}
+}
+
+static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, bool zoom)
+{
+	struct html_sel *s = &c->sel;
+	struct tl t = {.c = c, .t0 = t0, .t1 = t1};
+	__u32 nf = gctx_model__nfiles(c->m), y_files;
+	__s32 *rowof = calloc(s->nprocs + 1, sizeof(*rowof));
+	char a[32], b[32];
+
+	if (!rowof)
+		return;
+	for (__u32 i = 0; i < s->nprocs; i++)
+		rowof[i] = -1;
+	for (__u32 r = 0; r < s->nrows; r++)
+		rowof[s->rows[r].idx] = r;
+	t.nfiles = nf > HTML_MAX_FILES ? HTML_MAX_FILES : nf;
+	y_files = TOP + ROW_H * s->nrows + (t.nfiles ? ROW_H : 0);
+	t.height = y_files + ROW_H * t.nfiles + 4;
+	html_time(a, sizeof(a), c, t0);
+	html_time(b, sizeof(b), c, t1);
+	if (zoom) {
+		fprintf(c->out, "<h2 id=\"h%u-zoom\">Around the incidents (%s to %s s)</h2>\n",
+			c->host, a, b);
+	} else {
+		fprintf(c->out, "<h2 id=\"h%u-timeline\">Timeline (%s to %s s; %u processes",
+			c->host, a, b, s->nrows);
+		if (s->nfolded)
+			fprintf(c->out, ", %u folded", s->nfolded);
+		fprintf(c->out, "; %u GPU file%s", nf, nf == 1 ? "" : "s");
+		if (nf > t.nfiles)
+			fprintf(c->out, ", the first %u shown", t.nfiles);
+		fputs(
+		    ")</h2>\n<p class=\"legend\"><span><i class=\"sw gpu\"></i>held "
+		    "(opened)</span><span><i class=\"sw inh\"></i>held (inherited)</span><span><i "
+		    "class=\"sw file\"></i>GPU file open</span><span>&#x25c6; finding, dashed: "
+		    "incident</span></p>\n",
+		    c->out);
+	}
+	fprintf(c->out,
+		"<div class=\"svgbox\"><svg class=\"timeline%s\" "
+		"xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\">\n",
+		zoom ? " zoom" : "", LABEL_W + PLOT_W + 60, t.height);
+	ticks(&t);
+	for (__u32 r = 0; r < s->nrows; r++)
+		proc_row(&t, r);
+	if (t.nfiles)
+		fprintf(c->out, "<text class=\"fold\" x=\"4\" y=\"%u\">GPU files</text>\n",
+			y_files - 4);
+	file_rows(&t, y_files);
+	marks(&t, rowof);
+	fputs("</svg></div>\n", c->out);
+	free(rowof);
+}
+
+void html_timeline(struct html_host_ctx *c)
+{
+	__u64 lo = ~0ull, hi = 0, margin;
+
+	draw(c, c->t0, c->t1, false);
+	/* the incidents often take milliseconds of a run of minutes: drawn again, closer */
+	for (__u32 i = 0; i < gctx_analysis__nincidents(c->an); i++) {
+		const struct gctx_incident *in = gctx_analysis__incident(c->an, i);
+		__u64 a = in->init_ns && in->init_ns < in->first_ns ? in->init_ns : in->first_ns;
+
+		if (a && a < lo)
+			lo = a;
+		if (in->last_ns > hi)
+			hi = in->last_ns;
+	}
+	if (hi < lo || !hi)
+		return;
+	margin = (hi - lo) / 10 > 500000 ? (hi - lo) / 10 : 500000;
+	lo = lo > c->t0 + margin ? lo - margin : c->t0;
+	hi = hi + margin < c->t1 ? hi + margin : c->t1;
+	if (hi > lo && (hi - lo) * 5 < c->t1 - c->t0)
+		draw(c, lo, hi, true);
+}
