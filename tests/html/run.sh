@@ -5,10 +5,12 @@
 # headless Chromium (tests/html/check_page.py, over the DevTools protocol): the demo's page, a
 # merged trace of two hosts, a big trace (10,000 processes of a fork storm beside the demo),
 # and a hostile one (a program named and called with markup, quotes, script, javascript: and
-# bidi controls). Screenshots are kept in $GPUCTX_HTML_SHOTS when set.
+# bidi controls); and the rules of every output file for --html. Screenshots are kept in
+# $GPUCTX_HTML_SHOTS when set.
 # Needs root (recording) and Debian's chromium (tools/install-deps.sh test); without chromium
-# every test is skipped with the reason. Usage: tests/html/run.sh [TEST...]
-#   TEST: demo merged big hostile
+# the pages are still written and checked, and the browser's part is skipped with the reason.
+# Usage: tests/html/run.sh [TEST...]
+#   TEST: demo merged big hostile output_rules
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -17,10 +19,8 @@ W=$top/build/workloads
 HERE=$top/tests/html
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 
-if [ -z "$CHROMIUM" ]; then
-	echo "html: SKIP: no chromium (Debian package chromium: tools/install-deps.sh test)"
-	exit 0
-fi
+[ -n "$CHROMIUM" ] ||
+	echo "html: no chromium (Debian package chromium: tools/install-deps.sh test): the pages are checked, not opened"
 if [ "$(id -u)" != 0 ]; then
 	echo "html: FAIL: these tests record workloads and need root" >&2
 	exit 1
@@ -87,6 +87,10 @@ page() {
 browse() {
 	local name=$1
 	shift
+	if [ -z "$CHROMIUM" ]; then
+		echo "SKIP $name in Chromium: no chromium"
+		return 0
+	fi
 	python3 "$HERE/check_page.py" "$CHROMIUM" "$T/$name.html" "$T/$name.json" \
 		"$SHOTS/$name.png" "$@" >>"$T/$name.err" 2>&1
 }
@@ -164,7 +168,39 @@ t_hostile() {
 	result $name $rc
 }
 
-all=(demo merged big hostile)
+# --html follows the rules of every output: a device node, a FIFO or a symlink at the path
+# is refused before anything runs, and left as it was; a regular file is replaced, 0600.
+t_output_rules() {
+	local name=output_rules rc=0 what st cmd
+	"$G" record -q -o "$T/$name.gctx" "${DEVS[@]}" -- true >/dev/null 2>>"$T/$name.err"
+	mknod "$T/hnode" c 1 3 # a scratch /dev/null
+	mkfifo "$T/hfifo"
+	echo "root's file" >"$T/htarget"
+	ln -s "$T/htarget" "$T/hlink.html"
+	for what in hnode hfifo hlink.html; do
+		for cmd in check report; do
+			timeout 20 "$G" $cmd --html "$T/$what" "$T/$name.gctx" >/dev/null \
+				2>>"$T/$name.err"
+			st=$?
+			[ $st = 2 ] || { echo "$cmd --html $what: exit $st, not 2" >>"$T/$name.err"; rc=1; }
+		done
+	done
+	timeout 20 "$G" check --html "$T/hnode" -- true >/dev/null 2>>"$T/$name.err"
+	[ -c "$T/hnode" ] || { echo "the device node was replaced" >>"$T/$name.err"; rc=1; }
+	[ -p "$T/hfifo" ] || { echo "the FIFO was replaced" >>"$T/$name.err"; rc=1; }
+	[ -L "$T/hlink.html" ] && [ "$(cat "$T/htarget")" = "root's file" ] ||
+		{ echo "the symlink or its target changed" >>"$T/$name.err"; rc=1; }
+	grep -q "refusing to write $T/hnode: it is a device" "$T/$name.err" ||
+		{ echo "no one-line refusal" >>"$T/$name.err"; rc=1; }
+	echo old >"$T/ok.html"
+	"$G" check --html "$T/ok.html" "$T/$name.gctx" >/dev/null 2>>"$T/$name.err"
+	grep -q "NO PROBLEM FOUND" "$T/ok.html" || { echo "no page written" >>"$T/$name.err"; rc=1; }
+	[ "$(stat -c %a "$T/ok.html")" = 600 ] || { echo "mode $(stat -c %a "$T/ok.html")" >>"$T/$name.err"; rc=1; }
+	ls -a "$T" | grep -q '^\.ok\.html\.' && { echo "temporary file left" >>"$T/$name.err"; rc=1; }
+	result $name $rc
+}
+
+all=(demo merged big hostile output_rules)
 [ $# -gt 0 ] && all=("$@")
 for t in "${all[@]}"; do
 	"t_$t"

@@ -63,9 +63,13 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'H':
 			html = optarg;
-			if (!html[0] || (t = gctx_outfile_refusal(html))) {
-				fprintf(stderr, "gpuctx: refusing to write '%s': %s\n", html,
-					html[0] ? t : "no file name");
+			if (!html[0]) {
+				fprintf(stderr, "gpuctx: --html needs a file\n");
+				return 2;
+			}
+			/* refused before the trace is read, as check does */
+			if ((t = gctx_outfile_refusal(html))) {
+				fprintf(stderr, "gpuctx: refusing to write %s: %s\n", html, t);
 				return 2;
 			}
 			break;
