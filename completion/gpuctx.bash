@@ -131,6 +131,10 @@ _gpuctx()
 		_gpuctx_files "$cur" '*'
 		return 0
 		;;
+	--html)
+		_gpuctx_files "$cur" '*.html'
+		return 0
+		;;
 	esac
 
 	if [[ $cur == -* ]]; then
