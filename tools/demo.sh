@@ -5,11 +5,13 @@
 # fixture), never a real one. It says what GPU device nodes this machine has: a working driver
 # (the node opens) or a dead node (one with no driver behind it: ENXIO, ENODEV, or EPERM from a
 # device cgroup), which libcuda leaves behind when run as root without the module. Prints the
-# report. GPUCTX_DEMO_DEVDIR: where to look for the nodes (default /dev).
+# report, and writes it as an HTML page beside the trace (demo.html). GPUCTX_DEMO_DEVDIR: where
+# to look for the nodes (default /dev).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 G=$top/build/gpuctx
 out=${GPUCTX_DEMO_OUT:-$top/demo.gctx}
+html=${out%.gctx}.html
 devdir=${GPUCTX_DEMO_DEVDIR:-/dev}
 if [ "$(id -u)" != 0 ]; then
 	echo "demo: run as root (gpuctx loads BPF programs)" >&2
@@ -51,4 +53,6 @@ echo "demo: tracing the demo workload over the emulated driver"
 echo
 echo "demo: gpuctx report $out"
 echo
-"$G" report "$out"
+"$G" report --html "$html" "$out"
+echo
+echo "demo: the same as one HTML page (verdict, process tree, timeline; opens offline): $html"

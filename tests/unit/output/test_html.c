@@ -185,7 +185,7 @@ static void test_poison_page(void **state)
 	assert_contains(html, "data-at=\"init\"");
 	assert_contains(html, "data-at=\"first\"");
 	assert_contains(html, "class=\"find\" data-finding=\"1\"");
-	assert_contains(html, "Around the incidents");
+	assert_contains(html, "Timeline around the incidents");
 	/* the policy: the page's own style by hash, no script, nothing fetched */
 	style = strstr(html, "<style>");
 	assert_non_null(style);

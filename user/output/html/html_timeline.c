@@ -12,9 +12,9 @@
 #include "output/html/html_priv.h"
 
 #define ROW_H	16
-#define LABEL_W 250
-#define PLOT_W	900
-#define TOP	34 /* the axis and the incidents' labels */
+#define LABEL_W 190
+#define PLOT_W	800
+#define TOP	52 /* the axis and the incidents' labels */
 
 struct tl {
 	struct html_host_ctx *c;
@@ -173,8 +173,8 @@ static void marks(struct tl *t, const __s32 *rowof)
 			    c->out,
 			    "<line class=\"mark\" data-at=\"%s\" x1=\"%u\" y1=\"%u\" x2=\"%u\" "
 			    "y2=\"%u\"/><text class=\"marktext\" x=\"%u\" y=\"%u\">#%u %s</text>",
-			    at[k].what, x, TOP - 14, x, t->height, x + 2, TOP - 6 - 10 * (k == 0),
-			    in->id, at[k].what);
+			    at[k].what, x, TOP - 28, x, t->height, x + 2, TOP - 26 + 10 * k, in->id,
+			    at[k].what);
 		}
 		for (__u32 k = 0; k < in->nfindings && nmarks < HTML_MAX_MARKS; k++) {
 			const struct gctx_finding *f =
@@ -197,7 +197,7 @@ static void marks(struct tl *t, const __s32 *rowof)
 	}
 }
 
-static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, bool zoom)
+static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, bool zoom, bool legend)
 {
 	struct html_sel *s = &c->sel;
 	struct tl t = {.c = c, .t0 = t0, .t1 = t1};
@@ -217,27 +217,32 @@ static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, bool zoom)
 	html_time(a, sizeof(a), c, t0);
 	html_time(b, sizeof(b), c, t1);
 	if (zoom) {
-		fprintf(c->out, "<h2 id=\"h%u-zoom\">Around the incidents (%s to %s s)</h2>\n",
+		fprintf(c->out,
+			"<h2 id=\"h%u-zoom\">Timeline around the incidents (%s to %s s)</h2>\n",
 			c->host, a, b);
 	} else {
-		fprintf(c->out, "<h2 id=\"h%u-timeline\">Timeline (%s to %s s; %u processes",
+		fprintf(c->out, "<h2 id=\"h%u-timeline\">Timeline, the whole run (%s to %s s; %u ",
 			c->host, a, b, s->nrows);
+		fprintf(c->out, "processes");
 		if (s->nfolded)
 			fprintf(c->out, ", %u folded", s->nfolded);
 		fprintf(c->out, "; %u GPU file%s", nf, nf == 1 ? "" : "s");
 		if (nf > t.nfiles)
 			fprintf(c->out, ", the first %u shown", t.nfiles);
-		fputs(
-		    ")</h2>\n<p class=\"legend\"><span><i class=\"sw gpu\"></i>held "
-		    "(opened)</span><span><i class=\"sw inh\"></i>held (inherited)</span><span><i "
-		    "class=\"sw file\"></i>GPU file open</span><span>&#x25c6; finding, dashed: "
-		    "incident</span></p>\n",
-		    c->out);
+		fputs(")</h2>\n", c->out);
 	}
+	if (legend)
+		fputs(
+		    "<p class=\"legend\"><span><i class=\"sw gpu\"></i>held "
+		    "(opened)</span><span><i "
+		    "class=\"sw inh\"></i>held (inherited)</span><span><i class=\"sw "
+		    "file\"></i>GPU file open</span><span>&#x25c6; finding, dashed: incident</span>"
+		    "</p>\n",
+		    c->out);
 	fprintf(c->out,
 		"<div class=\"svgbox\"><svg class=\"timeline%s\" "
 		"xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\">\n",
-		zoom ? " zoom" : "", LABEL_W + PLOT_W + 60, t.height);
+		zoom ? " zoom" : "", LABEL_W + PLOT_W + 40, t.height);
 	ticks(&t);
 	for (__u32 r = 0; r < s->nrows; r++)
 		proc_row(&t, r);
@@ -253,9 +258,10 @@ static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, bool zoom)
 void html_timeline(struct html_host_ctx *c)
 {
 	__u64 lo = ~0ull, hi = 0, margin;
+	bool zoomed = false;
 
-	draw(c, c->t0, c->t1, false);
-	/* the incidents often take milliseconds of a run of minutes: drawn again, closer */
+	/* the incidents often take milliseconds of a run of minutes: drawn first, closer, then
+	 * the whole run */
 	for (__u32 i = 0; i < gctx_analysis__nincidents(c->an); i++) {
 		const struct gctx_incident *in = gctx_analysis__incident(c->an, i);
 		__u64 a = in->init_ns && in->init_ns < in->first_ns ? in->init_ns : in->first_ns;
@@ -265,11 +271,13 @@ void html_timeline(struct html_host_ctx *c)
 		if (in->last_ns > hi)
 			hi = in->last_ns;
 	}
-	if (hi < lo || !hi)
-		return;
-	margin = (hi - lo) / 10 > 500000 ? (hi - lo) / 10 : 500000;
-	lo = lo > c->t0 + margin ? lo - margin : c->t0;
-	hi = hi + margin < c->t1 ? hi + margin : c->t1;
-	if (hi > lo && (hi - lo) * 5 < c->t1 - c->t0)
-		draw(c, lo, hi, true);
+	if (hi >= lo && hi) {
+		margin = (hi - lo) / 10 > 500000 ? (hi - lo) / 10 : 500000;
+		lo = lo > c->t0 + margin ? lo - margin : c->t0;
+		hi = hi + margin < c->t1 ? hi + margin : c->t1;
+		zoomed = hi > lo && (hi - lo) * 5 < c->t1 - c->t0;
+		if (zoomed)
+			draw(c, lo, hi, true, true);
+	}
+	draw(c, c->t0, c->t1, false, !zoomed);
 }
