@@ -364,7 +364,8 @@ API_HIP_H := $(wildcard $(HIP_INC_DIR)/hip/hip_runtime_api.h)
 API_DOUBLE_CFLAGS := -O2 -g0 -fPIC -shared -fcf-protection=full -fno-ipa-icf -D_GNU_SOURCE \
 	-Wall -Wextra -Wno-unused-parameter -Iinclude -Iuser
 API_DOUBLE_LDFLAGS := -Wl,-x -Wl,-z,noexecstack -lpthread
-API_CUDA_WORKLOADS := $(BUILD)/workloads/api_cuda_fork $(BUILD)/workloads/api_cuda_launch
+API_CUDA_WORKLOADS := $(BUILD)/workloads/api_cuda_fork $(BUILD)/workloads/api_cuda_launch \
+	$(BUILD)/workloads/api_cuda_fork_query
 API_HIP_WORKLOADS := $(BUILD)/workloads/api_hip_fork
 API_TARGETS :=
 

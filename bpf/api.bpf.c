@@ -54,6 +54,21 @@ struct {
 	__type(value, struct gctx_ev_api);
 } api_zero SEC(".maps");
 
+/* Names of the functions probed for forked children alone (GCTX_*_OTHER), by the index in
+ * their cookie: written by the collector before the probes that use them are attached. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GCTX_API_NAMES_MAX);
+	__type(key, __u32);
+	__type(value, char[GCTX_API_STR_LEN]);
+} api_names SEC(".maps");
+
+/* The in-flight key of a call: the thread, and the function (its name for GCTX_*_OTHER). */
+static __always_inline __u64 stash_key(__u64 id, __u64 cookie)
+{
+	return (id << 32) | GCTX_COOKIE_FN(cookie) | (GCTX_COOKIE_NAME(cookie) << 16);
+}
+
 static __always_inline void submit(void *e, bool urgent)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
@@ -110,7 +125,15 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	s->args[3] = PT_REGS_PARM4(ctx);
 	s->args[4] = PT_REGS_PARM5(ctx);
 	s->args[5] = PT_REGS_PARM6(ctx);
-	if (str >= 1 && str <= 6) {
+	if (fn == GCTX_CU_OTHER || fn == GCTX_HIP_OTHER) {
+		__u32 ni = GCTX_COOKIE_NAME(cookie);
+		const char *name = bpf_map_lookup_elem(&api_names, &ni);
+
+		if (name) {
+			__builtin_memcpy(s->str, name, sizeof(s->str));
+			s->flags |= GCTX_API_NAMED;
+		}
+	} else if (str >= 1 && str <= 6) {
 		__u32 i = str - 1;
 
 		barrier_var(i);
@@ -122,7 +145,7 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 		emit(s, false);
 		return 0;
 	}
-	key = (id << 32) | fn;
+	key = stash_key(id, cookie);
 	if (bpf_map_update_elem(&api_stash, &key, s, BPF_ANY))
 		__sync_fetch_and_add(&api_missed, 1);
 	return 0;
@@ -133,7 +156,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = GCTX_COOKIE_FN(cookie), out = GCTX_COOKIE_OUT(cookie);
 	struct gctx_ev_api *s;
-	__u64 key = (id << 32) | fn;
+	__u64 key = stash_key(id, cookie);
 
 	s = bpf_map_lookup_elem(&api_stash, &key);
 	if (!s)

@@ -285,7 +285,8 @@ static __always_inline void on_fork(void *ctx, struct task_struct *parent,
 	e->flags = ctgid == ptgid ? GCTX_FORK_THREAD : 0;
 	e->pad = 0;
 	submit(e);
-	stack_on_fork(ctx, ptgid, ctgid);
+	stack_on_fork(ctx, ptgid, ctgid, BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm),
+		      track_libs);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -882,6 +883,48 @@ static __noinline void emit_libmap(__u32 dev, __u64 ino)
 	e->pad = 0;
 	e->ino = ino;
 	submit(e);
+}
+
+/* Back from fork in the child (ret 0; its first return to user space): a child of a process
+ * holding GPU state is held until its own API probes are live (hold.bpf.h). Any other return
+ * of clone is one map lookup, most of them none (the parent's side returns the pid). */
+static __always_inline void fork_returned(long ret)
+{
+	struct task_struct *t;
+	__u32 *st, tgid;
+
+	if (ret)
+		return;
+	t = cur();
+	tgid = t->tgid;
+	if (t->pid != tgid)
+		return; /* a thread */
+	st = stk_get(tgid);
+	if (!st || !(*st & STK_FORK_HOLD))
+		return;
+	__sync_fetch_and_and(st, ~STK_FORK_HOLD);
+	watch_fork();
+}
+
+SEC("tp/syscalls/sys_exit_clone")
+int clone_exit(struct gctx_tp_sys_exit *ctx)
+{
+	fork_returned(ctx->ret);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_clone3")
+int clone3_exit(struct gctx_tp_sys_exit *ctx)
+{
+	fork_returned(ctx->ret);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_fork")
+int fork_exit(struct gctx_tp_sys_exit *ctx)
+{
+	fork_returned(ctx->ret);
+	return 0;
 }
 
 /* Is f's name that of a CUDA/HIP library? Read into the stack, by typed loads: 16 bytes

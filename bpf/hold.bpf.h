@@ -167,64 +167,98 @@ static __always_inline __u32 hold_visible(void)
 	return stop_watched(t, p) ? GCTX_APIMAP_WATCHED : 0;
 }
 
+/* Stop the current process (e's) until the collector has done what e asks, when holding is
+ * on and nobody but gpuctx would see the stop; e->flags say what happened. */
+static __always_inline void hold_current(struct gctx_ev_apimap *e, struct gctx_hold_ctl *ctl)
+{
+	__u32 tgid = e->hdr.tgid, flags;
+
+	if (!hold_on || !ctl || !ctl->armed) {
+		e->flags |= GCTX_APIMAP_NO_HOLD;
+	} else if ((flags = hold_visible())) {
+		e->flags |= flags; /* not held: GCTX_APIMAP_OUTSIDE or GCTX_APIMAP_WATCHED */
+	} else {
+		struct task_struct *t = bpf_get_current_task_btf();
+		struct gctx_hold_val v = {
+		    .since_ns = e->hdr.ts_ns,
+		    .tid = e->hdr.tid,
+		    .dev = e->dev,
+		    .ino = e->ino,
+		    .ptgid = BPF_CORE_READ(t, real_parent, tgid),
+		};
+
+		/* one hold per process: a second mapping racing the stop is reported unheld */
+		flags = GCTX_APIMAP_FAILED;
+		if (!bpf_map_update_elem(&holds, &tgid, &v, BPF_NOEXIST)) {
+			if (!bpf_send_signal(SIG_STOP)) {
+				flags = GCTX_APIMAP_HELD;
+				ctl->last_hold_ns = e->hdr.ts_ns; /* the guard looks then */
+			} else
+				bpf_map_delete_elem(&holds, &tgid);
+		}
+		e->flags |= flags;
+	}
+}
+
+/* A record of the current process, for the collector (NULL: gpuctx's own process, or the ring
+ * is full, counted); *ctl: the hold control. */
+static __always_inline struct gctx_ev_apimap *apimap_reserve(struct gctx_hold_ctl **ctl)
+{
+	struct gctx_ev_apimap *e;
+	__u32 zero = 0;
+
+	*ctl = bpf_map_lookup_elem(&hold_ctl, &zero);
+	if (is_self_exe(*ctl))
+		return NULL;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&apimap_lost, 1);
+		return NULL;
+	}
+	fill_hdr(&e->hdr, GCTX_EV_APIMAP);
+	e->flags = 0;
+	return e;
+}
+
 /* An executable mapping of f, the file (dev, ino), by the current (followed) process; the
  * caller found it not in known_libs. */
 static __noinline void watch_apimap(struct file *f, __u32 dev, __u64 ino)
 {
 	struct gctx_ev_apimap *e;
 	struct gctx_hold_ctl *ctl;
-	__u32 zero = 0, tgid;
-	__u64 id;
 
 	if (!f)
 		return;
-	ctl = bpf_map_lookup_elem(&hold_ctl, &zero);
-	if (is_self_exe(ctl))
+	e = apimap_reserve(&ctl);
+	if (!e)
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		__sync_fetch_and_add(&apimap_lost, 1);
-		return;
-	}
 	if (!api_name_at((const char *)BPF_CORE_READ(f, f_path.dentry, d_name.name), e->name,
 			 sizeof(e->name))) {
 		bpf_ringbuf_discard(e, 0);
 		return;
 	}
-	id = bpf_get_current_pid_tgid();
-	tgid = id >> 32;
-	e->hdr.type = GCTX_EV_APIMAP;
-	e->hdr.tid = (__u32)id;
-	e->hdr.tgid = tgid;
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ts_ns = bpf_ktime_get_ns();
-	bpf_get_current_comm(e->hdr.comm, sizeof(e->hdr.comm));
 	e->dev = dev;
 	e->ino = ino;
-	if (!hold_on || !ctl || !ctl->armed) {
-		e->flags = GCTX_APIMAP_NO_HOLD;
-	} else if ((e->flags = hold_visible())) {
-		/* not held: GCTX_APIMAP_OUTSIDE or GCTX_APIMAP_WATCHED */
-	} else {
-		struct task_struct *t = bpf_get_current_task_btf();
-		struct gctx_hold_val v = {
-		    .since_ns = e->hdr.ts_ns,
-		    .tid = (__u32)id,
-		    .dev = dev,
-		    .ino = ino,
-		    .ptgid = BPF_CORE_READ(t, real_parent, tgid),
-		};
+	hold_current(e, ctl);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
 
-		/* one hold per process: a second mapping racing the stop is reported unheld */
-		e->flags = GCTX_APIMAP_FAILED;
-		if (!bpf_map_update_elem(&holds, &tgid, &v, BPF_NOEXIST)) {
-			if (!bpf_send_signal(SIG_STOP)) {
-				e->flags = GCTX_APIMAP_HELD;
-				ctl->last_hold_ns = e->hdr.ts_ns; /* the guard looks then */
-			} else
-				bpf_map_delete_elem(&holds, &tgid);
-		}
-	}
+/* The current process is a child forked without exec from one holding GPU state, back from
+ * fork before its first user instruction: the collector attaches probes on every CUDA/HIP
+ * function for it alone (a healthy process's calls pay nothing), then resumes it. */
+static __noinline void watch_fork(void)
+{
+	struct gctx_ev_apimap *e;
+	struct gctx_hold_ctl *ctl;
+
+	e = apimap_reserve(&ctl);
+	if (!e)
+		return;
+	e->dev = 0;
+	e->ino = 0;
+	__builtin_memset(e->name, 0, sizeof(e->name));
+	e->flags = GCTX_APIMAP_FORK;
+	hold_current(e, ctl);
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 

@@ -14,8 +14,8 @@
 #ifndef __GPUCTX_STACK_BPF_H
 #define __GPUCTX_STACK_BPF_H
 
-#define STK_HOLDS	 0x1 /* the process opened or inherited a GPU file */
-#define STK_INHERITED	 0x2 /* it got GPU files through fork */
+#define STK_HOLDS	 GCTX_STK_HOLDS /* the process opened or inherited a GPU file */
+#define STK_INHERITED	 0x2		/* it got GPU files through fork */
 #define STK_INIT_DONE	 0x4
 #define STK_CRASH_DONE	 0x8
 #define STK_API_USE_DONE 0x10 /* an API call in a process with inherited state */
@@ -23,6 +23,9 @@
  * without them) are symbolised from /proc/PID/maps, which a process that exits before the
  * collector gets to it no longer has. */
 #define STK_MAPS_AT_EXIT 0x20
+/* A child forked without exec (not CLONE_VM) from a process with STK_HOLDS: held on its way
+ * back from fork until its own API probes are attached (hold.bpf.h, watch_fork). */
+#define STK_FORK_HOLD 0x40
 
 #define SIGILL	4
 #define SIGABRT 6
@@ -442,10 +445,14 @@ static __always_inline void stack_on_open(void *ctx, __u64 file, __s32 fd)
 	struct stk_file_key k = {.tgid = tgid, .file = file};
 	__u8 one = 1;
 
-	if (!stacks_on)
-		return;
-	bpf_map_update_elem(&stk_files, &k, &one, BPF_ANY);
 	st = stk_get(tgid);
+	if (!stacks_on) {
+		/* no stack, but whether it holds GPU state: its forked children are probed */
+		if (!st || !(*st & STK_HOLDS))
+			stk_set(tgid, STK_HOLDS);
+		return;
+	}
+	bpf_map_update_elem(&stk_files, &k, &one, BPF_ANY);
 	if (st && (*st & STK_INIT_DONE))
 		return;
 	stk_set(tgid, STK_HOLDS | STK_INIT_DONE);
@@ -471,19 +478,25 @@ static __always_inline void stack_on_use(void *ctx, __u64 file, __s32 fd)
 }
 
 /* A process (not a thread) was forked: in the parent's context. */
-static __always_inline void stack_on_fork(void *ctx, __u32 ptgid, __u32 ctgid)
+/* share_mm: the child shares the parent's address space (CLONE_VM: vfork, posix_spawn), which
+ * execs or exits before the parent runs again; fork_hold: hold such a child (not sharing). */
+static __always_inline void stack_on_fork(void *ctx, __u32 ptgid, __u32 ctgid, bool share_mm,
+					  bool fork_hold)
 {
 	__u32 *st, bits;
 	struct gctx_py_layout *l;
 
-	if (!stacks_on || ctgid == ptgid)
+	if (ctgid == ptgid)
 		return;
 	st = stk_get(ptgid);
 	if (st && (*st & STK_HOLDS)) {
-		bits = STK_HOLDS | STK_INHERITED;
+		bits = STK_HOLDS | STK_INHERITED | (fork_hold && !share_mm ? STK_FORK_HOLD : 0);
 		bpf_map_update_elem(&stk_state, &ctgid, &bits, BPF_ANY);
-		stack_emit(ctx, 0, GCTX_STACK_FORK, ctgid, 0);
+		if (stacks_on)
+			stack_emit(ctx, 0, GCTX_STACK_FORK, ctgid, 0);
 	}
+	if (!stacks_on)
+		return;
 	/* The child runs the same interpreter at the same addresses until it execs. */
 	l = bpf_map_lookup_elem(&pyinfo, &ptgid);
 	if (l)

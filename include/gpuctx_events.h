@@ -220,6 +220,10 @@ enum gctx_api_fn {
 	GCTX_HIP_DEVICE_RESET,
 	GCTX_HIP_LAUNCH_KERNEL,
 	GCTX_HIP_MODULE_LAUNCH_KERNEL,
+	/* Any other exported function, probed only in a forked child that inherited GPU state
+	 * (collect/childprobe.c): its name is in the record's str (GCTX_API_NAMED). */
+	GCTX_CU_OTHER,
+	GCTX_HIP_OTHER,
 	GCTX_API_MAX,
 };
 
@@ -228,11 +232,14 @@ enum gctx_api_fn {
 #define GCTX_COOKIE_OUT(c)     (((c) >> 16) & 0xf) /* 1 + index of an output-pointer arg */
 #define GCTX_COOKIE_STR(c)     (((c) >> 20) & 0xf) /* 1 + index of a string arg */
 #define GCTX_COOKIE_ENTRY_ONLY (1u << 24)	   /* no return probe: emit at entry */
+#define GCTX_COOKIE_NAME(c)    ((c) >> 32)	   /* GCTX_*_OTHER: index of its name (api_names) */
 
-#define GCTX_API_RETURNED 0x1 /* ret and out are valid */
-#define GCTX_API_OUT_OK	  0x2 /* out was read */
-#define GCTX_API_STR_OK	  0x4 /* str was read */
-#define GCTX_API_STR_LEN  64
+#define GCTX_API_RETURNED  0x1 /* ret and out are valid */
+#define GCTX_API_OUT_OK	   0x2 /* out was read */
+#define GCTX_API_STR_OK	   0x4 /* str was read */
+#define GCTX_API_NAMED	   0x8 /* GCTX_*_OTHER: str is the function's exported name */
+#define GCTX_API_STR_LEN   64
+#define GCTX_API_NAMES_MAX 8192 /* names of GCTX_*_OTHER functions (bpf/api.bpf.c api_names) */
 
 struct gctx_ev_api {
 	struct gctx_ev_hdr hdr; /* ts_ns = entry time */
@@ -267,6 +274,10 @@ struct gctx_ev_libmap {
 #define GCTX_APIMAP_WATCHED                                                                        \
 	0x10 /* not held: its parent (a shell, su, runuser, sudo) or a tracer                      \
 	      * would see the stop (bpf/hold.bpf.h) */
+/* Not a library: a child forked without exec from a process holding GPU state, back from
+ * fork (dev, ino and name empty). Held (GCTX_APIMAP_HELD) until the collector has attached
+ * its own probes on every CUDA/HIP function of the libraries it maps (collect/childprobe.c). */
+#define GCTX_APIMAP_FORK 0x20
 
 /* An executable mapping of a file named like a CUDA/HIP library (libcuda.so*, libamdhip64.so*)
  * whose probes were not attached yet. Sent at once (wakeup), before the mapping returns. */
@@ -410,7 +421,15 @@ struct gctx_rec_hold {
 	__u64 from_ns;
 	__u64 to_ns;
 	char lib[GCTX_PATH_LEN];
+	/* Appended (version 4); 0 in older traces */
+	__u32 flags; /* GCTX_HOLD_REC_* */
+	__u32 pad;
 };
+#define GCTX_REC_HOLD_V3_LEN 168 /* struct gctx_rec_hold without flags */
+_Static_assert(sizeof(struct gctx_rec_hold) == GCTX_REC_HOLD_V3_LEN + 8, "hold size");
+#define GCTX_HOLD_REC_FORK                                                                         \
+	0x1 /* a forked child held until its own probes were live, not a                           \
+	     * library mapping (lib says how many functions were probed) */
 
 struct gctx_rec_drops {
 	__u64 drops[GCTX_EV_KERNEL_MAX]; /* indexed by enum gctx_ev_type */

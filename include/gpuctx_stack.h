@@ -7,6 +7,10 @@
 #ifndef __GPUCTX_STACK_H
 #define __GPUCTX_STACK_H
 
+/* stk_state (bpf/stack.bpf.h) bit the collector sets too: the process holds GPU state (a
+ * process present at attach with GPU files), so its forked children are probed. */
+#define GCTX_STK_HOLDS 0x1
+
 #define GCTX_STACK_NREGS   17	/* DWARF x86-64: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
 #define GCTX_STACK_MAX_IPS 48	/* frame-pointer walk (bpf_get_stack) */
 #define GCTX_STACK_MAX_PY  24	/* Python frames */

@@ -857,6 +857,8 @@ all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd 
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone stacks_py_late
 	stacks_dataloader stacks_timeline api_caller api_caller_gone
 	api_caller_gone_nostacks "${cluster_tests[@]}" "${agent_tests[@]}")
+. "$top/tests/integration/childprobe.sh"
+all_tests+=("${childprobe_tests[@]}")
 . "$top/tests/integration/api_coverage.sh"
 . "$top/tests/integration/callers.sh"
 . "$top/tests/integration/sandbox.sh"

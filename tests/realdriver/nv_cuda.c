@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * nv_cuda [--fork] [-o FILE]: the real libcuda.so.1 (found by the dynamic loader) driven as far
- * as it goes, one line per call on stdout (or FILE): "NAME = RESULT (ERROR_NAME)". No cuda.h:
- * the few entry points are looked up with dlsym, under the names libcuda 535 exports.
+ * nv_cuda [--fork|--fork-query] [-o FILE]: the real libcuda.so.1 (found by the dynamic loader)
+ * driven as far as it goes, one line per call on stdout (or FILE): "NAME = RESULT (ERROR_NAME)". No
+ * cuda.h: the few entry points are looked up with dlsym, under the names libcuda 535 exports.
  *
  * Parent: cuInit, cuDriverGetVersion, cuDeviceGetCount, cuDeviceGet, cuDeviceGetName,
  * cuDeviceTotalMem, cuDevicePrimaryCtxRetain, cuCtxSetCurrent, cuMemAlloc, cuMemFree.
  * --fork: after that, a child (named "nv_cuda_child") calls cuInit, cuDeviceGetCount and
  * cuCtxSetCurrent(parent's context) and exits with cuInit's result; the parent reports it.
+ * --fork-query: the child calls cuDeviceGetCount only, and exits with its result.
  * Exits 0 when cuInit and the device calls succeeded (what the test needs to go on), else 1.
  */
 #include <dlfcn.h>
@@ -66,9 +67,20 @@ static int child(void *ctx)
 	return r;
 }
 
+/* --fork-query: a child whose only driver call is a device query, which libcuda refuses in
+ * user space (no ioctl): gpuctx sees it only through its own probes on the child. */
+static int child_query(void)
+{
+	CUresult (*count)(int *) = sym("cuDeviceGetCount");
+	int n = -1;
+
+	prctl(PR_SET_NAME, "nv_cuda_child");
+	return say("child: cuDeviceGetCount", count(&n));
+}
+
 int main(int argc, char **argv)
 {
-	int do_fork = 0, i;
+	int do_fork = 0, query = 0, i;
 	CUresult (*init)(unsigned int), r;
 	void *ctx = NULL;
 	unsigned long long dptr = 0;
@@ -80,11 +92,13 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--fork")) {
 			do_fork = 1;
+		} else if (!strcmp(argv[i], "--fork-query")) {
+			do_fork = query = 1;
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			if (!freopen(argv[++i], "w", stdout))
 				return 2;
 		} else {
-			fprintf(stderr, "usage: nv_cuda [--fork] [-o FILE]\n");
+			fprintf(stderr, "usage: nv_cuda [--fork|--fork-query] [-o FILE]\n");
 			return 2;
 		}
 	}
@@ -126,7 +140,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (pid == 0)
-		_exit(child(ctx));
+		_exit(query ? child_query() : child(ctx));
 	if (waitpid(pid, &status, 0) != pid) {
 		printf("waitpid: %s\n", strerror(errno));
 		return 1;

@@ -10,6 +10,8 @@
 #                  timeline and the report (zero unnamed)
 #   params         the build version and GPU ids of the client controls are shown
 #   fork           the forked child is diagnosed as a poison fork naming it, with its result
+#   fork_query     a child whose only call (cuDeviceGetCount) libcuda refuses in user space:
+#                  a poison-fork error naming that call and its result; check exits 86
 #   host_clean     nothing left on the host: no /dev/nvidia* node, no mount, no apt source
 # NV_FIXTURES_UPDATE=1 rewrites tests/realdriver/fixtures/nv_libcuda535.ioctls from this run.
 # Needs root and BTF; skips (exit 0, saying why) when libcuda1 cannot be fetched.
@@ -132,6 +134,23 @@ if python3 tests/realdriver/check_fork.py "$T/out" "$T/report.json"; then
 	ok "fork: the child is diagnosed as a poison fork, with its result"
 else
 	ko fork "diagnosis of the forked child (above)"
+fi
+
+# fork_query: the child's only call, cuDeviceGetCount, is refused by libcuda in user space
+# (CUDA_ERROR_NOT_INITIALIZED, no ioctl): gpuctx sees it through the probes it attached for
+# that child alone, and `gpuctx check` fails with the poison fork naming the call (issue 42).
+"$G" check --device "$MNT/nvidiactl:nvidiactl" --device "$MNT/nvidia0:nvidia" \
+	--device "$MNT/nvidia-uvm:nvidia-uvm" -o "$T/nvq.gctx" -- \
+	tests/realdriver/nv_ns.sh "$MNT" -- env GPUCTX_FAKEGPU_DIR="$MNT" LD_LIBRARY_PATH="$lib" \
+	LD_PRELOAD="$R/nv_redirect.so" "$R/nv_cuda" --fork-query -o "$T/outq" >"$T/liveq" 2>&1
+rc=$?
+"$G" report --json "$T/nvq.gctx" >"$T/reportq.json" 2>>"$T/liveq"
+if [ $rc = 86 ] && python3 tests/realdriver/check_fork.py --query "$T/outq" "$T/reportq.json" \
+	"$T/liveq"; then
+	ok "fork_query: the child's refused cuDeviceGetCount makes a poison-fork error, check 86"
+else
+	ko fork_query "gpuctx check exited $rc (want 86), or the diagnosis (above)"
+	sed 's/^/     | /' "$T/outq" "$T/liveq" | tail -20
 fi
 
 if [ "${NV_FIXTURES_UPDATE:-0}" = 1 ]; then

@@ -694,6 +694,8 @@ static int record_gpu_state(struct record_state *st, struct gctx_collector *c,
 		/* only a process holding GPU files can have initialised a library: the maps of
 		 * the others are not read (-a: thousands of processes) */
 		r.vendors = held ? gctx_proc_api_libs(procs[i].pid) : 0;
+		if (held)
+			gctx_collector__holds_gpu(c, procs[i].pid);
 		if (r.vendors)
 			on_record(st, GCTX_REC_API_PRESENT, &r, sizeof(r));
 	}

@@ -137,6 +137,10 @@ static struct gpuctx_bpf *open_configured(const struct gctx_collector_opts *o, b
 	}
 	s->rodata->wakeup_bytes = gctx_ring_wakeup_bytes(bpf_map__max_entries(s->maps.events));
 	choose_lineage(s, btf);
+	/* a forked child is held for its own API probes only when there are API probes */
+	bpf_program__set_autoload(s->progs.clone_exit, o->track_libs);
+	bpf_program__set_autoload(s->progs.clone3_exit, o->track_libs);
+	bpf_program__set_autoload(s->progs.fork_exit, o->track_libs);
 	bpf_program__set_autoload(s->progs.gpu_file_iter, iter);
 	bpf_program__set_autoattach(s->progs.gpu_file_iter, false);
 	return s;
@@ -429,6 +433,16 @@ int gctx_collector__follow(struct gctx_collector *c, __u32 tgid)
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.followed), &tgid, &one, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int gctx_collector__holds_gpu(struct gctx_collector *c, __u32 tgid)
+{
+	int fd = bpf_map__fd(c->skel->maps.stk_state);
+	__u32 v = 0;
+
+	bpf_map_lookup_elem(fd, &tgid, &v); /* absent: 0 */
+	v |= GCTX_STK_HOLDS;
+	return bpf_map_update_elem(fd, &tgid, &v, BPF_ANY) ? -errno : 0;
 }
 
 int gctx_collector__poll(struct gctx_collector *c, int timeout_ms)

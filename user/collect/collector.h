@@ -62,6 +62,8 @@ struct gctx_collector;
 struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, char *err,
 					   size_t errlen);
 int gctx_collector__follow(struct gctx_collector *c, __u32 tgid);
+/* tgid held GPU files at attach: its children forked without exec are probed (childprobe.h). */
+int gctx_collector__holds_gpu(struct gctx_collector *c, __u32 tgid);
 /* Wait up to timeout_ms, then drain everything ready. Returns records or -errno. */
 int gctx_collector__poll(struct gctx_collector *c, int timeout_ms);
 /* Walk every followed process's GPU fds (BPF task/file iterator). -EOPNOTSUPP when this

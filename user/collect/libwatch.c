@@ -17,6 +17,7 @@
 #include "lib/ldso.h"
 #include "lib/procmaps.h"
 #include "lib/str.h"
+#include "collect/childprobe.h"
 #include "collect/discover.h"
 #include "collect/libfile.h"
 #include "collect/libwatch.h"
@@ -52,7 +53,8 @@ struct gctx_libwatch {
 	struct gctx_uprobes *u;
 	struct gctx_ldpath *p;
 	struct gctx_hold *hold;
-	struct gctx_hmap seen; /* (dev, ino) of executable mappings already looked at */
+	struct gctx_childprobe *cp; /* probes of forked children with GPU state */
+	struct gctx_hmap seen;	    /* (dev, ino) of executable mappings already looked at */
 	struct maps_snap snap;
 	__u64 maps_reads; /* /proc/PID/maps reads (verbose: said at the end) */
 	/* A loader maps its libraries one by one, and the collector's turns fall between them
@@ -103,6 +105,7 @@ void gctx_libwatch__attach(struct gctx_libwatch *w, struct gctx_uprobes *u)
 {
 	w->u = u;
 	w->p = gctx_ldpath__new(u, w->o.verbose);
+	w->cp = gctx_childprobe__new(u, w->o.verbose);
 }
 
 void gctx_libwatch__predict_cmd(struct gctx_libwatch *w, char *const *cmd)
@@ -351,11 +354,70 @@ static void emit_hold(struct gctx_libwatch *w, const struct gctx_ev_apimap *m, _
 	    .ino = m->ino,
 	    .from_ns = m->hdr.ts_ns,
 	    .to_ns = to_ns,
+	    .flags = (m->flags & GCTX_APIMAP_FORK) ? GCTX_HOLD_REC_FORK : 0,
 	};
 
 	snprintf(r.lib, sizeof(r.lib), "%.*s", (int)sizeof(r.lib) - 1, lib);
 	if (w->o.cb)
 		w->o.cb(w->o.cb_ctx, GCTX_REC_HOLD, &r, sizeof(r));
+}
+
+/* Why calls could have been missed around a hold or a mapping not held (0: none). rel:
+ * gctx_hold__release()'s answer for a held one. */
+static __u32 gap_reason(struct gctx_libwatch *w, __u32 flags, int rel, bool probed)
+{
+	if ((flags & GCTX_APIMAP_HELD) && rel == 1)
+		return probed ? 0 : GCTX_GAP_PROBE_FAILED;
+	if (flags & GCTX_APIMAP_HELD)
+		return rel == 1 + GCTX_HOLD_RESUMED_WAIT    ? GCTX_GAP_HOLD_WAIT
+		       : rel == 1 + GCTX_HOLD_RESUMED_ABORT ? GCTX_GAP_HOLD_ABORT
+		       : rel == 2			    ? GCTX_GAP_HOLD_FAILED
+							    : GCTX_GAP_HOLD_TIMEOUT;
+	if ((flags & GCTX_APIMAP_NO_HOLD) && gctx_hold__tripped(w->hold))
+		return GCTX_GAP_HOLD_ABORT;
+	if (flags & GCTX_APIMAP_NO_HOLD)
+		return GCTX_GAP_NO_HOLD;
+	if (flags & GCTX_APIMAP_OUTSIDE)
+		return GCTX_GAP_OUTSIDE;
+	if (flags & GCTX_APIMAP_WATCHED)
+		return GCTX_GAP_WATCHED;
+	return GCTX_GAP_HOLD_FAILED;
+}
+
+/* A child forked without exec from a process holding GPU state, back from fork: its own
+ * probes on every API function, then resume it. */
+static void on_fork_child(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
+{
+	bool held = m->flags & GCTX_APIMAP_HELD;
+	char what[GCTX_PATH_LEN];
+	__u32 reason;
+	int n, rel = 0;
+	__u64 now;
+
+	if (w->o.verbose)
+		fprintf(stderr, "gpuctx: forked child %u: seen after %.2f ms\n", m->hdr.tgid,
+			(gctx_now_mono() - m->hdr.ts_ns) / 1e6);
+	n = gctx_childprobe__attach(w->cp, m->hdr.tgid);
+	now = gctx_now_mono();
+	if (n > 0)
+		snprintf(what, sizeof(what), "forked child: %d API functions probed for it alone",
+			 n);
+	else
+		snprintf(what, sizeof(what), "forked child: no API function probed for it (%s)",
+			 n == 0		    ? "no probed API library mapped"
+			 : n == -EDQUOT	    ? "over the cap of children probed at once"
+			 : n == -EOPNOTSUPP ? "no uprobe_multi in this kernel"
+					    : strerror(-n));
+	if (held) {
+		rel = gctx_hold__release(w->hold, m->hdr.tgid, m->hdr.ts_ns);
+		emit_hold(w, m, rel == 1 ? 0 : rel >= 2 ? (__u32)rel : 1, now, what);
+	}
+	if (n == 0)
+		return; /* no API library mapped: no call to miss */
+	reason = gap_reason(w, m->flags, rel, n > 0);
+	/* --no-hold says it once per library; a child not held misses little but says so */
+	if (reason && reason != GCTX_GAP_NO_HOLD)
+		emit_gap(w, &m->hdr, reason, 0, 0, n > 0 ? now : 0, what);
 }
 
 /* A library named like an API library was mapped before its probes: probe it, resume the
@@ -396,23 +458,7 @@ static void on_apimap(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 	if (found && ret == -ENOENT)
 		return; /* named like one, but exports none of the functions: nothing to miss */
 	probed = found && !ret;
-	if (held && rel == 1)
-		reason = probed ? 0 : GCTX_GAP_PROBE_FAILED;
-	else if (held)
-		reason = rel == 1 + GCTX_HOLD_RESUMED_WAIT    ? GCTX_GAP_HOLD_WAIT
-			 : rel == 1 + GCTX_HOLD_RESUMED_ABORT ? GCTX_GAP_HOLD_ABORT
-			 : rel == 2			      ? GCTX_GAP_HOLD_FAILED
-							      : GCTX_GAP_HOLD_TIMEOUT;
-	else if ((m->flags & GCTX_APIMAP_NO_HOLD) && gctx_hold__tripped(w->hold))
-		reason = GCTX_GAP_HOLD_ABORT;
-	else if (m->flags & GCTX_APIMAP_NO_HOLD)
-		reason = GCTX_GAP_NO_HOLD;
-	else if (m->flags & GCTX_APIMAP_OUTSIDE)
-		reason = GCTX_GAP_OUTSIDE;
-	else if (m->flags & GCTX_APIMAP_WATCHED)
-		reason = GCTX_GAP_WATCHED;
-	else
-		reason = GCTX_GAP_HOLD_FAILED;
+	reason = gap_reason(w, m->flags, rel, probed);
 	/* not found: the process is gone or unmapped it, and its calls went unseen throughout */
 	if (reason)
 		emit_gap(w, &m->hdr, reason, m->dev, m->ino, probed ? now : 0, found ? path : name);
@@ -518,15 +564,20 @@ void gctx_libwatch__on_record(struct gctx_libwatch *w, __u32 type, const void *d
 		return;
 	tgid = ((const struct gctx_ev_hdr *)data)->tgid;
 	if (type == GCTX_EV_APIMAP && len >= sizeof(struct gctx_ev_apimap)) {
-		on_apimap(w, data);
+		if (((const struct gctx_ev_apimap *)data)->flags & GCTX_APIMAP_FORK)
+			on_fork_child(w, data);
+		else
+			on_apimap(w, data);
 	} else if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
 		on_libmap(w, data);
 	} else if (type == GCTX_EV_EXEC && len >= GCTX_EV_EXEC_V3_LEN) {
 		snap_forget(w, tgid);
+		gctx_childprobe__forget(w->cp, tgid);
 		exec_seen(w, tgid);
 	} else if (type == GCTX_EV_EXIT && len >= sizeof(struct gctx_ev_exit) &&
 		   ((const struct gctx_ev_exit *)data)->group_dead) {
 		snap_forget(w, tgid);
+		gctx_childprobe__forget(w->cp, tgid);
 		exit_seen(w, tgid);
 	}
 }
@@ -543,11 +594,24 @@ void gctx_libwatch__tick(struct gctx_libwatch *w)
 
 void gctx_libwatch__finish(struct gctx_libwatch *w, __u64 apimap_lost)
 {
+	struct gctx_childprobe_stats cs;
 	char what[64];
 
 	if (!w)
 		return;
 	later_run(w, true);
+	gctx_childprobe__stats(w->cp, &cs);
+	if (cs.fns_over_cap)
+		fprintf(stderr,
+			"gpuctx: warning: %llu CUDA/HIP functions not probed in forked children: "
+			"over %u per library\n",
+			(unsigned long long)cs.fns_over_cap, GCTX_CHILDPROBE_MAX_FNS);
+	if (w->o.verbose && (cs.children || cs.not_probed))
+		fprintf(stderr,
+			"gpuctx: %llu forked children probed alone (%.2f ms attaching), %llu "
+			"not\n",
+			(unsigned long long)cs.children, cs.attach_ns / 1e6,
+			(unsigned long long)cs.not_probed);
 	if (!apimap_lost)
 		return;
 	snprintf(what, sizeof(what), "%llu library mapping(s) not reported",
@@ -562,6 +626,7 @@ void gctx_libwatch__free(struct gctx_libwatch *w)
 	if (w->o.verbose)
 		fprintf(stderr, "gpuctx: %llu maps reads for new libraries\n",
 			(unsigned long long)w->maps_reads);
+	gctx_childprobe__free(w->cp);
 	gctx_hold__free(w->hold);
 	snap_clear(&w->snap);
 	free(w->snap.v);

@@ -198,9 +198,10 @@ struct uprobe_multi_attr {
 	__u32 pad;
 };
 
-/* One link for many offsets of one file. Returns its fd or -errno. */
-static int uprobe_multi_link(int prog_fd, const char *path, const __u64 *offs, const __u64 *cookies,
-			     __u32 cnt, bool ret)
+/* One link for many offsets of one file (pid: that process's address space alone, 0 every
+ * process's). Returns its fd or -errno. */
+int gctx_uprobe_multi_link(int prog_fd, const char *path, const __u64 *offs, const __u64 *cookies,
+			   __u32 cnt, bool ret, __u32 pid)
 {
 	struct uprobe_multi_attr a = {
 	    .prog_fd = prog_fd,
@@ -210,6 +211,7 @@ static int uprobe_multi_link(int prog_fd, const char *path, const __u64 *offs, c
 	    .cookies = (__u64)(unsigned long)cookies,
 	    .cnt = cnt,
 	    .um_flags = ret ? UPROBE_MULTI_RETURN : 0,
+	    .pid = pid,
 	};
 	long fd = syscall(__NR_bpf, CMD_LINK_CREATE, &a, sizeof(a));
 
@@ -343,8 +345,8 @@ static bool attach_multi(struct gctx_uprobes *u, struct lib *l)
 		offs[n] = u->pend[i].r.offset;
 		cookies[n++] = u->pend[i].cookie_entry;
 	}
-	fd = uprobe_multi_link(bpf_program__fd(u->skel->progs.api_enter_multi), l->at, offs,
-			       cookies, n, false);
+	fd = gctx_uprobe_multi_link(bpf_program__fd(u->skel->progs.api_enter_multi), l->at, offs,
+				    cookies, n, false, 0);
 	if (fd < 0 || !add_mfd(u, fd))
 		goto out;
 	n = 0;
@@ -356,8 +358,8 @@ static bool attach_multi(struct gctx_uprobes *u, struct lib *l)
 	}
 	ok = true;
 	if (n) {
-		fd = uprobe_multi_link(bpf_program__fd(u->skel->progs.api_return_multi), l->at,
-				       offs, cookies, n, true);
+		fd = gctx_uprobe_multi_link(bpf_program__fd(u->skel->progs.api_return_multi), l->at,
+					    offs, cookies, n, true, 0);
 		if (fd < 0 || !add_mfd(u, fd)) {
 			/* entries are live, returns are not: say so on each probe */
 			for (__u32 i = 0; i < u->npend; i++)
@@ -866,6 +868,43 @@ void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *dat
 		    (a->flags & GCTX_API_OUT_OK) && (a->flags & GCTX_API_STR_OK) && a->out)
 			follow_proc_address(u, a);
 	}
+}
+
+bool gctx_uprobes__lib(const struct gctx_uprobes *u, __u32 kdev, __u64 ino,
+		       struct gctx_uprobes_lib *out)
+{
+	dev_t dev = makedev(kdev >> 20, kdev & 0xfffff);
+
+	for (__u32 i = 0; u && i < u->nlibs; i++) {
+		const struct lib *l = &u->libs[i];
+
+		if (l->dev != dev || l->ino != (ino_t)ino || l->fd < 0 || !l->nexports)
+			continue;
+		*out = (struct gctx_uprobes_lib){l->fd, l->size, l->at, l->path};
+		return true;
+	}
+	return false;
+}
+
+bool gctx_uprobes__probed_at(const struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u64 off)
+{
+	dev_t dev = makedev(kdev >> 20, kdev & 0xfffff);
+
+	for (__u32 i = 0; u && i < u->nlibs; i++)
+		if (u->libs[i].dev == dev && u->libs[i].ino == (ino_t)ino)
+			return lib_has_probe(&u->libs[i], off);
+	return false;
+}
+
+int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, int *enter_fd, int *ret_fd,
+			      int *names_fd)
+{
+	if (!u || !u->multi)
+		return -EOPNOTSUPP;
+	*enter_fd = bpf_program__fd(u->skel->progs.api_enter_multi);
+	*ret_fd = bpf_program__fd(u->skel->progs.api_return_multi);
+	*names_fd = bpf_map__fd(u->skel->maps.api_names);
+	return 0;
 }
 
 __u32 gctx_uprobes__nlibs(const struct gctx_uprobes *u)

@@ -51,6 +51,28 @@ void gctx_uprobes__scan_pid(struct gctx_uprobes *u, __u32 pid);
 /* React to a record from the ring buffer: library loads, execs, cuGetProcAddress results. */
 void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len);
 __u32 gctx_uprobes__nlibs(const struct gctx_uprobes *u);
+
+/* For probes of one process alone (childprobe.h). A probed library file, by kernel dev_t and
+ * inode: the fd it was checked through, its size, the path handed to the kernel
+ * ("/proc/self/fd/N") and the one shown. */
+struct gctx_uprobes_lib {
+	int fd;
+	__u64 size;
+	const char *at;
+	const char *path;
+};
+bool gctx_uprobes__lib(const struct gctx_uprobes *u, __u32 kdev, __u64 ino,
+		       struct gctx_uprobes_lib *out);
+/* Is the file offset (a probed address, past an endbr64) probed for every process already? */
+bool gctx_uprobes__probed_at(const struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u64 off);
+/* The uprobe_multi programs and the api_names map; -EOPNOTSUPP without uprobe_multi. */
+int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, int *enter_fd, int *ret_fd,
+			      int *names_fd);
+/* A uprobe_multi link (BPF_TRACE_UPROBE_MULTI, raw syscall: libbpf 1.1 has no wrapper) on cnt
+ * offsets of path; ret: return probes; pid: that process's address space alone, 0 all. The
+ * link fd, or -errno. */
+int gctx_uprobe_multi_link(int prog_fd, const char *path, const __u64 *offs, const __u64 *cookies,
+			   __u32 cnt, bool ret, __u32 pid);
 void gctx_uprobes__drops(const struct gctx_uprobes *u, __u64 *drops, __u64 *missed);
 /* At the end of a recording: say how many cuGetProcAddress addresses were refused. */
 void gctx_uprobes__finish(struct gctx_uprobes *u);

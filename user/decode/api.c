@@ -97,6 +97,8 @@ static const char *const fn_names[GCTX_API_MAX] = {
     [GCTX_HIP_DEVICE_RESET] = "hipDeviceReset",
     [GCTX_HIP_LAUNCH_KERNEL] = "hipLaunchKernel",
     [GCTX_HIP_MODULE_LAUNCH_KERNEL] = "hipModuleLaunchKernel",
+    [GCTX_CU_OTHER] = "cu*",
+    [GCTX_HIP_OTHER] = "hip*",
 };
 
 struct code_name {
@@ -205,6 +207,8 @@ const char *gctx_api_fn_name(enum gctx_api_fn fn)
 
 enum gctx_api_vendor gctx_api_vendor(enum gctx_api_fn fn)
 {
+	if (fn == GCTX_CU_OTHER)
+		return GCTX_VENDOR_CUDA;
 	return fn >= GCTX_HIP_INIT ? GCTX_VENDOR_HIP : GCTX_VENDOR_CUDA;
 }
 
@@ -228,6 +232,21 @@ static const char *lookup_code(const struct code_name *t, size_t n, __s64 code)
 		if (t[i].code == code)
 			return t[i].name;
 	return NULL;
+}
+
+const char *gctx_api_ev_name(const struct gctx_ev_api *ev, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (!(ev->flags & GCTX_API_NAMED))
+		return gctx_api_fn_name(ev->fn);
+	/* the exported name the collector wrote (api_names): printable, cut at its end */
+	while (n + 1 < len && n < sizeof(ev->str) && ev->str[n] > ' ' && ev->str[n] < 0x7f) {
+		buf[n] = ev->str[n];
+		n++;
+	}
+	buf[n] = 0;
+	return n ? buf : gctx_api_fn_name(ev->fn);
 }
 
 const char *gctx_api_result_name(enum gctx_api_fn fn, __s64 ret)

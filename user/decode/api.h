@@ -4,6 +4,7 @@
 #define __GPUCTX_API_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "gpuctx_events.h"
 
@@ -29,6 +30,9 @@ enum gctx_api_fn gctx_api_procaddr_fn(const char *symbol, __u64 version, __u64 f
 __u64 gctx_api_cookie(const struct gctx_api_sym *s, bool entry_only);
 
 const char *gctx_api_fn_name(enum gctx_api_fn fn); /* "cuCtxCreate", "hipMalloc", "?" */
+/* The called function's name: its exported name for GCTX_*_OTHER (written into buf, len >=
+ * GCTX_API_STR_LEN), else gctx_api_fn_name(). */
+const char *gctx_api_ev_name(const struct gctx_ev_api *ev, char *buf, size_t len);
 enum gctx_api_vendor gctx_api_vendor(enum gctx_api_fn fn);
 bool gctx_api_is_launch(enum gctx_api_fn fn);
 /* "CUDA_ERROR_NOT_INITIALIZED" / "hipErrorNotInitialized"; NULL when unknown. */

@@ -83,11 +83,11 @@ struct gctx_incident {
 	__u32 ncrashed;	 /* ... that died by a fatal signal */
 	__u32 crash_pid; /* the first of those, 0 none */
 	int crash_sig;
-	__u32 generations;  /* bursts of forks: a new one starts once the last ended */
-	char first_use[96]; /* "cuMemAlloc -> CUDA_ERROR_NOT_INITIALIZED", "RM_ALLOC ..." */
-	__u32 *pids;	    /* affected processes, in fork order */
-	__u32 *pid_gen;	    /* generation (1-based) of each */
-	__u32 *members;	    /* process index of each */
+	__u32 generations;   /* bursts of forks: a new one starts once the last ended */
+	char first_use[160]; /* "cuMemAlloc -> CUDA_ERROR_NOT_INITIALIZED", "RM_ALLOC ..." */
+	__u32 *pids;	     /* affected processes, in fork order */
+	__u32 *pid_gen;	     /* generation (1-based) of each */
+	__u32 *members;	     /* process index of each */
 	__u32 npids;
 	__u32 *findings; /* finding ids */
 	__u32 nfindings;

@@ -308,7 +308,10 @@ int mdl_ev_api(struct gctx_model *m, const struct gctx_ev_api *ev)
 	}
 	if (p->api_src[v] && p->api_src[v] != p->pub.idx + 1) {
 		if (p->api_icc_id[v]) {
-			FIND(m, p->api_icc_id[v] - 1)->uses++; /* later calls are counted */
+			struct gctx_finding *fd = FIND(m, p->api_icc_id[v] - 1);
+
+			fd->uses++; /* later calls are counted, the first refused one kept */
+			mdl_icc_refused(fd, ev);
 		} else {
 			err = mdl_icc_raise(m, p, ev, v);
 			if (err)

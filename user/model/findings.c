@@ -427,11 +427,27 @@ static const char *api_ret_name(const struct gctx_ev_api *ev, char *buf, size_t 
 	return buf;
 }
 
+/* A call of a forked child that failed: the first one is kept on its inherited-context-call
+ * finding (the real libcuda refuses in user space: the call, not an ioctl, is the evidence). */
+void mdl_icc_refused(struct gctx_finding *fd, const struct gctx_ev_api *ev)
+{
+	char num[24], name[GCTX_API_STR_LEN];
+
+	if (fd->refused_call[0] || !(ev->flags & GCTX_API_RETURNED) || ev->ret == 0)
+		return;
+	gctx_copy_str(fd->refused_call, sizeof(fd->refused_call),
+		      gctx_api_ev_name(ev, name, sizeof(name)), sizeof(fd->refused_call));
+	fd->refused_ret = ev->ret;
+	gctx_copy_str(fd->refused_ret_name, sizeof(fd->refused_ret_name),
+		      api_ret_name(ev, num, sizeof(num)), sizeof(fd->refused_ret_name));
+}
+
 static void finding_set_api(struct gctx_finding *fd, const struct gctx_ev_api *ev)
 {
-	char num[24];
+	char num[24], name[GCTX_API_STR_LEN];
 
-	gctx_copy_str(fd->call, sizeof(fd->call), gctx_api_fn_name(ev->fn), sizeof(fd->call));
+	gctx_copy_str(fd->call, sizeof(fd->call), gctx_api_ev_name(ev, name, sizeof(name)),
+		      sizeof(fd->call));
 	fd->tid = ev->hdr.tid;
 	fd->time_ns = ev->hdr.ts_ns;
 	fd->event_type = GCTX_EV_API;
@@ -467,6 +483,7 @@ int mdl_icc_raise(struct gctx_model *m, struct proc_priv *p, const struct gctx_e
 	if (!fd)
 		return -ENOMEM;
 	finding_set_api(fd, ev);
+	mdl_icc_refused(fd, ev);
 	fd->opener_pid = src->pub.pid;
 	fd->uses = 1;
 	if (pc) {

@@ -469,7 +469,11 @@ static void first_use_text(const struct gctx_finding *f, char *buf, size_t len)
 {
 	const char *n;
 
-	if (f->has_api_ret) {
+	if (f->refused_call[0] && strcmp(f->refused_call, f->call)) {
+		/* the first call succeeded (a table look-up), a later one was refused */
+		snprintf(buf, len, "%s -> %s, after %s", f->refused_call, f->refused_ret_name,
+			 f->call);
+	} else if (f->has_api_ret) {
 		snprintf(buf, len, "%s -> %s", f->call, f->api_ret_name);
 	} else if (f->err) {
 		n = gctx_errno_name(f->err);

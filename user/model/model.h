@@ -196,7 +196,12 @@ struct gctx_finding {
 	bool has_api_ret; /* API findings: the call's return code */
 	__s64 api_ret;
 	char api_ret_name[40]; /* "CUDA_ERROR_NOT_INITIALIZED", "hipErrorNoDevice" */
-	__u32 ctx_id;	       /* API context involved (the parent's), 0 if none */
+	/* inherited-context-call: the first call that failed (the proving one, or a later one
+	 * when that succeeded), "" none */
+	char refused_call[48];
+	__s64 refused_ret;
+	char refused_ret_name[40];
+	__u32 ctx_id; /* API context involved (the parent's), 0 if none */
 	__u64 ctx_handle;
 	char detail[512]; /* one human-readable sentence with everything above */
 };

@@ -299,6 +299,7 @@ int mdl_crash_check(struct gctx_model *m, struct proc_priv *p, __u32 tid, __u64 
 int mdl_across_exec_raise(struct gctx_model *m, struct proc_priv *p, struct file_priv *f,
 			  __s32 fd_no, const struct gctx_ev_exec *ev);
 int mdl_icc_raise(struct gctx_model *m, struct proc_priv *p, const struct gctx_ev_api *ev, __u32 v);
+void mdl_icc_refused(struct gctx_finding *fd, const struct gctx_ev_api *ev);
 int mdl_apierr_count(struct gctx_model *m, struct proc_priv *p, const struct gctx_ev_api *ev);
 int mdl_unseen_raise(struct gctx_model *m, struct proc_priv *p, const struct gctx_rec_api_gap *g);
 

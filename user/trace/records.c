@@ -62,8 +62,8 @@ __u32 gctx_record_min_len(__u32 type)
 		return GCTX_EV_VMAS_HDR_LEN;
 	case GCTX_REC_API_GAP:
 		return sizeof(struct gctx_rec_api_gap);
-	case GCTX_REC_HOLD:
-		return sizeof(struct gctx_rec_hold);
+	case GCTX_REC_HOLD: /* older traces: without flags (read as 0) */
+		return GCTX_REC_HOLD_V3_LEN;
 	case GCTX_REC_CALLER:
 		return sizeof(struct gctx_rec_caller);
 	case GCTX_REC_CALLER_DROPS:
@@ -87,6 +87,8 @@ __u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32
 		size = sizeof(struct gctx_ev_ioctl);
 	else if (type == GCTX_REC_DROPS)
 		size = sizeof(struct gctx_rec_drops);
+	else if (type == GCTX_REC_HOLD)
+		size = sizeof(struct gctx_rec_hold);
 	if (!need || len < need || !data)
 		return 0;
 	if (type == GCTX_EV_IOCTL && len < size) /* packed as the kernel sent it */

@@ -160,6 +160,82 @@ static void assert_has(const char *hay, const char *needle)
 
 /* ---- tests ---- */
 
+/* A call of a function probed for a forked child alone (GCTX_*_OTHER), named in the record. */
+static void named_call(struct gctx_model *m, __u32 pid, __u64 ts, __u32 fn, const char *name,
+		       __s64 ret)
+{
+	struct gctx_ev_api e = ev_api(pid, pid, ts, "python3", 1000, fn, ret, 0);
+
+	e.flags = GCTX_API_RETURNED | GCTX_API_NAMED;
+	snprintf(e.str, sizeof(e.str), "%s", name);
+	feed(m, GCTX_EV_API, &e, sizeof(e));
+}
+
+/* Issue 42: the child's only calls never reach the kernel (the real libcuda refuses in user
+ * space). A table look-up that works, then a refused device query: a poison fork, an error,
+ * naming the refused call and its result, and the first call. */
+static void test_refused_query_is_poison_fork(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_incident *in;
+	const struct gctx_finding *f;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, true);
+	fork_(m, 100, 200, 2000000, "python3");
+	named_call(m, 200, 2001000, GCTX_CU_OTHER, "cuGetErrorName", 0);
+	named_call(m, 200, 2002000, GCTX_CU_OTHER, "cuDeviceGetCount", NOT_INI);
+	named_call(m, 200, 2003000, GCTX_CU_OTHER, "cuCtxGetCurrent", NOT_INI);
+	exit_(m, 200, 2100000, "python3", 1);
+	end(m);
+
+	f = find_kind(m, GCTX_FIND_INHERITED_CONTEXT_CALL, 200);
+	assert_non_null(f);
+	assert_string_equal(f->call, "cuGetErrorName");
+	assert_string_equal(f->api_ret_name, "CUDA_SUCCESS");
+	assert_string_equal(f->refused_call, "cuDeviceGetCount");
+	assert_int_equal(f->refused_ret, NOT_INI);
+	assert_string_equal(f->refused_ret_name, "CUDA_ERROR_NOT_INITIALIZED");
+	assert_int_equal(f->uses, 3);
+	assert_int_equal(count_kind(m, GCTX_FIND_API_ERROR), 0);
+
+	a = gctx_analysis__new(m, 0);
+	assert_non_null(a);
+	in = gctx_analysis__incident(a, 0);
+	assert_non_null(in);
+	assert_int_equal(in->kind, GCTX_INC_POISON_FORK);
+	assert_int_equal(in->severity, GCTX_SEV_ERROR);
+	assert_int_equal(in->nused, 1);
+	assert_string_equal(in->first_use,
+			    "cuDeviceGetCount -> CUDA_ERROR_NOT_INITIALIZED, after cuGetErrorName");
+	assert_has(in->summary, "1 used it (first use: cuDeviceGetCount -> "
+				"CUDA_ERROR_NOT_INITIALIZED, after cuGetErrorName)");
+	assert_int_equal(gctx_analysis__count_at(a, GCTX_SEV_ERROR), 1);
+	gctx_analysis__free(a);
+}
+
+/* A child that calls nothing is still only a warning: "none used it". */
+static void test_child_without_calls_is_warning(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_incident *in;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, true);
+	fork_(m, 100, 200, 2000000, "python3");
+	exit_(m, 200, 2100000, "python3", 0);
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_non_null(a);
+	in = gctx_analysis__incident(a, 0);
+	assert_non_null(in);
+	assert_int_equal(in->kind, GCTX_INC_FORK_INHERIT);
+	assert_int_equal(in->severity, GCTX_SEV_WARNING);
+	assert_has(in->summary, "none used it");
+	assert_int_equal(gctx_analysis__count_at(a, GCTX_SEV_ERROR), 0);
+	gctx_analysis__free(a);
+}
+
 /* 4 DataLoader workers x 3 epochs touching the inherited context: ONE incident. */
 static void test_dataloader_4x3_is_one_incident(void **state)
 {
@@ -738,6 +814,8 @@ int main(void)
 	    TEST(test_driver_contexts_counted),
 	    TEST(test_crash_without_fork_is_named),
 	    TEST(test_signal_without_gpu_is_no_problem),
+	    TEST(test_refused_query_is_poison_fork),
+	    TEST(test_child_without_calls_is_warning),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

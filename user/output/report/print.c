@@ -96,9 +96,9 @@ static void gctx_print_api(FILE *out, const struct gctx_ev_api *a)
 {
 	const char *rn = gctx_api_result_name(a->fn, a->ret);
 	int size_arg = gctx_api_size_arg(a->fn), dev_arg = gctx_api_device_arg(a->fn);
-	char str[GCTX_ESC_SIZE(GCTX_API_STR_LEN)];
+	char str[GCTX_ESC_SIZE(GCTX_API_STR_LEN)], name[GCTX_API_STR_LEN];
 
-	fprintf(out, " %s(", gctx_api_fn_name(a->fn));
+	fprintf(out, " %s(", gctx_api_ev_name(a, name, sizeof(name)));
 	if (a->flags & GCTX_API_STR_OK) {
 		gctx_format_str(str, sizeof(str), a->str, strnlen(a->str, sizeof(a->str)));
 		fprintf(out, "\"%s\" version=%llu flags=0x%llx", str,

@@ -24,17 +24,40 @@ static __u64 hold_ns(const struct gctx_rec_hold *h)
 	return h->to_ns > h->from_ns ? h->to_ns - h->from_ns : 0;
 }
 
+/* A forked child held until its own probes were attached (childprobe.h), not a mapping. */
+static bool fork_hold(const struct gctx_rec_hold *h)
+{
+	return h->flags & GCTX_HOLD_REC_FORK;
+}
+
+/* Holds of one kind: their number and the longest. */
+static __u32 holds_of(const struct gctx_model *m, bool forks, __u64 *longest)
+{
+	__u32 n = 0;
+
+	*longest = 0;
+	for (__u32 i = 0; i < gctx_model__nholds(m); i++) {
+		const struct gctx_rec_hold *h = gctx_model__hold(m, i);
+
+		if (fork_hold(h) != forks)
+			continue;
+		n++;
+		if (hold_ns(h) > *longest)
+			*longest = hold_ns(h);
+	}
+	return n;
+}
+
 void rep_text_coverage(struct rep_ctx *c)
 {
-	__u32 ngaps = gctx_model__ngaps(c->m), nholds = gctx_model__nholds(c->m);
+	__u32 ngaps = gctx_model__ngaps(c->m), nholds = gctx_model__nholds(c->m), nforks;
 	char lib[GCTX_ESC_SIZE(GCTX_PATH_LEN)], t1[32], t2[32];
-	__u64 longest = 0;
+	__u64 longest, longest_fork;
 
 	if (!ngaps && !nholds && !gctx_model__nprobes(c->m))
 		return; /* no API tracing in this recording */
-	for (__u32 i = 0; i < nholds; i++)
-		if (hold_ns(gctx_model__hold(c->m, i)) > longest)
-			longest = hold_ns(gctx_model__hold(c->m, i));
+	nholds = holds_of(c->m, false, &longest);
+	nforks = holds_of(c->m, true, &longest_fork);
 	if (!ngaps) {
 		fputs(
 		    "API coverage: complete: every CUDA/HIP library was probed before the process "
@@ -43,6 +66,12 @@ void rep_text_coverage(struct rep_ctx *c)
 		if (nholds)
 			fprintf(c->out, " (%u mapping%s held until probed, longest %.1f ms)",
 				nholds, rep_plural(nholds), longest / 1e6);
+		if (nforks)
+			fprintf(c->out,
+				"; %u forked child%s with GPU state held until probed for %s "
+				"alone, longest %.1f ms",
+				nforks, nforks == 1 ? "" : "ren", nforks == 1 ? "it" : "each",
+				longest_fork / 1e6);
 		fputs("\n\n", c->out);
 		return;
 	}
@@ -74,6 +103,10 @@ void rep_text_coverage(struct rep_ctx *c)
 	if (nholds)
 		fprintf(c->out, "  %u mapping%s held until probed or timed out, longest %.1f ms\n",
 			nholds, rep_plural(nholds), longest / 1e6);
+	if (nforks)
+		fprintf(c->out,
+			"  %u forked child%s held until probed or timed out, longest %.1f ms\n",
+			nforks, nforks == 1 ? "" : "ren", longest_fork / 1e6);
 	fputc('\n', c->out);
 }
 
@@ -89,9 +122,31 @@ static void key_lib(struct gctx_json *j, const char *lib, size_t n)
 	gctx_json__strn(j, lib, strnlen(lib, n));
 }
 
+static void json_holds(struct gctx_json *j, const struct gctx_model *m, bool forks)
+{
+	gctx_json__arr_begin(j);
+	for (__u32 i = 0; i < gctx_model__nholds(m); i++) {
+		const struct gctx_rec_hold *h = gctx_model__hold(m, i);
+
+		if (fork_hold(h) != forks)
+			continue;
+		gctx_json__obj_begin(j);
+		key_u64(j, "pid", h->pid);
+		key_u64(j, "tid", h->tid);
+		key_lib(j, h->lib, sizeof(h->lib));
+		key_u64(j, "from_ns", h->from_ns);
+		key_u64(j, "to_ns", h->to_ns);
+		key_u64(j, "held_ns", hold_ns(h));
+		gctx_json__key(j, "released_by");
+		gctx_json__str(j, released_by(h->released_by));
+		gctx_json__obj_end(j);
+	}
+	gctx_json__arr_end(j);
+}
+
 void rep_json_coverage(struct gctx_json *j, const struct gctx_model *m)
 {
-	__u32 ngaps = gctx_model__ngaps(m), nholds = gctx_model__nholds(m);
+	__u32 ngaps = gctx_model__ngaps(m);
 
 	gctx_json__key(j, "api_coverage");
 	gctx_json__obj_begin(j);
@@ -122,22 +177,10 @@ void rep_json_coverage(struct gctx_json *j, const struct gctx_model *m)
 		gctx_json__obj_end(j);
 	}
 	gctx_json__arr_end(j);
-	gctx_json__key(j, "holds");
-	gctx_json__arr_begin(j);
-	for (__u32 i = 0; i < nholds; i++) {
-		const struct gctx_rec_hold *h = gctx_model__hold(m, i);
-
-		gctx_json__obj_begin(j);
-		key_u64(j, "pid", h->pid);
-		key_u64(j, "tid", h->tid);
-		key_lib(j, h->lib, sizeof(h->lib));
-		key_u64(j, "from_ns", h->from_ns);
-		key_u64(j, "to_ns", h->to_ns);
-		key_u64(j, "held_ns", hold_ns(h));
-		gctx_json__key(j, "released_by");
-		gctx_json__str(j, released_by(h->released_by));
-		gctx_json__obj_end(j);
+	/* holds: library mappings; fork_holds: forked children held for their own probes */
+	for (int forks = 0; forks < 2; forks++) {
+		gctx_json__key(j, forks ? "fork_holds" : "holds");
+		json_holds(j, m, forks);
 	}
-	gctx_json__arr_end(j);
 	gctx_json__obj_end(j);
 }

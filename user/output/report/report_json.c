@@ -574,6 +574,19 @@ static void rep_json_finding(struct gctx_json *j, const struct gctx_model *m,
 		rep_json_fixed(j, NULL, f->api_ret_name, sizeof(f->api_ret_name), true);
 	else
 		gctx_json__null(j);
+	/* inherited-context-call: the child's first refused call, null when none failed */
+	gctx_json__key(j, "refused_call");
+	if (f->refused_call[0]) {
+		gctx_json__obj_begin(j);
+		rep_json_fixed(j, "call", f->refused_call, sizeof(f->refused_call), true);
+		gctx_json__key(j, "ret");
+		gctx_json__s64(j, f->refused_ret);
+		rep_json_fixed(j, "ret_name", f->refused_ret_name, sizeof(f->refused_ret_name),
+			       true);
+		gctx_json__obj_end(j);
+	} else {
+		gctx_json__null(j);
+	}
 	gctx_json__key(j, "context");
 	if (f->ctx_id && rep_api_ctx_by_id(m, f->ctx_id))
 		gctx_json__u64(j, f->ctx_id);

@@ -170,7 +170,7 @@ void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_befo
 	const struct gctx_proc *p;
 	const struct gctx_thread *th;
 	struct gctx_tl_track t;
-	char hbuf[24], sym[GCTX_API_STR_LEN + 1], where[512];
+	char hbuf[24], sym[GCTX_API_STR_LEN + 1], where[512], name[GCTX_API_STR_LEN];
 	const struct gctx_rec_caller *caller;
 	const char *rn;
 	__u64 start = ev->hdr.ts_ns, end = gctx_ts_add(ev->hdr.ts_ns, ev->dur_ns), flow = 0,
@@ -272,5 +272,5 @@ void tl_on_api(struct exporter *x, const struct gctx_ev_api *ev, __u32 ctxs_befo
 	/* cuInit/hipInit as the GPU initialisation, a forked child's first call as its use */
 	tl_stack_add(x, &a, 1u << GCTX_STACK_INIT | 1u << GCTX_STACK_USE, p->pid, ev->fn,
 		     ev->hdr.ts_ns, gctx_ts_add(ev->hdr.ts_ns, ev->dur_ns));
-	tl_slice(x, &t, start, end, gctx_api_fn_name(ev->fn), "api", &a, flow);
+	tl_slice(x, &t, start, end, gctx_api_ev_name(ev, name, sizeof(name)), "api", &a, flow);
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Checks of the fork_query_* tests (childprobe.sh): what a user reads about a forked child
+whose only CUDA calls never reach the kernel.
+
+Usage: check_childprobe.py MODE REPORT.json CHECK-OUTPUT
+"""
+import json
+import os
+import sys
+
+from check import check
+
+
+def main():
+    mode, rep, out = sys.argv[1], json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+    procs = rep["processes"]
+    parent = [p for p in procs
+              if any(os.path.basename(e["filename"]) == "api_cuda_fork_query"
+                     for e in p.get("execs", []))]
+    check(len(parent) == 1, "one api_cuda_fork_query process", procs)
+    parent = parent[0]
+    kids = [p for p in procs if p["ppid"] == parent["pid"]]
+    check(len(kids) == 1, "one forked child", procs)
+    child = kids[0]
+    # a healthy process pays nothing: only cuInit (probed for every process) is recorded of
+    # the parent, not its four cuDeviceGetCount calls
+    check(parent["api_calls"] == 1, "the parent's cuDeviceGetCount calls are not probed",
+          parent)
+    incs = rep["incidents"]
+    icc = [f for f in rep["findings"]
+           if f["kind"] == "inherited-context-call" and f["pid"] == child["pid"]]
+    if mode == "none":
+        check(not icc, "no inherited call", icc)
+        check(child["api_calls"] == 0, "the child called nothing", child)
+        inc = [i for i in incs if i["kind"] == "fork-with-gpu-state"]
+        check(len(inc) == 1 and inc[0]["severity"] == "warning", "a warning incident", incs)
+        check("none used it" in rep["summary"]["verdict"], "verdict: none used it",
+              rep["summary"])
+        check("GPU STATE INHERITED" in out, "check says GPU STATE INHERITED", out)
+        return
+    check(len(icc) == 1, "one inherited-context-call for the child", rep["findings"])
+    icc = icc[0]
+    check(icc["severity"] == "error", "an error", icc)
+    inc = [i for i in incs if i["kind"] == "poison-fork"]
+    check(len(inc) == 1 and inc[0]["severity"] == "error", "a poison-fork error", incs)
+    inc = inc[0]
+    check(inc["pids"] == [child["pid"]] and inc["used"] == 1, "the child used it", inc)
+    check("none used it" not in rep["summary"]["verdict"], "not 'none used it'", rep["summary"])
+    check("POISON FORK" in out, "check says POISON FORK", out)
+    if mode == "lookup":
+        check(icc["call"] == "cuGetErrorName" and icc["api_ret_name"] == "CUDA_SUCCESS",
+              "the call named, with its result", icc)
+        check(icc["refused_call"] is None, "nothing refused", icc)
+        check(inc["first_use"] == "cuGetErrorName -> CUDA_SUCCESS", "first use", inc)
+        return
+    ref = icc["refused_call"]
+    check(ref and ref["call"] == "cuDeviceGetCount" and ref["ret"] == 3 and
+          ref["ret_name"] == "CUDA_ERROR_NOT_INITIALIZED", "the refused call and its result",
+          icc)
+    want = "cuDeviceGetCount -> CUDA_ERROR_NOT_INITIALIZED"
+    if mode == "errname":
+        check(icc["call"] == "cuGetErrorName", "the first call named", icc)
+        want += ", after cuGetErrorName"
+    else:
+        check(icc["call"] == "cuDeviceGetCount", "the first call named", icc)
+    check(inc["first_use"] == want, "first use: " + want, inc)
+    check(want in out, "check's verdict names it", out)
+    check(not [g for g in rep["api_coverage"]["gaps"]], "no API coverage gap",
+          rep["api_coverage"])
+
+
+main()

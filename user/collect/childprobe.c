@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Probes for one forked child alone (see childprobe.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "decode/api.h"
+#include "lib/elfsyms.h"
+#include "lib/procmaps.h"
+#include "lib/strtab.h"
+#include "collect/childprobe.h"
+
+#define MAX_LIBS      16 /* API library files looked at */
+#define MAX_CHILD_LIB 4	 /* API libraries one child has probes on */
+
+/* The functions of one API library file, read once: probe offset and cookie of each. */
+struct cp_lib {
+	__u32 kdev;
+	__u64 ino;
+	__u64 *offs, *cookies;
+	__u32 n;
+	__u64 over; /* exports past GCTX_CHILDPROBE_MAX_FNS */
+};
+
+struct cp_child {
+	__u32 pid;
+	int fds[2 * MAX_CHILD_LIB];
+	__u32 nfds;
+};
+
+struct gctx_childprobe {
+	struct gctx_uprobes *u;
+	bool verbose;
+	int enter_fd, ret_fd, names_fd;
+	struct cp_lib libs[MAX_LIBS];
+	__u32 nlibs;
+	struct gctx_strtab *names; /* id = index in api_names */
+	struct cp_child kids[GCTX_CHILDPROBE_MAX_LIVE];
+	__u32 nkids;
+	struct gctx_childprobe_stats st;
+};
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct gctx_childprobe *gctx_childprobe__new(struct gctx_uprobes *u, bool verbose)
+{
+	struct gctx_childprobe *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->u = u;
+	c->verbose = verbose;
+	c->names = gctx_strtab__new(GCTX_API_NAMES_MAX - 1, GCTX_API_STR_LEN - 1);
+	if (!c->names || gctx_uprobes__multi_progs(u, &c->enter_fd, &c->ret_fd, &c->names_fd)) {
+		gctx_childprobe__free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* A CUDA driver API or HIP runtime function by its exported name: "cu" or "hip" and a capital
+ * (cuDeviceGetCount, hipMalloc; not cudbg*, the debugger's, nor __hip*, the loader's). */
+static enum gctx_api_fn api_family(const char *name)
+{
+	if (!strncmp(name, "cu", 2) && name[2] >= 'A' && name[2] <= 'Z')
+		return GCTX_CU_OTHER;
+	if (!strncmp(name, "hip", 3) && name[3] >= 'A' && name[3] <= 'Z')
+		return GCTX_HIP_OTHER;
+	return GCTX_API_NONE;
+}
+
+struct read_ctx {
+	struct gctx_childprobe *c;
+	struct cp_lib *l;
+	int fd;
+};
+
+static void on_sym(void *ctx, const char *name, __u64 off)
+{
+	static const __u8 endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	struct read_ctx *r = ctx;
+	struct cp_lib *l = r->l;
+	const struct gctx_api_sym *s = gctx_api_sym_lookup(name);
+	enum gctx_api_fn fn = api_family(name);
+	__u64 cookie;
+	bool added;
+	__u32 id;
+	__u8 insn[4];
+
+	if (fn == GCTX_API_NONE)
+		return;
+	if (l->n >= GCTX_CHILDPROBE_MAX_FNS) {
+		l->over++;
+		return;
+	}
+	if (s) {
+		cookie = gctx_api_cookie(s, false); /* a function the model knows */
+	} else {
+		id = gctx_strtab__intern(r->c->names, name, strlen(name), &added);
+		if (!id) {
+			l->over++;
+			return;
+		}
+		if (added) {
+			char v[GCTX_API_STR_LEN] = {0};
+
+			snprintf(v, sizeof(v), "%s", name);
+			if (bpf_map_update_elem(r->c->names_fd, &id, v, BPF_ANY))
+				return;
+		}
+		cookie = (__u64)fn | ((__u64)id << 32);
+	}
+	/* past an endbr64, as the probes of every process (uprobes.c): 10x cheaper */
+	if (pread(r->fd, insn, sizeof(insn), off) == sizeof(insn) &&
+	    !memcmp(insn, endbr64, sizeof(insn)))
+		off += 4;
+	if (l->n % 256 == 0) {
+		__u64 *o = realloc(l->offs, (l->n + 256) * sizeof(*o));
+		__u64 *k = o ? realloc(l->cookies, (l->n + 256) * sizeof(*k)) : NULL;
+
+		if (o)
+			l->offs = o;
+		if (!k)
+			return;
+		l->cookies = k;
+	}
+	l->offs[l->n] = off;
+	l->cookies[l->n++] = cookie;
+}
+
+static struct cp_lib *lib_get(struct gctx_childprobe *c, __u32 kdev, __u64 ino,
+			      const struct gctx_uprobes_lib *ul)
+{
+	struct read_ctx r = {.c = c, .fd = ul->fd};
+	struct cp_lib *l;
+	char why[128];
+
+	for (__u32 i = 0; i < c->nlibs; i++)
+		if (c->libs[i].kdev == kdev && c->libs[i].ino == ino)
+			return &c->libs[i];
+	if (c->nlibs == MAX_LIBS)
+		return NULL;
+	l = &c->libs[c->nlibs++];
+	l->kdev = kdev;
+	l->ino = ino;
+	r.l = l;
+	/* the file uprobes.c checked and probed already: a crafted one was refused there */
+	if (gctx_elf_dynsyms_fd(ul->fd, ul->size, on_sym, &r, why, sizeof(why)) < 0)
+		l->n = 0;
+	return l;
+}
+
+/* The two links (entries, returns) of lib l for pid, on the functions not probed for every
+ * process already. */
+static int attach_lib(struct gctx_childprobe *c, struct cp_child *k, struct cp_lib *l,
+		      const struct gctx_uprobes_lib *ul)
+{
+	__u64 *offs = calloc(l->n + 1, sizeof(*offs)),
+	      *cookies = calloc(l->n + 1, sizeof(*cookies));
+	__u32 n = 0;
+	int fd, ret = -ENOMEM;
+
+	if (!offs || !cookies || k->nfds + 2 > 2 * MAX_CHILD_LIB)
+		goto out;
+	for (__u32 i = 0; i < l->n; i++) {
+		if (gctx_uprobes__probed_at(c->u, l->kdev, l->ino, l->offs[i]))
+			continue;
+		offs[n] = l->offs[i];
+		cookies[n++] = l->cookies[i];
+	}
+	ret = 0;
+	if (!n)
+		goto out;
+	fd = gctx_uprobe_multi_link(c->enter_fd, ul->at, offs, cookies, n, false, k->pid);
+	if (fd < 0) {
+		ret = fd;
+		goto out;
+	}
+	k->fds[k->nfds++] = fd;
+	fd = gctx_uprobe_multi_link(c->ret_fd, ul->at, offs, cookies, n, true, k->pid);
+	if (fd < 0) {
+		ret = fd; /* entries alone would stash calls that never return: none at all */
+		close(k->fds[--k->nfds]);
+		goto out;
+	}
+	k->fds[k->nfds++] = fd;
+	c->st.fns_over_cap += l->over;
+	l->over = 0; /* counted once per library */
+	ret = (int)n;
+out:
+	free(offs);
+	free(cookies);
+	return ret;
+}
+
+struct walk {
+	struct gctx_childprobe *c;
+	struct cp_child *k;
+	int nfns, err;
+	struct {
+		__u32 kdev;
+		__u64 ino;
+	} done[MAX_CHILD_LIB];
+	__u32 ndone;
+};
+
+static int on_map(void *ctx, const struct gctx_procmap *pm)
+{
+	struct walk *w = ctx;
+	struct gctx_uprobes_lib ul;
+	__u32 kdev = gctx_procmap_kdev(pm);
+	struct cp_lib *l;
+	int ret;
+
+	if (pm->perms[2] != 'x' || !pm->ino || w->ndone == MAX_CHILD_LIB)
+		return 0;
+	for (__u32 i = 0; i < w->ndone; i++)
+		if (w->done[i].kdev == kdev && w->done[i].ino == pm->ino)
+			return 0;
+	/* only a file gpuctx has probed as an API library: the maps line names nothing else */
+	if (!gctx_uprobes__lib(w->c->u, kdev, pm->ino, &ul))
+		return 0;
+	w->done[w->ndone].kdev = kdev;
+	w->done[w->ndone++].ino = pm->ino;
+	l = lib_get(w->c, kdev, pm->ino, &ul);
+	if (!l)
+		return 0;
+	ret = attach_lib(w->c, w->k, l, &ul);
+	if (ret < 0)
+		w->err = ret;
+	else
+		w->nfns += ret;
+	return 0;
+}
+
+int gctx_childprobe__attach(struct gctx_childprobe *c, __u32 pid)
+{
+	struct walk w = {.c = c};
+	__u64 t0 = mono_ns();
+	char path[64];
+	int fd, ret;
+
+	if (!c)
+		return -EOPNOTSUPP;
+	if (c->nkids == GCTX_CHILDPROBE_MAX_LIVE) {
+		c->st.not_probed++;
+		return -EDQUOT;
+	}
+	w.k = &c->kids[c->nkids];
+	memset(w.k, 0, sizeof(*w.k));
+	w.k->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		c->st.not_probed++;
+		return -errno;
+	}
+	ret = gctx_procmaps_read_fd(fd, on_map, &w, NULL);
+	close(fd);
+	if (ret < 0 || (w.err && !w.nfns)) {
+		for (__u32 i = 0; i < w.k->nfds; i++)
+			close(w.k->fds[i]);
+		c->st.not_probed++;
+		return ret < 0 ? ret : w.err;
+	}
+	if (w.k->nfds) {
+		c->nkids++;
+		c->st.children++;
+	}
+	c->st.attach_ns += mono_ns() - t0;
+	if (c->verbose)
+		fprintf(stderr,
+			"gpuctx: forked child %u: %d API functions probed for it in %.2f ms\n", pid,
+			w.nfns, (mono_ns() - t0) / 1e6);
+	return w.nfns;
+}
+
+void gctx_childprobe__forget(struct gctx_childprobe *c, __u32 pid)
+{
+	for (__u32 i = 0; c && i < c->nkids; i++) {
+		if (c->kids[i].pid != pid)
+			continue;
+		for (__u32 j = 0; j < c->kids[i].nfds; j++)
+			close(c->kids[i].fds[j]);
+		c->kids[i] = c->kids[--c->nkids];
+		return;
+	}
+}
+
+void gctx_childprobe__stats(const struct gctx_childprobe *c, struct gctx_childprobe_stats *s)
+{
+	if (c)
+		*s = c->st;
+	else
+		memset(s, 0, sizeof(*s));
+}
+
+void gctx_childprobe__free(struct gctx_childprobe *c)
+{
+	if (!c)
+		return;
+	while (c->nkids)
+		gctx_childprobe__forget(c, c->kids[0].pid);
+	for (__u32 i = 0; i < c->nlibs; i++) {
+		free(c->libs[i].offs);
+		free(c->libs[i].cookies);
+	}
+	gctx_strtab__free(c->names);
+	free(c);
+}
