@@ -20,21 +20,27 @@ static FILE *fuzz_null(void)
 	return f;
 }
 
-/* The input as a file (the trace reader takes a path): a memfd, rewritten each run. */
-static const char *fuzz_as_file(const unsigned char *data, size_t size)
+/* The input as a file (the trace reader takes a path): a memfd, rewritten each run; slot 0 or 1
+ * (a target that reads two files). */
+static const char *fuzz_as_file_n(int slot, const unsigned char *data, size_t size)
 {
-	static char path[64];
-	static int fd = -1;
+	static char path[2][64];
+	static int fd[2] = {-1, -1};
 
-	if (fd < 0) {
-		fd = memfd_create("fuzz-input", 0);
-		if (fd < 0)
+	if (fd[slot] < 0) {
+		fd[slot] = memfd_create("fuzz-input", 0);
+		if (fd[slot] < 0)
 			abort();
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		snprintf(path[slot], sizeof(path[slot]), "/proc/self/fd/%d", fd[slot]);
 	}
-	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+	if (ftruncate(fd[slot], 0) || pwrite(fd[slot], data, size, 0) != (ssize_t)size)
 		abort();
-	return path;
+	return path[slot];
+}
+
+static inline const char *fuzz_as_file(const unsigned char *data, size_t size)
+{
+	return fuzz_as_file_n(0, data, size);
 }
 
 #endif /* __GPUCTX_FUZZ_COMMON_H */

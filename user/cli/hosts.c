@@ -47,13 +47,6 @@ int cli_job_open(char *const *paths, int npaths, struct cli_job *job)
 	return 0;
 }
 
-/* The wall clock at the host's boot, as the trace's clock snapshot says it. */
-static __s64 boot_wall(const struct gctx_trace_meta *m)
-{
-	return (__s64)m->start_wall_ns -
-	       (__s64)(m->start_boot_ns ? m->start_boot_ns : m->start_mono_ns);
-}
-
 /* Traces of one boot of one host are not a job's hosts: most likely an agent's dumps given
  * together (every file of /var/lib/gpuctx). Said once, on stderr; the report goes on. */
 static void same_boot_note(const struct cli_job *job)
@@ -62,10 +55,8 @@ static void same_boot_note(const struct cli_job *job)
 		for (__u32 k = i + 1; k < job->n; k++) {
 			const struct gctx_trace_meta *a = &job->files[i].meta,
 						     *b = &job->files[k].meta;
-			__s64 d = boot_wall(a) - boot_wall(b);
 
-			if (strcmp(a->hostname, b->hostname) || d > 2000000000ll ||
-			    d < -2000000000ll)
+			if (strcmp(a->hostname, b->hostname) || !gctx_hosts__same_boot(a, b))
 				continue;
 			fprintf(stderr,
 				"gpuctx: note: %s and %s were recorded on one boot of one host "
@@ -150,19 +141,6 @@ int cli_job_verdict(const struct cli_job *job, int fail_on, FILE *out, const cha
 	return ret;
 }
 
-/* BOOTTIME of the reference host at each host's start, as the exporter's clock snapshot says
- * it: the host's own BOOTTIME moved by the difference. */
-static __s64 boot_shift(const struct cli_job *job, __u32 i)
-{
-	const struct gctx_trace_meta *m = &job->files[i].meta, *r = &job->files[job->ref].meta;
-	__s64 own = (__s64)(m->start_boot_ns ? m->start_boot_ns : m->start_mono_ns) -
-		    (__s64)m->start_mono_ns;
-	__s64 ref = (__s64)(r->start_boot_ns ? r->start_boot_ns : r->start_mono_ns) -
-		    (__s64)r->start_mono_ns;
-
-	return job->clocks[i].offset_ns + ref - own;
-}
-
 int cli_job_export(const struct cli_job *job, const char *out, int format, char *err, size_t errlen,
 		   struct gctx_export_stats *st)
 {
@@ -177,7 +155,8 @@ int cli_job_export(const struct cli_job *job, const char *out, int format, char 
 		h[i].path = job->files[i].path;
 		h[i].machine = i;
 		h[i].name = job->files[i].label;
-		h[i].boot_shift_ns = boot_shift(job, i);
+		h[i].boot_shift_ns = gctx_hosts__boot_shift(
+		    &job->files[i].meta, &job->files[job->ref].meta, job->clocks[i].offset_ns);
 	}
 	ret = gctx_export_hosts(h, job->n, out, format, err, errlen, st);
 	free(h);

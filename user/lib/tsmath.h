@@ -39,6 +39,25 @@ static inline __s64 gctx_ts_offset(__u64 a, __u64 b)
 	return a - b > (__u64)INT64_MAX ? -INT64_MAX : -(__s64)(a - b);
 }
 
+/* a + b and a - b of offsets, saturated both ways */
+static inline __s64 gctx_off_add(__s64 a, __s64 b)
+{
+	__s64 r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline __s64 gctx_off_sub(__s64 a, __s64 b)
+{
+	__s64 r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 /* ts moved by off (gctx_ts_offset), as an int64 timestamp within [0, INT64_MAX] */
 static inline __s64 gctx_ts_shift(__u64 ts, __s64 off)
 {

@@ -11,9 +11,11 @@
 
 #include "gpuctx_events.h"
 #include "lib/grow.h"
+#include "lib/tsmath.h"
 #include "trace/hosts.h"
 
 #define APART_SLACK_NS 1000000000ull /* recordings this far apart still count as one job's */
+#define SAME_BOOT_NS   2000000000ll  /* boots this close by the wall clock are one boot */
 
 static void errf(char *err, size_t len, const char *fmt, const char *a, const char *b)
 {
@@ -240,9 +242,16 @@ long long gctx_hosts__append(struct gctx_trace_writer *w, __u32 index,
 
 /* ---- clocks ---- */
 
+/* The wall clock at the host's boot, saturated to +-INT64_MAX (crafted clocks: tsmath.h). */
 static __s64 boot_wall(const struct gctx_trace_meta *m)
 {
-	return (__s64)m->start_wall_ns - (__s64)m->start_mono_ns;
+	return gctx_ts_offset(m->start_mono_ns, m->start_wall_ns);
+}
+
+/* ts moved by off, saturated to [0, UINT64_MAX] */
+static __u64 moved(__u64 ts, __s64 off)
+{
+	return off >= 0 ? gctx_ts_add(ts, (__u64)off) : gctx_ts_sub(ts, -(__u64)off);
 }
 
 __u32 gctx_hosts__align(const struct gctx_trace_meta *const *metas, const __u64 *end_mono, __u32 n,
@@ -258,10 +267,15 @@ __u32 gctx_hosts__align(const struct gctx_trace_meta *const *metas, const __u64 
 		struct gctx_host_clock *c = &out[i];
 
 		memset(c, 0, sizeof(*c));
-		c->offset_ns = boot_wall(m) - boot_wall(r);
-		c->start_ns = m->start_mono_ns + c->offset_ns;
-		c->end_ns = end_mono && end_mono[i] > m->start_mono_ns ? end_mono[i] + c->offset_ns
-								       : c->start_ns;
+		c->offset_ns = gctx_off_sub(boot_wall(m), boot_wall(r)); /* >= 0: r's is least */
+		c->start_ns = moved(m->start_mono_ns, c->offset_ns);
+		c->end_ns = end_mono && end_mono[i] > m->start_mono_ns
+				? moved(end_mono[i], c->offset_ns)
+				: c->start_ns;
+		/* a clock that only saturated arithmetic could place is placed nowhere */
+		if (boot_wall(m) == INT64_MAX || boot_wall(m) == -INT64_MAX ||
+		    c->offset_ns == INT64_MAX || c->end_ns == UINT64_MAX)
+			c->flags |= GCTX_CLK_APART;
 		if (m->clock_state == GCTX_CLOCK_UNSYNC)
 			c->flags |= GCTX_CLK_UNSYNC;
 		else if (m->clock_state != GCTX_CLOCK_SYNCED)
@@ -274,7 +288,7 @@ __u32 gctx_hosts__align(const struct gctx_trace_meta *const *metas, const __u64 
 		} else if (m->clock_state == GCTX_CLOCK_SYNCED &&
 			   r->clock_state == GCTX_CLOCK_SYNCED)
 			/* each clock within its maximum error of true time */
-			c->error_us = m->clock_maxerror_us + r->clock_maxerror_us;
+			c->error_us = gctx_ts_add(m->clock_maxerror_us, r->clock_maxerror_us);
 		else
 			c->error_us = ~0ull;
 	}
@@ -282,10 +296,38 @@ __u32 gctx_hosts__align(const struct gctx_trace_meta *const *metas, const __u64 
 		bool near = false;
 
 		for (j = 0; j < n && !near; j++)
-			near = j != i && out[i].start_ns <= out[j].end_ns + APART_SLACK_NS &&
-			       out[j].start_ns <= out[i].end_ns + APART_SLACK_NS;
+			near = j != i &&
+			       out[i].start_ns <= gctx_ts_add(out[j].end_ns, APART_SLACK_NS) &&
+			       out[j].start_ns <= gctx_ts_add(out[i].end_ns, APART_SLACK_NS);
 		if (!near)
 			out[i].flags |= GCTX_CLK_APART;
 	}
 	return ref;
+}
+
+/* The wall clock at the host's boot by its BOOTTIME (start_boot_ns; MONOTONIC in older
+ * traces): the clock that suspend does not stop. */
+static __s64 boot_wall_boottime(const struct gctx_trace_meta *m)
+{
+	return gctx_ts_offset(m->start_boot_ns ? m->start_boot_ns : m->start_mono_ns,
+			      m->start_wall_ns);
+}
+
+bool gctx_hosts__same_boot(const struct gctx_trace_meta *a, const struct gctx_trace_meta *b)
+{
+	__s64 d = gctx_off_sub(boot_wall_boottime(a), boot_wall_boottime(b));
+
+	return d <= SAME_BOOT_NS && d >= -SAME_BOOT_NS;
+}
+
+__s64 gctx_hosts__boot_shift(const struct gctx_trace_meta *m, const struct gctx_trace_meta *r,
+			     __s64 offset_ns)
+{
+	/* each host's BOOTTIME - MONOTONIC at its start */
+	__s64 own = gctx_ts_offset(m->start_mono_ns,
+				   m->start_boot_ns ? m->start_boot_ns : m->start_mono_ns);
+	__s64 ref = gctx_ts_offset(r->start_mono_ns,
+				   r->start_boot_ns ? r->start_boot_ns : r->start_mono_ns);
+
+	return gctx_off_add(offset_ns, gctx_off_sub(ref, own));
 }

@@ -8,7 +8,9 @@
  * Clocks: each host's records are in its own CLOCK_MONOTONIC. They are put on one clock, the
  * job's (the CLOCK_MONOTONIC of the host that booted first), through each host's wall-clock
  * anchor (start_wall_ns at start_mono_ns): as close as the hosts' wall clocks agree, which their
- * NTP state bounds (meta clock_*).
+ * NTP state bounds (meta clock_*). A header's clocks are input like the rest: crafted ones
+ * overflow nothing, offsets saturate at INT64_MAX and times at 0 and UINT64_MAX, and a host
+ * placed only so is flagged GCTX_CLK_APART (its clock looks off).
  */
 #ifndef __GPUCTX_HOSTS_H
 #define __GPUCTX_HOSTS_H
@@ -70,5 +72,13 @@ struct gctx_host_clock {
  * each; returns the reference host's index. */
 __u32 gctx_hosts__align(const struct gctx_trace_meta *const *metas, const __u64 *end_mono, __u32 n,
 			struct gctx_host_clock *out);
+
+/* The shift that moves host m's BOOTTIME onto the reference host r's, given m's offset_ns from
+ * gctx_hosts__align: gctx_export_host.boot_shift_ns. Saturated at +-INT64_MAX. */
+__s64 gctx_hosts__boot_shift(const struct gctx_trace_meta *m, const struct gctx_trace_meta *r,
+			     __s64 offset_ns);
+/* a and b booted within 2 s of each other by their wall clocks: one boot of one host when their
+ * hostnames agree (an agent's dumps given together, not a job's hosts). */
+bool gctx_hosts__same_boot(const struct gctx_trace_meta *a, const struct gctx_trace_meta *b);
 
 #endif /* __GPUCTX_HOSTS_H */

@@ -162,11 +162,67 @@ static void test_merge_roundtrip(void **state)
 	unlink(out);
 }
 
+/* Crafted header clocks (a trace is input like any other): the boot times, offsets and
+ * recording bounds saturate instead of overflowing (signed overflow was undefined behaviour
+ * here, found by `make check-sanitize`), and a clock past INT64_MAX is not read as negative. */
+static void test_crafted_clocks(void **state)
+{
+	/* wall as int64 is -1: read as booted before every host, it was the reference */
+	struct gctx_trace_meta sane = meta(1700000000 * S, 5000 * S, GCTX_CLOCK_SYNCED, 1000);
+	struct gctx_trace_meta late = meta(UINT64_MAX, 0, GCTX_CLOCK_SYNCED, UINT64_MAX);
+	/* wall - mono and the offset between these two overflow an int64 */
+	struct gctx_trace_meta x = meta(1ull << 63, 1, GCTX_CLOCK_SYNCED, UINT64_MAX);
+	struct gctx_trace_meta y = meta(0, INT64_MAX, GCTX_CLOCK_SYNCED, 1);
+	const struct gctx_trace_meta *m1[] = {&late, &sane}, *m2[] = {&x, &y};
+	__u64 ends1[] = {UINT64_MAX, 5001 * S}, ends2[] = {UINT64_MAX, UINT64_MAX};
+	struct gctx_host_clock c[2];
+
+	(void)state;
+	assert_int_equal(gctx_hosts__align(m2, ends2, 2, c), 1);
+	assert_int_equal(c[1].offset_ns, 0);
+	assert_int_equal(c[0].offset_ns, INT64_MAX); /* INT64_MAX - -INT64_MAX, saturated */
+	assert_true(c[0].start_ns == 1 + (__u64)INT64_MAX);
+	assert_true(c[0].end_ns == UINT64_MAX && c[1].end_ns == UINT64_MAX);
+	assert_true(c[0].start_ns <= c[0].end_ns);
+	assert_true(c[0].error_us == UINT64_MAX);
+	/* placed only by saturation: neither is taken for a clock that agrees with the other */
+	assert_true((c[0].flags & GCTX_CLK_APART) && (c[1].flags & GCTX_CLK_APART));
+
+	assert_int_equal(gctx_hosts__align(m1, ends1, 2, c), 1);
+	assert_int_equal(c[0].offset_ns, INT64_MAX - (__s64)(1700000000 * S - 5000 * S));
+	assert_int_equal(c[0].start_ns, (__u64)c[0].offset_ns);
+	assert_true(c[0].end_ns == UINT64_MAX); /* not wrapped round to before its start */
+	assert_true(c[0].error_us == UINT64_MAX);
+	assert_true(c[0].flags & GCTX_CLK_APART);
+}
+
+/* The same for what report, check and export derive: one boot of one host, and the shift that
+ * moves a host's BOOTTIME onto the reference's (its BOOTTIME - MONOTONIC past INT64_MAX). */
+static void test_crafted_boot(void **state)
+{
+	struct gctx_trace_meta a = meta(1ull << 63, 1, GCTX_CLOCK_SYNCED, 0);
+	struct gctx_trace_meta b = meta(1ull << 63, 1, GCTX_CLOCK_SYNCED, 0);
+	struct gctx_trace_meta far = meta(0, INT64_MAX, GCTX_CLOCK_SYNCED, 0);
+	struct gctx_trace_meta m = meta(0, 1, GCTX_CLOCK_SYNCED, 0);
+	struct gctx_trace_meta r = meta(0, 5, GCTX_CLOCK_SYNCED, 0);
+
+	(void)state;
+	a.start_boot_ns = b.start_boot_ns = 1;
+	assert_true(gctx_hosts__same_boot(&a, &b));
+	assert_false(gctx_hosts__same_boot(&a, &far));
+	assert_false(gctx_hosts__same_boot(&far, &a));
+	m.start_boot_ns = 1ull << 63; /* BOOTTIME - MONOTONIC: 2^63 - 1 */
+	r.start_boot_ns = 5;
+	assert_int_equal(gctx_hosts__boot_shift(&m, &r, 0), -INT64_MAX);
+	assert_int_equal(gctx_hosts__boot_shift(&m, &r, -INT64_MAX), INT64_MIN); /* saturated */
+	assert_int_equal(gctx_hosts__boot_shift(&r, &m, INT64_MAX), INT64_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_offsets),
-	    cmocka_unit_test(test_looks_off),
+	    cmocka_unit_test(test_offsets),	    cmocka_unit_test(test_looks_off),
+	    cmocka_unit_test(test_crafted_clocks),  cmocka_unit_test(test_crafted_boot),
 	    cmocka_unit_test(test_merge_roundtrip),
 	};
 
