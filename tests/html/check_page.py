@@ -298,6 +298,8 @@ def main():
             if missing:
                 errs.append("%s: incident #%d processes not highlighted: %s" %
                             (label, i["id"], sorted(missing)[:10]))
+        if any(any(i["where"].values()) for i in incs) and not h["stacks"]:
+            errs.append("%s: code locations but no stack to unfold" % label)
         if incs and not h["markLines"]:
             errs.append("%s: no incident lines on the timeline" % label)
         for what in ("tree", "timeline"):

@@ -126,13 +126,14 @@ int cmd_report(int argc, char **argv)
 	}
 	m = job.models[0];
 	meta = job.files[0].meta;
+	/* the page first: it is kept even when stdout goes to a pager closed early */
+	if (html && cli_job_html(&job, html))
+		html_failed = true;
 	if (job.n > 1)
 		ret = cli_job_report(&job, json, stdout);
 	else
 		ret = json ? gctx_report__json(stdout, m, &meta)
 			   : gctx_report__text(stdout, m, &meta);
-	if (!ret && html && cli_job_html(&job, html))
-		html_failed = true;
 	if (fflush(stdout) || ret) {
 		fprintf(stderr, "gpuctx: writing the report: %s\n", strerror(ret ? -ret : errno));
 		ret = 1;

@@ -238,6 +238,32 @@ static void test_hostile_page(void **state)
 	gctx_model__free(m);
 }
 
+/* An agent's dump: the window it covers (wall clock) and the job of its processes, from their
+ * cgroups; what the agent's window had forgotten. */
+static void test_agent_dump(void **state)
+{
+	static const char args[] = "python3\0train.py";
+	struct gctx_model *m = poison(args, sizeof(args), "pt_data_worker", 2);
+	struct gctx_rec_cgroup cg = {.pid = 4100, .ts_ns = T0 + 300000000};
+	struct gctx_rec_drops d = {0};
+	struct gctx_trace_meta meta;
+	char *html;
+
+	snprintf(cg.path, sizeof(cg.path),
+		 "/system.slice/slurmstepd.scope/job_77/step_1/user/task_0");
+	feed(m, GCTX_REC_CGROUP, &cg, sizeof(cg));
+	d.window_evicted = 1234;
+	feed(m, GCTX_REC_DROPS, &d, sizeof(d));
+	meta_fill(&meta, "agent: python3 train.py");
+	html = page(m, &meta);
+	assert_contains(html, "<dt>window</dt><dd class=\"window\">2025-11-21 06:03:12 UTC to "
+			      "2025-11-21 06:03:21 UTC (9.000 s)</dd>");
+	assert_contains(html, "<dt>job</dt><dd class=\"jobs\">slurm job 77 step 1</dd>");
+	assert_contains(html, "the agent's window had forgotten 1234 older records");
+	free(html);
+	gctx_model__free(m);
+}
+
 /* 10,000 short-lived processes that never touched the GPU beside a poison fork of 200
  * workers: the pictures keep their size, and say what they folded. */
 static void test_big_folded(void **state)
@@ -278,9 +304,8 @@ static void test_big_folded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_escape),
-	    cmocka_unit_test(test_poison_page),
-	    cmocka_unit_test(test_hostile_page),
+	    cmocka_unit_test(test_escape),	 cmocka_unit_test(test_poison_page),
+	    cmocka_unit_test(test_hostile_page), cmocka_unit_test(test_agent_dump),
 	    cmocka_unit_test(test_big_folded),
 	};
 

@@ -136,7 +136,7 @@ static void file_rows(struct tl *t, __u32 y0)
 			f->id, y + 11, f->id);
 		/* the end of the path says which device it is */
 		len = strnlen(f->path, sizeof(f->path));
-		from = len > 26 ? len - 26 : 0;
+		from = len > 20 ? len - 20 : 0;
 		while (from && from < len && ((unsigned char)f->path[from] & 0xc0) == 0x80)
 			from++; /* not inside a UTF-8 sequence */
 		if (from)
