@@ -10,6 +10,7 @@
 #include "fuzz_common.h"
 #include "model/model.h"
 #include "output/html/html.h"
+#include "trace/hosts.h"
 #include "trace/tracefile.h"
 
 static const char *const tags[] = {
@@ -86,18 +87,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (m && gctx_trace_reader__next(r, &type, &rec, &len) == 1)
 		gctx_model__feed(m, type, rec, len);
 	if (m) {
-		struct gctx_html_host h = {.m = m, .meta = gctx_trace_reader__meta(r)};
+		/* the trace alone, then as two hosts of a job whose clocks the trace's header
+		 * and its mirror image place (crafted clocks: anywhere in 64 bits) */
+		struct gctx_trace_meta other = *gctx_trace_reader__meta(r);
+		const struct gctx_trace_meta *metas[2] = {gctx_trace_reader__meta(r), &other};
+		struct gctx_host_clock clocks[2];
+		struct gctx_html_host h[2] = {{.m = m, .meta = metas[0], .clock = &clocks[0]},
+					      {.m = m, .meta = metas[1], .clock = &clocks[1]}};
 
+		other.start_wall_ns = ~other.start_wall_ns;
+		other.start_mono_ns = ~other.start_mono_ns;
+		gctx_hosts__align(metas, NULL, 2, clocks);
 		gctx_model__finish(m);
-		out = open_memstream(&buf, &blen);
-		if (!out)
-			abort();
-		if (!gctx_html__write(out, &h, 1)) {
-			fflush(out);
-			check(buf, blen);
+		for (__u32 n = 1; n <= 2; n++) {
+			struct gctx_html_host one = {.m = m, .meta = metas[0]};
+
+			out = open_memstream(&buf, &blen);
+			if (!out)
+				abort();
+			if (!gctx_html__write(out, n == 1 ? &one : h, n)) {
+				fflush(out);
+				check(buf, blen);
+			}
+			fclose(out);
+			free(buf);
+			buf = NULL;
+			blen = 0;
 		}
-		fclose(out);
-		free(buf);
 	}
 	gctx_model__free(m);
 	gctx_trace_reader__free(r);

@@ -39,13 +39,15 @@ static bool in_axis(const struct tl *t, __u64 ts)
 	return ts >= t->t0 && ts <= t->t1;
 }
 
+/* Ticks at round times (1, 2 or 5 times a power of ten nanoseconds, at most 11), in integers:
+ * a crafted trace's clocks may be anywhere in 64 bits, where a float step would not advance. */
 static void ticks(struct tl *t)
 {
 	struct html_host_ctx *c = t->c;
-	double span = (t->t1 - t->t0) / 1e9, step = 1e-6, base;
-	char lab[32];
+	__u64 span = t->t1 - t->t0, step = 1000, rem, off;
+	__s64 base = (__s64)(t->t0 - c->start); /* the axis's start, since the trace's */
+	char lab[48];
 
-	/* 1, 2 or 5 times a power of ten: at most 10 ticks */
 	while (span / step > 10) {
 		if (span / (step * 2) <= 10)
 			step *= 2;
@@ -54,19 +56,20 @@ static void ticks(struct tl *t)
 		else
 			step *= 10;
 	}
-	/* first tick at a multiple of step past the axis's start, as seconds since the trace's */
-	base = ((double)t->t0 - (double)c->start) / 1e9;
-	for (double s = ((__s64)(base / step)) * step; s <= base + span + 1e-12; s += step) {
-		__u32 x;
+	/* base mod step, in [0, step): the first tick is that far from the axis's start */
+	rem = base >= 0 ? (__u64)base % step : step - 1 - (__u64)(-(base + 1)) % step;
+	off = rem ? step - rem : 0;
+	for (int k = 0; k < 12 && off <= span; k++) {
+		__u32 x = LABEL_W + (__u32)((double)off / (double)span * PLOT_W);
 
-		if (s < base - 1e-12)
-			continue;
-		x = LABEL_W + (__u32)((s - base) / span * PLOT_W);
-		snprintf(lab, sizeof(lab), "%g s", s);
+		snprintf(lab, sizeof(lab), "%g s", ((double)base + (double)off) / 1e9);
 		fprintf(c->out,
 			"<line class=\"grid\" x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\"/>"
 			"<text x=\"%u\" y=\"%u\">%s</text>\n",
 			x, TOP - 4, x, t->height, x + 2, 12, lab);
+		if (span - off < step)
+			break;
+		off += step;
 	}
 	fprintf(c->out, "<line class=\"axis\" x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\"/>\n", LABEL_W,
 		TOP - 4, LABEL_W + PLOT_W, TOP - 4);
