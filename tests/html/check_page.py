@@ -286,7 +286,7 @@ def main():
         if h["verdictBorder"] in ("", "rgb(0, 0, 0)", "rgb(27, 27, 27)"):
             errs.append("%s: verdict has no colour (style refused?): %r" %
                         (label, h["verdictBorder"]))
-        incs = rep["incidents"]
+        incs = rep["incidents"][:20]  # the page's first 20 in full, the rest a line each
         if [str(i["id"]) for i in incs] != h["incidents"]:
             errs.append("%s: incidents %s, want %s" %
                         (label, h["incidents"], [i["id"] for i in incs]))

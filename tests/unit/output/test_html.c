@@ -264,6 +264,52 @@ static void test_agent_dump(void **state)
 	gctx_model__free(m);
 }
 
+/* 30 trainers, each with a worker that used what it inherited: 30 incidents. The first 20 in
+ * full, their sources and workers in the tree; the other 10 a line each. */
+static void test_many_incidents(void **state)
+{
+	struct gctx_model *m = gctx_model__new();
+	struct gctx_trace_meta meta;
+	char *html, *p, want[64];
+	size_t n = 0;
+
+	assert_non_null(m);
+	for (__u32 k = 0; k < 30; k++) {
+		__u32 pid = 5000 + 2 * k, kid = pid + 1;
+		__u64 ts = T0 + 100000000ULL * (k + 1), file = CTL_FILE + 0x1000 * k;
+		struct gctx_ev_fork f = ev_fork(4000, pid, ts, "bash", false);
+		struct gctx_ev_open o = ev_open(pid, ts + 1000, "trainer", file, 3, O_RDWR_K);
+		struct gctx_ev_ioctl io;
+
+		feed(m, GCTX_EV_FORK, &f, sizeof(f));
+		feed(m, GCTX_EV_OPEN, &o, sizeof(o));
+		f = ev_fork(pid, kid, ts + 2000, "trainer", false);
+		feed(m, GCTX_EV_FORK, &f, sizeof(f));
+		io = ev_rm_alloc(kid, ts + 3000, "worker", 3, NV_CLIENT, NV_CLIENT, NV_CLIENT, 0x41,
+				 0, 0);
+		io.file = file;
+		feed(m, GCTX_EV_IOCTL, &io, sizeof(io));
+	}
+	gctx_model__finish(m);
+	meta_fill(&meta, "-- many");
+	html = page(m, &meta);
+	for (p = html; (p = strstr(p, "<article class=\"incident")); p++)
+		n++;
+	assert_int_equal(n, 20);
+	assert_contains(html, "<details class=\"more\"><summary>10 more incidents</summary>");
+	assert_contains(html, "<li>#30 error poison-fork, pid ");
+	for (__u32 k = 0; k < 20; k++) {
+		snprintf(want, sizeof(want), "data-pid=\"%u\" data-incident=", 5000 + 2 * k + 1);
+		assert_contains(html, want);
+	}
+	n = 0;
+	for (p = html; (p = strstr(p, "<g class=\"mark\" data-incident=")); p++)
+		n++;
+	assert_true(n <= 2 * 20);
+	free(html);
+	gctx_model__free(m);
+}
+
 /* 10,000 short-lived processes that never touched the GPU beside a poison fork of 200
  * workers: the pictures keep their size, and say what they folded. */
 static void test_big_folded(void **state)
@@ -304,9 +350,9 @@ static void test_big_folded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_escape),	 cmocka_unit_test(test_poison_page),
-	    cmocka_unit_test(test_hostile_page), cmocka_unit_test(test_agent_dump),
-	    cmocka_unit_test(test_big_folded),
+	    cmocka_unit_test(test_escape),	   cmocka_unit_test(test_poison_page),
+	    cmocka_unit_test(test_hostile_page),   cmocka_unit_test(test_agent_dump),
+	    cmocka_unit_test(test_many_incidents), cmocka_unit_test(test_big_folded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -159,6 +159,26 @@ static void incident(struct html_host_ctx *c, const struct gctx_incident *in)
 	fputs("</article>\n", c->out);
 }
 
+/* Incidents past the first ones: a line each (the text report and the JSON have them all). */
+static void more(struct html_host_ctx *c, __u32 n)
+{
+	fprintf(c->out, "<details class=\"more\"><summary>%u more incidents</summary><ul>\n",
+		n - HTML_MAX_INCIDENTS);
+	for (__u32 i = HTML_MAX_INCIDENTS; i < n && i < HTML_MAX_INCIDENTS + HTML_MAX_INC_LINES;
+	     i++) {
+		const struct gctx_incident *in = gctx_analysis__incident(c->an, i);
+
+		fprintf(c->out, "<li>#%u %s %s, pid %u: ", in->id, gctx_severity_name(in->severity),
+			gctx_incident_kind_name(in->kind), in->src_pid);
+		gctx_html_esc(c->out, in->summary, sizeof(in->summary));
+		fputs("</li>\n", c->out);
+	}
+	if (n > HTML_MAX_INCIDENTS + HTML_MAX_INC_LINES)
+		fprintf(c->out, "<li>... %u more: gpuctx report TRACE has them all</li>\n",
+			n - HTML_MAX_INCIDENTS - HTML_MAX_INC_LINES);
+	fputs("</ul></details>\n", c->out);
+}
+
 void html_verdict(struct html_host_ctx *c)
 {
 	const struct gctx_job_summary *s = gctx_analysis__summary(c->an);
@@ -191,6 +211,8 @@ void html_verdict(struct html_host_ctx *c)
 		return;
 	fprintf(c->out, "<h2>Incidents (%u): %u error%s, %u warning%s</h2>\n", n, s->nerrors,
 		s->nerrors == 1 ? "" : "s", s->nwarnings, s->nwarnings == 1 ? "" : "s");
-	for (__u32 i = 0; i < n; i++)
+	for (__u32 i = 0; i < n && i < HTML_MAX_INCIDENTS; i++)
 		incident(c, gctx_analysis__incident(c->an, i));
+	if (n > HTML_MAX_INCIDENTS)
+		more(c, n);
 }

@@ -18,11 +18,13 @@
 /* Bounds that keep the page readable and its size bounded at any trace size: what is past
  * them is folded, and the page says how many. */
 #define HTML_MAX_ROWS	   300 /* processes in the tree and the timeline */
+#define HTML_MAX_INCIDENTS 20  /* incidents in full, their sources always shown, marked */
+#define HTML_MAX_INC_LINES 200 /* incidents past those: one line each */
 #define HTML_MAX_MEMBERS   40  /* members of one incident shown (crashed ones always) */
 #define HTML_MAX_FILES	   60  /* GPU files on the timeline */
 #define HTML_MAX_MARKS	   400 /* finding marks on the timeline */
 #define HTML_MAX_STACKS	   6   /* stacks shown per incident */
-#define HTML_MAX_PIDS	   200 /* pids listed per incident */
+#define HTML_MAX_PIDS	   48  /* pids and finding ids listed per incident */
 #define HTML_MAX_HOLDS_TAG 3   /* GPU files named per process in the tree */
 
 /* Per-process flags of the selection. */

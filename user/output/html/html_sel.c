@@ -42,8 +42,9 @@ static void pick(struct walk *w, const struct gctx_analysis *an)
 	struct html_sel *s = w->s;
 	__u32 ni = gctx_analysis__nincidents(an);
 
+	/* the first incidents' sources, whatever the budget; then their members */
 	for (__u32 i = 0; i < ni; i++)
-		show(w, gctx_analysis__incident(an, i)->src_idx, true);
+		show(w, gctx_analysis__incident(an, i)->src_idx, i < HTML_MAX_INCIDENTS);
 	for (__u32 i = 0; i < ni; i++) {
 		const struct gctx_incident *in = gctx_analysis__incident(an, i);
 
@@ -53,7 +54,8 @@ static void pick(struct walk *w, const struct gctx_analysis *an)
 
 			if (idx >= s->nprocs)
 				continue;
-			if ((k >= HTML_MAX_MEMBERS && !crash) || !show(w, idx, crash && k < 1000))
+			if ((k >= HTML_MAX_MEMBERS && !crash) ||
+			    !show(w, idx, crash && k < 1000 && i < HTML_MAX_INCIDENTS))
 				s->nfolded_inc++;
 		}
 	}

@@ -158,7 +158,7 @@ static void marks(struct tl *t, const __s32 *rowof)
 	struct html_host_ctx *c = t->c;
 	__u32 nmarks = 0, n = gctx_analysis__nincidents(c->an);
 
-	for (__u32 i = 0; i < n; i++) {
+	for (__u32 i = 0; i < n && i < HTML_MAX_INCIDENTS; i++) {
 		const struct gctx_incident *in = gctx_analysis__incident(c->an, i);
 		const struct {
 			__u64 ts;
@@ -265,7 +265,7 @@ void html_timeline(struct html_host_ctx *c)
 
 	/* the incidents often take milliseconds of a run of minutes: drawn first, closer, then
 	 * the whole run */
-	for (__u32 i = 0; i < gctx_analysis__nincidents(c->an); i++) {
+	for (__u32 i = 0; i < gctx_analysis__nincidents(c->an) && i < HTML_MAX_INCIDENTS; i++) {
 		const struct gctx_incident *in = gctx_analysis__incident(c->an, i);
 		__u64 a = in->init_ns && in->init_ns < in->first_ns ? in->init_ns : in->first_ns;
 
