@@ -561,7 +561,7 @@ t_reader_root() {
 	"${NOBODY[@]}" mkfifo "$d/fifo.gctx"
 	for f in link fifo; do
 		for c in "report" "report --json" "report --list" "check" "export -o $T/x.json" \
-			"merge -o $T/m.gctx"; do
+			"merge -o $T/m.gctx" "report --html $T/x.html" "check --html $T/x.html"; do
 			# shellcheck disable=SC2086
 			out=$(timeout 10 "$G" $c "$d/$f.gctx" 2>&1)
 			case $? in
@@ -578,6 +578,7 @@ t_reader_root() {
 				{ echo "$c $f: no clear refusal: $out" >>"$T/reader_root.err"; rc=1; }
 		done
 	done
+	[ -e "$T/x.html" ] && { echo "--html wrote a page of the refused trace" >>"$T/reader_root.err"; rc=1; }
 	# the file a caller opened itself, handed over as /dev/fd/N, is read whatever the path
 	"$G" report "/dev/fd/3" 3<"$T/rootonly.gctx" 2>>"$T/reader_root.err" | grep -q hunter2 ||
 		{ echo "report /dev/fd/3 did not read the file handed over" >>"$T/reader_root.err"; rc=1; }
