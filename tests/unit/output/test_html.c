@@ -238,6 +238,39 @@ static void test_hostile_page(void **state)
 	gctx_model__free(m);
 }
 
+/* Two hosts of one job: side by side, the job's verdict over them first. */
+static void test_two_hosts(void **state)
+{
+	static const char args[] = "python3\0train.py";
+	struct gctx_model *m = poison(args, sizeof(args), "pt_data_worker", 2);
+	struct gctx_model *clean = gctx_model__new();
+	struct gctx_ev_fork f = ev_fork(1, 2, T0 + 1000, "init", false);
+	struct gctx_html_host h[2] = {{.m = m, .label = "nodea"}, {.m = clean, .label = "nodeb"}};
+	struct gctx_trace_meta meta[2];
+	struct capture c;
+	char *html;
+
+	feed(clean, GCTX_EV_FORK, &f, sizeof(f));
+	gctx_model__finish(clean);
+	meta_fill(&meta[0], "-- python3 train.py");
+	meta_fill(&meta[1], "-- true");
+	h[0].meta = &meta[0];
+	h[1].meta = &meta[1];
+	capture_begin(&c);
+	assert_int_equal(gctx_html__write(c.f, h, 2), 0);
+	html = capture_end(&c);
+	assert_contains(html, "<section class=\"verdict error\" id=\"job-verdict\"><b>Job:</b> 2 "
+			      "hosts, side by side below; 1 with incidents (1 error, 0 warnings).");
+	assert_contains(html, "<li><b>nodea</b>: POISON FORK: pid 4100");
+	assert_contains(html, "<li><b>nodeb</b>: NO PROBLEM FOUND");
+	assert_contains(html, "<section class=\"host\" id=\"h0\">\n<h2 class=\"hostname\">nodea");
+	assert_contains(html, "<section class=\"host\" id=\"h1\">\n<h2 class=\"hostname\">nodeb");
+	assert_contains(html, "<section class=\"verdict clean\" id=\"h1-verdict\">");
+	free(html);
+	gctx_model__free(clean);
+	gctx_model__free(m);
+}
+
 /* An agent's dump: the window it covers (wall clock) and the job of its processes, from their
  * cgroups; what the agent's window had forgotten. */
 static void test_agent_dump(void **state)
@@ -350,9 +383,10 @@ static void test_big_folded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_escape),	   cmocka_unit_test(test_poison_page),
-	    cmocka_unit_test(test_hostile_page),   cmocka_unit_test(test_agent_dump),
-	    cmocka_unit_test(test_many_incidents), cmocka_unit_test(test_big_folded),
+	    cmocka_unit_test(test_escape),	 cmocka_unit_test(test_poison_page),
+	    cmocka_unit_test(test_hostile_page), cmocka_unit_test(test_agent_dump),
+	    cmocka_unit_test(test_two_hosts),	 cmocka_unit_test(test_many_incidents),
+	    cmocka_unit_test(test_big_folded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
