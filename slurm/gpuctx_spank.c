@@ -20,9 +20,15 @@
  *   slurmstepd, task_post_fork (root, before any task execs): a task joins our cgroup when it
  *     is ours; the first task's stderr is kept for the verdict
  *   slurmstepd, task_exit of the last local task: the tracer stopped (SIGINT: it writes the end
- *     of the trace), `gpuctx check TRACE` writes the verdict to the kept stderr
+ *     of the trace), `gpuctx check` of the trace file the tracer wrote (its descriptor, kept:
+ *     never what is at the path by then) writes the verdict to the kept stderr
  *   srun (local), exit: with check, `gpuctx check` of the step's traces decides srun's exit
- *     status (86 on an error incident)
+ *     status (86 on an error incident; 1 when a trace cannot be read: no verdict is no pass)
+ * The trace is the job's user's: a helper with the user's uid, gid and groups creates it
+ * (O_CREAT|O_EXCL|O_NOFOLLOW, 0600) in DIR as the user could, and hands the descriptor to
+ * the tracer (record -o /dev/fd/3); a DIR the user cannot write gets no trace. Root never
+ * creates, replaces or opens a file by a path in the user's directory. Every helper the
+ * plugin runs has a deadline and is killed past it.
  * The plugin never runs the user's code and never fails a step because gpuctx could not
  * start: it says why in the step's stderr and the slurmd log, and the job runs untraced.
  */
@@ -38,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <grp.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -56,6 +64,9 @@ SPANK_PLUGIN(gpuctx, 1);
 #define EXIT_INCIDENT 86	     /* gpuctx check's exit status on an incident */
 #define ATTACH_WAIT_S 60	     /* a tracer not attached by then is given up */
 #define STOP_WAIT_S   60	     /* a tracer not done by then is killed */
+#define CHECK_WAIT_S  300	     /* a check not done by then is killed (a trace of GiBs) */
+#define CREATE_WAIT_S 30	     /* the helper creating the trace (a hung NFS directory) */
+#define TRACE_FD      3		     /* where the tracer and the check find the trace */
 #define CG_OURS	      "slurm_gpuctx" /* our cgroup v2 directory, _CLUSTER: job_N/step_M below */
 
 enum mode { MODE_OFF, MODE_RECORD, MODE_CHECK };
@@ -70,11 +81,14 @@ static struct {
 	char cgroup[2200];   /* the cgroup the tracer follows */
 	bool cg_ours;	     /* made by us: tasks are moved into it */
 	char trace[1600];
-	char step[32]; /* "0", "batch", ... */
+	char name[160]; /* the trace's file name in its directory */
+	char step[32];	/* "0", "batch", ... */
 	pid_t tracer;
-	int err_fd; /* the first task's stderr, for the verdict */
+	int err_fd;   /* the first task's stderr, for the verdict */
+	int trace_fd; /* the trace, created as the job's user */
+	int dir_fd;   /* its directory, opened as the job's user */
 	uint32_t ntasks, nexited;
-} g = {.tracer = -1, .err_fd = -1};
+} g = {.tracer = -1, .err_fd = -1, .trace_fd = -1, .dir_fd = -1};
 
 static int opt_cb(int val, const char *optarg, int remote);
 
@@ -235,7 +249,8 @@ static int log_file(void)
 	return fd;
 }
 
-static pid_t spawn(char *const argv[], int out_fd)
+/* A child in a session of its own (killed as a group past its deadline), with clean signals. */
+static pid_t child(void)
 {
 	pid_t pid = fork();
 	sigset_t none;
@@ -249,12 +264,48 @@ static pid_t spawn(char *const argv[], int out_fd)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
-	int nul = open("/dev/null", O_RDWR);
+	return 0;
+}
+
+/* Run argv with stdout and stderr to out_fd (-1: /dev/null) and, when trace_fd >= 0, the
+ * trace as descriptor TRACE_FD. */
+static pid_t spawn(char *const argv[], int out_fd, int trace_fd)
+{
+	pid_t pid = child();
+	int nul;
+
+	if (pid)
+		return pid;
+	nul = open("/dev/null", O_RDWR);
+	if (trace_fd >= 0 && (trace_fd = fcntl(trace_fd, F_DUPFD, 10)) < 0)
+		_exit(127);
+	if (out_fd >= 0 && out_fd <= TRACE_FD)
+		out_fd = fcntl(out_fd, F_DUPFD, 10);
 	dup2(nul, 0);
 	dup2(out_fd >= 0 ? out_fd : nul, 1);
 	dup2(out_fd >= 0 ? out_fd : nul, 2);
+	if (trace_fd >= 0)
+		dup2(trace_fd, TRACE_FD); /* dup2 clears close-on-exec */
 	execv(argv[0], argv);
 	_exit(127);
+}
+
+/* Wait for pid at most secs; past that, kill its session. Its wait status, or -1 killed. */
+static int wait_deadline(pid_t pid, int secs)
+{
+	int st = 0;
+
+	for (int i = 0; i < secs * 20; i++) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			return r == pid ? st : -1;
+		usleep(50000);
+	}
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
 }
 
 static bool attached(int fd)
@@ -289,6 +340,167 @@ static int trace_dir(spank_t sp, char *buf, size_t len)
 	return spank_getenv(sp, "SLURM_SUBMIT_DIR", buf, (int)len) == ESPANK_SUCCESS ? 0 : -1;
 }
 
+/* The job's user, as the helpers below become it. */
+static struct {
+	uid_t uid;
+	gid_t gid;
+	gid_t *gids;
+	int ngids;
+} user;
+
+/* In a child: become the job's user (groups, gid, uid: in that order, as root may). */
+static int become_user(void)
+{
+	umask(077);
+	if (setgroups(user.ngids, user.gids) || setgid(user.gid) || setuid(user.uid))
+		return -errno;
+	return 0;
+}
+
+/* The helper's answer: errno and which step failed, then the directory's and the trace's
+ * descriptors when it created the trace. */
+struct made {
+	int err;
+	int stage; /* 0 become the user, 1 open DIR, 2 create the trace */
+};
+
+static void send_made(int sock, struct made m, const int *fds, int nfds)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (nfds) {
+		struct cmsghdr *c;
+
+		msg.msg_control = cbuf;
+		msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	sendmsg(sock, &msg, MSG_NOSIGNAL);
+}
+
+/* The helper's side: DIR opened as the user could open it (a symlink in DIR is followed as
+ * the user's rights allow: nothing the user could not reach), the trace created in it, never
+ * through a symlink, never over an existing file. */
+static void make_as_user(int sock, const char *dir)
+{
+	struct made m = {0};
+	int fds[2];
+
+	m.err = become_user();
+	if (!m.err) {
+		m.stage = 1;
+		fds[0] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		m.err = fds[0] < 0 ? -errno : 0;
+	}
+	if (!m.err) {
+		m.stage = 2;
+		fds[1] = openat(fds[0], g.name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				0600);
+		m.err = fds[1] < 0 ? -errno : 0;
+	}
+	send_made(sock, m, fds, m.err ? 0 : 2);
+	_exit(0);
+}
+
+/* Create DIR/NAME as the job's user could (make_as_user in a child), keeping the directory's
+ * and the trace's descriptors in g. 0, or -1 with why. */
+static int create_trace(spank_t sp, const char *dir, char *why, size_t whylen)
+{
+	static const char *const what[] = {"cannot become the job's user", "cannot open",
+					   "cannot create the trace in"};
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct made m = {.err = -ETIMEDOUT, .stage = 2};
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+	struct msghdr msg = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct pollfd p = {.events = POLLIN};
+	int sv[2];
+	pid_t pid;
+
+	if (spank_get_item(sp, S_JOB_UID, &user.uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &user.gid) != ESPANK_SUCCESS) {
+		snprintf(why, whylen, "the job's user is not known");
+		return -1;
+	}
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &user.gids, &user.ngids) !=
+	    ESPANK_SUCCESS) {
+		user.gids = NULL; /* the primary group's rights alone */
+		user.ngids = 0;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		snprintf(why, whylen, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	pid = child();
+	if (!pid) {
+		close(sv[0]);
+		make_as_user(sv[1], dir);
+	}
+	close(sv[1]);
+	p.fd = sv[0];
+	if (pid > 0 && poll(&p, 1, CREATE_WAIT_S * 1000) == 1 &&
+	    recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) == sizeof(m) && !m.err) {
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		int fds[2];
+
+		if (c && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(fds))) {
+			memcpy(fds, CMSG_DATA(c), sizeof(fds));
+			g.dir_fd = fds[0];
+			g.trace_fd = fds[1];
+		} else {
+			m.err = -EPROTO;
+		}
+	} else if (!m.err) {
+		m.err = -EPROTO;
+	}
+	close(sv[0]);
+	if (pid > 0)
+		wait_deadline(pid, 1);
+	if (g.trace_fd >= 0)
+		return 0;
+	snprintf(why, whylen, "%s %s as uid %u: %s", what[m.stage < 3 ? m.stage : 2], dir,
+		 (unsigned)user.uid,
+		 m.err == -EEXIST ? "a file of the trace's name is there (not replaced)"
+				  : strerror(-m.err));
+	return -1;
+}
+
+/* The trace we created, removed when no tracer wrote it (as the user: root deletes nothing in
+ * the user's directory), so that no empty trace stands for a step nobody traced. */
+static void trace_remove(void)
+{
+	struct stat a, b;
+	pid_t pid;
+
+	if (g.trace_fd < 0 || g.dir_fd < 0)
+		return;
+	pid = child();
+	if (!pid) {
+		if (!become_user() && !fstat(g.trace_fd, &a) &&
+		    !fstatat(g.dir_fd, g.name, &b, AT_SYMLINK_NOFOLLOW) && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			unlinkat(g.dir_fd, g.name, 0);
+		_exit(0);
+	}
+	if (pid > 0)
+		wait_deadline(pid, CREATE_WAIT_S);
+}
+
+static void trace_close(void)
+{
+	if (g.trace_fd >= 0)
+		close(g.trace_fd);
+	if (g.dir_fd >= 0)
+		close(g.dir_fd);
+	g.trace_fd = g.dir_fd = -1;
+}
+
 /* Whether a gpuctx agent listens on this node (its socket is root's: so are we). */
 static bool agent_answers(void)
 {
@@ -311,7 +523,7 @@ static bool tracer_start(char *const argv[], char *why, size_t whylen)
 {
 	int fd = log_file(), waited;
 
-	g.tracer = spawn(argv, fd);
+	g.tracer = spawn(argv, fd, g.trace_fd);
 	if (g.tracer < 0) {
 		snprintf(why, whylen, "cannot start %s: %s", g.bin, strerror(errno));
 		if (fd >= 0)
@@ -370,11 +582,18 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		say("no trace directory (SLURM_SUBMIT_DIR unset): job %s untraced", "", "");
 		return 0;
 	}
-	snprintf(g.trace, sizeof(g.trace), "%s/gpuctx-%u.%s-%s.gctx", dir, job, g.step, host);
+	snprintf(g.name, sizeof(g.name), "gpuctx-%u.%s-%s.gctx", job, g.step, host);
+	snprintf(g.trace, sizeof(g.trace), "%s/%s", dir, g.name);
+	if (create_trace(sp, dir, why, sizeof(why))) {
+		say("%s: step %s untraced", why, g.step);
+		return 0;
+	}
 	err = step_cgroup(sp, job, stepid);
 	if (err) {
 		snprintf(errs, sizeof(errs), "%s", strerror(-err));
 		say("no cgroup v2 directory for the step (%s): step %s untraced", errs, g.step);
+		trace_remove();
+		trace_close();
 		return 0;
 	}
 	argv[0] = g.bin;
@@ -382,7 +601,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	argv[2] = "-q";
 	argv[3] = "--silent";
 	argv[4] = "-o";
-	argv[5] = g.trace;
+	argv[5] = "/dev/fd/3"; /* TRACE_FD: the file made as the user */
 	argv[6] = "--cgroup";
 	argv[7] = g.cgroup;
 	if (agent_answers()) {
@@ -404,6 +623,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		if (!tracer_start(argv, why, sizeof(why))) {
 			say("the tracer did not attach (%s): step %s untraced", why, g.step);
 			cgroup_remove();
+			trace_remove();
+			trace_close();
 			return 0;
 		}
 	}
@@ -450,14 +671,7 @@ static void finish(void)
 	if (g.tracer <= 0)
 		return;
 	kill(g.tracer, SIGINT);
-	for (int i = 0; i < STOP_WAIT_S * 20; i++) {
-		if (waitpid(g.tracer, &st, WNOHANG) == g.tracer)
-			goto stopped;
-		usleep(50000);
-	}
-	kill(g.tracer, SIGKILL);
-	waitpid(g.tracer, &st, 0);
-stopped:
+	st = wait_deadline(g.tracer, STOP_WAIT_S);
 	g.tracer = -1;
 	cgroup_remove();
 	slurm_info("gpuctx: tracer stopped (status %d), trace %s", st, g.trace);
@@ -467,12 +681,17 @@ stopped:
 		fcntl(g.err_fd, F_SETFL, O_APPEND); /* blocking: the verdict is written whole */
 		argv[0] = g.bin;
 		argv[1] = "check";
-		argv[2] = g.trace;
+		argv[2] = "/dev/fd/3"; /* the file the tracer wrote, whatever is at its path now */
 		argv[3] = NULL;
-		pid = spawn(argv, g.err_fd);
-		if (pid > 0)
-			waitpid(pid, &st, 0);
+		pid = spawn(argv, g.err_fd, g.trace_fd);
+		if (pid > 0 && wait_deadline(pid, CHECK_WAIT_S) == -1) {
+			fcntl(g.err_fd, F_SETFL, O_APPEND | O_NONBLOCK);
+			slurm_error("gpuctx: check of %s killed after %d s", g.trace, CHECK_WAIT_S);
+			dprintf(g.err_fd, "gpuctx: no verdict: the check of %s took over %d s\n",
+				g.trace, CHECK_WAIT_S);
+		}
 	}
+	trace_close();
 	if (g.err_fd >= 0)
 		close(g.err_fd);
 	g.err_fd = -1;
@@ -495,7 +714,7 @@ static int local_exit(spank_t sp)
 	uint32_t job = 0, stepid = 0;
 	glob_t gl;
 	pid_t pid;
-	int st = 0;
+	int st = 0, errfd, code = 0;
 
 	const char *ej = getenv("SLURM_JOB_ID"), *es = getenv("SLURM_STEP_ID");
 
@@ -529,19 +748,41 @@ static int local_exit(spank_t sp)
 		argv[1] = "check";
 		for (size_t i = 0; i < gl.gl_pathc; i++)
 			argv[2 + i] = gl.gl_pathv[i];
-		pid = spawn(argv, -1); /* the nodes said their verdicts already */
-		if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-		    WEXITSTATUS(st) == EXIT_INCIDENT) {
+		/* the nodes said their verdicts already: only its errors are shown */
+		errfd = log_file();
+		pid = spawn(argv, errfd, -1);
+		st = pid > 0 ? wait_deadline(pid, CHECK_WAIT_S) : -1;
+		if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == EXIT_INCIDENT) {
 			fprintf(stderr,
 				"gpuctx: job %u step %u: an error incident on %s node: "
 				"exit %d\n",
 				job, stepid, gl.gl_pathc > 1 ? "a" : "its", EXIT_INCIDENT);
-			free(argv);
+			code = EXIT_INCIDENT; /* srun's own status: the step failed */
+		} else if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			/* no verdict is no pass (a trace srun's user cannot read, a broken one) */
+			char out[4096], *line;
+			ssize_t n = errfd >= 0 ? pread(errfd, out, sizeof(out) - 1, 0) : 0;
+
+			out[n > 0 ? n : 0] = '\0';
+			/* its error line ("gpuctx: ..."), not a readable node's verdict */
+			line = !strncmp(out, "gpuctx: ", 8) ? out : strstr(out, "\ngpuctx: ");
+			line = line ? line + (*line == '\n') : out + n;
+			line[strcspn(line, "\n")] = '\0';
+			fprintf(stderr, "gpuctx: job %u step %u: no verdict (%s): exit 1\n", job,
+				stepid,
+				st == -1  ? "the check took too long"
+				: line[0] ? line
+					  : "check failed");
+			code = 1;
+		}
+		if (errfd >= 0)
+			close(errfd);
+		free(argv);
+		if (code) {
 			globfree(&gl);
 			fflush(NULL);
-			exit(EXIT_INCIDENT); /* srun's own status: the step failed */
+			exit(code);
 		}
-		free(argv);
 	}
 	globfree(&gl);
 	return 0;

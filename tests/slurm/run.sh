@@ -15,8 +15,21 @@
 #          build is that client and it holds no BPF program (the agent's are the only ones);
 #          an agent that answers but serves nothing: the plugin's own tracer takes the step
 # and every step had exactly one tracer (slurmd's log names one per step), whose trace names the
-# job (its cgroup: job attribution). Needs root, Debian's slurm-wlm and munge (tools/install-deps.sh
-# slurm); skipped without them. Usage: tests/slurm/run.sh [TEST...]
+# job (its cgroup: job attribution). Steps submitted by a user who is not root (issue 43; the
+# user gpuctxslurm, made for the run and removed after when it was not there):
+#   user_check  srun --gpuctx=check: 86 on a poison fork; the trace is the user's, they read it
+#   user_dirs   record:DIR into a directory the user cannot write (given directly, or through
+#               a symlink of theirs) with a root file planted at the step's trace name: no
+#               file made there, the planted one intact, the reason in slurmd's log
+#   user_swap_link, user_swap_fifo  the user replaces the step's trace by a symlink to a
+#               root-only trace (a password in its command line) or by a FIFO while the step
+#               runs: root's check reads the file the tracer wrote (the step's real verdict),
+#               prints nothing of the root-only trace and is never blocked; srun, which reads
+#               the path as the user, fails closed (exit 1, "no verdict")
+#   user_agent  the agent serves the user's step after root loaded a libcuda in another user's
+#               directory: the user's trace names no library their step did not map but root's
+# Needs root, Debian's slurm-wlm and munge (tools/install-deps.sh slurm); skipped without them.
+# Usage: tests/slurm/run.sh [TEST...]
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -43,6 +56,8 @@ chmod 755 "$T"
 MNT=$T/gpu
 mkdir -p "$MNT" "$T/state" "$T/spool" "$T/work" "$T/traces" "$T/munge"
 PIDS=()
+MADE_USER=0
+TU=gpuctxslurm # the submitter who is not root
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -51,6 +66,7 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	mountpoint -q "$MNT" && umount "$MNT"
+	[ "$MADE_USER" = 1 ] && userdel "$TU" 2>/dev/null
 	[ -n "${KEEP:-}" ] && { echo "slurm: kept $T"; return; }
 	rm -rf "$T"
 }
@@ -61,9 +77,9 @@ PIDS+=($!)
 for _ in $(seq 100); do [ -e "$MNT/nvidiactl" ] && break; sleep 0.05; done
 [ -e "$MNT/nvidiactl" ] || { echo "slurm: FAIL: fakegpu did not mount" >&2; exit 1; }
 
-# munge: a key of our own, its socket in $T
+# munge: a key of our own, its socket in $T (reached by the user's srun too)
 dd if=/dev/urandom of="$T/munge/munge.key" bs=1024 count=1 status=none
-chmod 700 "$T/munge"
+chmod 755 "$T/munge"
 chmod 400 "$T/munge/munge.key"
 /usr/sbin/munged -f -F --socket="$T/munge/sock" --key-file="$T/munge/munge.key" \
 	--pid-file="$T/munge/pid" --log-file="$T/munge/log" --seed-file="$T/munge/seed" &
@@ -124,6 +140,18 @@ if [ $up = 0 ]; then
 	tail -5 "$T/slurmctld.log" "$T/slurmd.log" >&2
 	exit 1
 fi
+
+# the submitter who is not root, and their submit directory
+if ! id -u "$TU" >/dev/null 2>&1; then
+	useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$TU" ||
+		{ echo "slurm: FAIL: cannot make the user $TU" >&2; exit 1; }
+	MADE_USER=1
+fi
+TUID=$(id -u "$TU")
+as_user() { setpriv --reuid="$TUID" --regid="$(id -g "$TU")" --init-groups env HOME=/ "$@"; }
+UW=$T/uwork
+mkdir -p "$UW"
+chown "$TU:" "$UW"
 
 pass=0
 fail=0
@@ -314,7 +342,149 @@ EOF
 	result $name $rc
 }
 
-all_tests=(fork spawn record batch agent)
+# srun --gpuctx=check by a user: a poison fork fails the step (86), the trace is theirs
+t_user_check() {
+	local name=user_check rc=0 job t got
+	(cd "$UW" && as_user srun -n2 --gpuctx=check "$W/wl_fork_child_ioctl" "$MNT" \
+		>"$T/$name.out" 2>"$T/$name.err")
+	got=$?
+	[ $got = 86 ] || { why $name "srun exited $got, want 86"; rc=1; }
+	grep -q "^gpuctx check: POISON FORK" "$T/$name.err" ||
+		{ why $name "no verdict in the step's stderr"; rc=1; }
+	job=$(newest_job)
+	t=$(traces "$job" 0 "$UW")
+	[ -n "$t" ] && [ "$(stat -c %U "$t")" = "$TU" ] ||
+		{ why $name "the trace is not the user's: $(ls -l "$UW")"; rc=1; }
+	as_user "$G" report "$t" >/dev/null 2>>"$T/$name.err" ||
+		{ why $name "the user cannot read their own trace"; rc=1; }
+	[ $rc = 0 ] && { step_checks $name "$job" 0 "$UW" 1 || rc=1; }
+	result $name $rc
+}
+
+# record:DIR into root's directory (directly, or through the user's symlink to it), a root file
+# planted at the name the step's trace would have: nothing made, nothing replaced
+t_user_dirs() {
+	local name=user_dirs rc=0 next d=$T/rootdir dir
+	mkdir -p "$d"
+	chmod 755 "$d"
+	ln -sfn "$d" "$UW/link"
+	# root's file at the step's name; then none (the user may not create one there either)
+	for dir in "$d" "$d" "$UW/link"; do
+		next=$(($(newest_job) + 1))
+		[ -e "$d/planted" ] || { echo precious >"$d/gpuctx-$next.0-$NODE.gctx"; : >"$d/planted"; }
+		(cd "$UW" && as_user srun -n1 --gpuctx=record:"$dir" "$W/wl_fork_exec_own" "$MNT" \
+			>>"$T/$name.out" 2>>"$T/$name.err") || { why $name "srun failed: $?"; rc=1; }
+		[ "$(newest_job)" = "$next" ] || why $name "the job was $(newest_job), not $next"
+		if [ -e "$d/gpuctx-$next.0-$NODE.gctx" ]; then
+			[ "$(cat "$d/gpuctx-$next.0-$NODE.gctx")" = precious ] ||
+				{ why $name "$dir: root replaced the file planted at the trace's name"; rc=1; }
+			rm -f "$d/gpuctx-$next.0-$NODE.gctx"
+		fi
+		grep -q "\[$next.0\] gpuctx: cannot create the trace in $dir as uid $TUID: .*: step 0 untraced" \
+			"$T/slurmd.log" || { why $name "$dir: slurmd's log does not say why"; rc=1; }
+	done
+	rm -f "$d/planted"
+	[ -z "$(ls -A "$d")" ] || { why $name "made in root's directory: $(ls -la "$d")"; rc=1; }
+	result $name $rc
+}
+
+# A root-only trace whose command line holds a password, in root's 0700 directory.
+secret_trace() {
+	[ -s "$T/secret/s.gctx" ] && return
+	mkdir -p "$T/secret"
+	chmod 700 "$T/secret"
+	# shellcheck disable=SC2086
+	"$G" record -q ${DEVOPTS//record-opt=/} -o "$T/secret/s.gctx" -- "$W/wl_fork_child_ioctl" \
+		"$MNT" password=hunter2 >/dev/null 2>&1
+	chmod 600 "$T/secret/s.gctx"
+}
+
+# As the user: wait for the step's trace in DIR and put a symlink to the secret or a FIFO there.
+swapper() { # DIR link|fifo
+	as_user python3 - "$1" "$2" "$T/secret/s.gctx" <<'EOF' &
+import glob, os, sys, time
+d, mode, secret = sys.argv[1:4]
+end = time.time() + 120
+while time.time() < end:
+    for f in glob.glob(d + "/gpuctx-*.gctx"):
+        if os.path.islink(f) or not os.path.isfile(f):
+            continue
+        os.rename(f, f + ".moved")
+        if mode == "link":
+            os.symlink(secret, f)
+        else:
+            os.mkfifo(f)
+        sys.exit(0)
+    time.sleep(0.0005)
+sys.exit(1)
+EOF
+	SWAPPER=$!
+}
+
+# The user swaps the step's trace for a symlink to root's secret trace, or for a FIFO, while the
+# step runs: root's verdict is the step's own, nothing of the secret shows, nothing blocks
+t_user_swap() {
+	local mode=$1 name=user_swap_$1 rc=0 d=$UW/swap_$1 got f
+	secret_trace
+	mkdir -p "$d"
+	chown "$TU:" "$d"
+	swapper "$d" "$mode"
+	(cd "$d" && as_user timeout -k 10 90 srun -n1 --gpuctx=check sh -c \
+		"$W/wl_fork_exec_own $MNT && sleep 1" >"$T/$name.out" 2>"$T/$name.err")
+	got=$?
+	wait "$SWAPPER" || { why $name "the swapper found no trace to swap"; rc=1; }
+	[ $got = 124 ] && { why $name "the step never ended (root blocked on the $mode)"; rc=1; }
+	if grep -q hunter2 "$T/$name.out" "$T/$name.err"; then
+		why $name "root printed the root-only trace into the user's step"
+		rc=1
+	fi
+	grep -q "^gpuctx check: NO PROBLEM FOUND" "$T/$name.err" ||
+		{ why $name "no verdict of the step's own trace"; rc=1; }
+	# srun's own check reads the path as the user: no verdict there is no pass
+	[ $got = 1 ] && grep -q "^gpuctx: job [0-9]* step 0: no verdict (gpuctx: .*): exit 1$" \
+		"$T/$name.err" || { why $name "srun exited $got without failing closed"; rc=1; }
+	for f in "$d"/gpuctx-*.gctx; do [ -p "$f" ] && timeout 2 sh -c ": >'$f'"; done
+	result $name $rc
+}
+t_user_swap_link() { t_user_swap link; }
+t_user_swap_fifo() { t_user_swap fifo; }
+
+# The agent serves a user's step: its node-wide records (a libcuda root loaded from another
+# user's directory) stay out of the user's trace
+t_user_agent() {
+	local name=user_agent rc=0 apid job t got a=$T/alice
+	mkdir -p "$a"
+	install -m 0644 "$top/build/doubles/libcuda.so.1" "$a/libcuda.so.1"
+	chown -R 65534:65534 "$a"
+	# shellcheck disable=SC2086
+	"$G" agent --run-dir "$AGENT_RUN" --spool "$T/uagent.spool" ${DEVOPTS//record-opt=/} \
+		>"$T/uagent.log" 2>&1 &
+	apid=$!
+	PIDS+=($apid)
+	for _ in $(seq 300); do grep -qs "attached to" "$T/uagent.log" && break; sleep 0.05; done
+	/usr/bin/python3 -c "import ctypes, time; ctypes.CDLL('$a/libcuda.so.1'); time.sleep(1)" \
+		>/dev/null 2>&1
+	(cd "$UW" && as_user srun -n2 --gpuctx=check "$W/wl_fork_child_ioctl" "$MNT" \
+		>"$T/$name.out" 2>"$T/$name.err")
+	got=$?
+	kill "$apid"
+	wait "$apid" 2>/dev/null
+	[ $got = 86 ] || { why $name "srun exited $got, want 86"; rc=1; }
+	job=$(newest_job)
+	grep -q "gpuctx: tracer pid [0-9]* follows .* for job $job step 0 .*(from the agent)" \
+		"$T/slurmd.log" || { why $name "the agent did not serve $job"; rc=1; }
+	t=$(traces "$job" 0 "$UW")
+	as_user "$G" report --json "$t" >"$T/$name.json" 2>>"$T/$name.err" ||
+		{ why $name "the user cannot read their trace"; rc=1; }
+	if grep -q "$a" "$T/$name.json"; then
+		why $name "the user's trace names $a: $(grep "$a" "$T/$name.json" | sort -u | head -3)"
+		rc=1
+	fi
+	result $name $rc
+}
+
+all_tests=(fork spawn record batch agent user_check user_dirs user_swap_link user_swap_fifo
+	user_agent)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

@@ -18,6 +18,7 @@
 
 #include "agent/proto.h"
 #include "cli/cli.h"
+#include "cli/fromagent_keep.h"
 #include "collect/discover.h"
 #include "lib/outfile.h"
 #include "model/model.h"
@@ -105,6 +106,22 @@ static void say_attached(const struct cli_from_agent *o)
 			o->npids, o->npids == 1 ? "" : "es");
 }
 
+struct sink {
+	struct gctx_trace_writer *w;
+	struct gctx_model *m;
+	const struct cli_from_agent *o;
+};
+
+static void put(void *ctx, __u32 type, const void *data, __u32 len)
+{
+	struct sink *k = ctx;
+
+	gctx_trace_writer__append(k->w, type, data, len);
+	if (!k->o->quiet)
+		gctx_print_event(stdout, type, data, len, k->o->meta->start_mono_ns);
+	gctx_model__feed(k->m, type, data, len);
+}
+
 static int send_request(int fd, const struct cli_from_agent *o)
 {
 	char req[4096];
@@ -135,10 +152,13 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 	struct gctx_trace_writer *w = NULL;
 	struct gctx_outfile *out = NULL;
 	struct gctx_model *m = NULL;
+	struct fa_keep *keep = NULL;
+	struct sink sink = {.o = o};
 	struct gctx_rec_end end = {.exit_status = -1};
 	struct sigaction sa = {.sa_handler = on_stop};
 	char err[512];
 	__u64 records = 0, deadline = 0;
+	__u32 left = 0;
 	void *buf = NULL;
 	int fd, ret = 1, werr = 0, r;
 	bool ended = false, live = false, draining = false, told = false;
@@ -159,12 +179,15 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 				      &werr);
 	m = gctx_model__new();
 	buf = malloc(AGENT_FRAME_MAX);
-	if (!w || !m || !buf) {
+	keep = fa_keep__new();
+	if (!w || !m || !buf || !keep) {
 		fprintf(stderr, "gpuctx: cannot write %s: %s\n", o->output,
 			strerror(werr ? -werr : ENOMEM));
 		goto out;
 	}
 	gctx_model__set_finding_cb(m, on_finding, (void *)o);
+	sink.w = w;
+	sink.m = m;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (o->duration > 0)
@@ -200,11 +223,15 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 			continue;
 		}
 		records++;
-		gctx_trace_writer__append(w, f.type, buf, f.len);
-		if (!o->quiet)
-			gctx_print_event(stdout, f.type, buf, f.len, o->meta->start_mono_ns);
-		gctx_model__feed(m, f.type, buf, f.len);
+		r = fa_keep__take(keep, f.type, buf, f.len);
+		if (r < 0) {
+			fprintf(stderr, "gpuctx: out of memory\n");
+			break;
+		}
+		if (!r)
+			put(&sink, f.type, buf, f.len);
 	}
+	left = fa_keep__flush(keep, put, &sink);
 	end.end_ns = gctx_now_mono();
 	end.reason = stop ? 1 : ended ? 0 : 2;
 	end.events = records;
@@ -223,8 +250,9 @@ int cli_record_from_agent(const struct cli_from_agent *o)
 		fprintf(stderr, "gpuctx: %s\n", err);
 		goto out;
 	}
-	fprintf(stderr, "gpuctx: %u processes, %llu events from the agent; trace written to %s\n",
-		gctx_model__nprocs(m), (unsigned long long)records, o->output);
+	fprintf(stderr, "gpuctx: %u processes, %llu events from the agent; trace written to %s%s\n",
+		gctx_model__nprocs(m), (unsigned long long)records, o->output,
+		left ? " (the agent's records of other jobs' libraries left out)" : "");
 	if (!o->silent)
 		cli_verdict(m, o->meta, GCTX_FAIL_NEVER, NULL, stderr, "gpuctx: ");
 	ret = 0;
@@ -232,6 +260,7 @@ out:
 	gctx_trace_writer__free(w);
 	gctx_outfile__free(out);
 	gctx_model__free(m);
+	fa_keep__free(keep);
 	free(buf);
 	close(fd);
 	return ret;

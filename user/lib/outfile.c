@@ -51,6 +51,9 @@ static struct gctx_outfile *handed(const char *path, int n, char *err, size_t er
 	struct stat st;
 	int fd = fcntl(n, F_DUPFD_CLOEXEC, 3), acc;
 
+	/* N stays open (a reader may reopen /dev/fd/N) but reaches no program gpuctx runs */
+	if (fd >= 0)
+		fcntl(n, F_SETFD, fcntl(n, F_GETFD) | FD_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		return NULL;

@@ -200,7 +200,7 @@ static void marks(struct tl *t, const __s32 *rowof)
 	}
 }
 
-static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, const char *zoom, bool legend)
+static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, bool zoom, bool legend)
 {
 	struct html_sel *s = &c->sel;
 	struct tl t = {.c = c, .t0 = t0, .t1 = t1};
@@ -220,8 +220,9 @@ static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, const char *zoom, 
 	html_time(a, sizeof(a), c, t0);
 	html_time(b, sizeof(b), c, t1);
 	if (zoom) {
-		fprintf(c->out, "<h2 id=\"h%u-zoom\">Timeline around the %s (%s to %s s)</h2>\n",
-			c->host, zoom, a, b);
+		fprintf(c->out,
+			"<h2 id=\"h%u-zoom\">Timeline around the incidents (%s to %s s)</h2>\n",
+			c->host, a, b);
 	} else {
 		fprintf(c->out, "<h2 id=\"h%u-timeline\">Timeline, the whole run (%s to %s s; %u ",
 			c->host, a, b, s->nrows);
@@ -257,51 +258,29 @@ static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, const char *zoom, 
 	free(rowof);
 }
 
-/* The incidents' span, else the GPU files' (0, 0 when neither). */
-static void focus(struct html_host_ctx *c, __u64 *lo, __u64 *hi, const char **what)
+void html_timeline(struct html_host_ctx *c)
 {
-	*lo = ~0ull;
-	*hi = 0;
-	*what = "incidents";
+	__u64 lo = ~0ull, hi = 0, margin;
+	bool zoomed = false;
+
+	/* the incidents often take milliseconds of a run of minutes: drawn first, closer, then
+	 * the whole run */
 	for (__u32 i = 0; i < gctx_analysis__nincidents(c->an) && i < HTML_MAX_INCIDENTS; i++) {
 		const struct gctx_incident *in = gctx_analysis__incident(c->an, i);
 		__u64 a = in->init_ns && in->init_ns < in->first_ns ? in->init_ns : in->first_ns;
 
-		if (a && a < *lo)
-			*lo = a;
-		if (in->last_ns > *hi)
-			*hi = in->last_ns;
+		if (a && a < lo)
+			lo = a;
+		if (in->last_ns > hi)
+			hi = in->last_ns;
 	}
-	if (*hi)
-		return;
-	*what = "GPU use";
-	for (__u32 i = 0; i < gctx_model__nfiles(c->m); i++) {
-		const struct gctx_gpu_file *f = gctx_model__file(c->m, i);
-		__u64 e = f && f->closed && f->close_ns ? f->close_ns : f ? f->open_ns : 0;
-
-		if (f && f->open_ns && f->open_ns < *lo)
-			*lo = f->open_ns;
-		if (e > *hi)
-			*hi = e;
-	}
-}
-
-void html_timeline(struct html_host_ctx *c)
-{
-	__u64 lo, hi, margin;
-	const char *what;
-	bool zoomed = false;
-
-	/* what matters often takes milliseconds of a run of minutes: drawn first, closer, then
-	 * the whole run */
-	focus(c, &lo, &hi, &what);
 	if (hi >= lo && hi) {
 		margin = (hi - lo) / 10 > 500000 ? (hi - lo) / 10 : 500000;
 		lo = lo > c->t0 + margin ? lo - margin : c->t0;
 		hi = hi + margin < c->t1 ? hi + margin : c->t1;
 		zoomed = hi > lo && (hi - lo) * 5 < c->t1 - c->t0;
 		if (zoomed)
-			draw(c, lo, hi, what, true);
+			draw(c, lo, hi, true, true);
 	}
-	draw(c, c->t0, c->t1, NULL, !zoomed);
+	draw(c, c->t0, c->t1, false, !zoomed);
 }
