@@ -851,7 +851,7 @@ assert "cuGetProcAddress" in how and "not-pre-resolved" not in how, how' \
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
 	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan lib_once lib_maps_once lib_seen_renamed ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
-	api_hip_real real_amd api_container security dead_node any_checkout "${diag_tests[@]}" "${attach_tests[@]}"
+	api_hip_real real_amd real_amd_exec api_container security dead_node any_checkout "${diag_tests[@]}" "${attach_tests[@]}"
 	"${execfd_tests[@]}"
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone stacks_py_late

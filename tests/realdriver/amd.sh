@@ -37,3 +37,26 @@ t_real_amd() {
 	fi
 	result "$name" $rc
 }
+
+# real_amd_exec: the same parent, then a child that execs /bin/true (a subprocess): the real
+# runtime's files are O_CLOEXEC, so gpuctx check finds nothing, exit 0.
+t_real_amd_exec() {
+	local name=real_amd_exec rc=0 got wl=$W/amd_hip
+	if [ ! -e "$wl" ] || ! ldconfig -p | grep -q 'libamdhip64.so.5 '; then
+		echo "SKIP $name: the HIP runtime (libamdhip64-dev, make test-deps) is not installed"
+		return
+	fi
+	mkdir -p "$T/$name.ns"
+	"$top/build/fakegpu" -t "$T/$name.topo" 2>"$T/$name.err" || rc=1
+	if [ $rc = 0 ]; then
+		timeout 120 "$G" check -o "$T/$name.gctx" "${DEVS[@]}" -- \
+			"$top/tests/realdriver/amd_ns.sh" "$MNT" "$T/$name.topo" "$T/$name.ns" -- \
+			"$wl" --exec >"$T/$name.out" 2>>"$T/$name.err"
+		got=$?
+		[ $got = 0 ] || { echo "gpuctx check exited $got, expected 0" >>"$T/$name.err"; rc=1; }
+		grep -q "amd_hip: ok" "$T/$name.out" || rc=1
+		"$G" report "$T/$name.gctx" 2>>"$T/$name.err" | grep -q "^Verdict: NO PROBLEM FOUND" ||
+			{ echo "the verdict is not NO PROBLEM FOUND" >>"$T/$name.err"; rc=1; }
+	fi
+	result "$name" $rc
+}

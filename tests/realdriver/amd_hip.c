@@ -13,6 +13,8 @@
  * from the parent's memory block (no ioctl); the 64 MiB needs a new block, which libhsakmt
  * refuses without an ioctl (it marks itself forked in a pthread_atfork handler), so that
  * hipMalloc returns hipErrorOutOfMemory (2).
+ * --exec: the same parent, then a child that execs /bin/true at once instead (what a Python
+ * subprocess.run or a spawn start does): it holds no GPU file, nothing to diagnose.
  * Exits 0 when every call returned what the real runtime returns over fakegpu (the values are
  * documented in docs/gpu-validation.md); prints each call and its result.
  */
@@ -47,8 +49,9 @@ static int child(void)
 	return a == hipSuccess && count == 1 && b == hipSuccess && c == hipErrorOutOfMemory ? 0 : 1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int exec_child = argc > 1 && !strcmp(argv[1], "--exec");
 	hipDeviceProp_t prop;
 	int count = -1;
 	void *p = NULL, *q = NULL;
@@ -72,6 +75,10 @@ int main(void)
 	if (q == p)
 		wl_fail("two allocations at one address");
 	pid = wl_fork();
+	if (pid == 0 && exec_child) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
 	if (pid == 0)
 		_exit(child());
 	/* exits 0 when the child's calls returned what the real runtime returns */
