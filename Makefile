@@ -123,13 +123,15 @@ $(BUILD)/workloads/wl_blame_fp: tests/workloads/wl_blame.c include/gpu_uapi.h | 
 all: $(BUILD)/workloads/wl_blame_fp
 
 # The real NVIDIA driver test (tests/realdriver/nvidia.sh): its test-only preload library and
-# its CUDA driver API program.
-REALDRIVER_NV := $(BUILD)/realdriver/nv_redirect.so $(BUILD)/realdriver/nv_cuda
+# its CUDA driver API program; the fork probe the doubles are compared with the real runtimes by
+# (tests/realdriver/fork_compare.sh).
+REALDRIVER_NV := $(BUILD)/realdriver/nv_redirect.so $(BUILD)/realdriver/nv_cuda \
+	$(BUILD)/realdriver/forkprobe
 $(BUILD)/realdriver/nv_redirect.so: tests/realdriver/nv_redirect.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -shared -fPIC $< -ldl -o $@
-$(BUILD)/realdriver/nv_cuda: tests/realdriver/nv_cuda.c
+$(BUILD)/realdriver/nv_cuda $(BUILD)/realdriver/forkprobe: $(BUILD)/realdriver/%: tests/realdriver/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
@@ -164,6 +166,7 @@ integration: all
 	$(Q)tests/export/run.sh
 	$(Q)tests/html/run.sh
 	$(Q)tests/realdriver/nvidia.sh
+	$(Q)tests/realdriver/fork_compare.sh
 	$(Q)tests/slurm/run.sh
 
 # The README's test command: installs what is missing, builds, runs every test.

@@ -15,9 +15,10 @@
  * No exported function calls another exported one, so one API call fires exactly one uprobe.
  *
  * What reaches the driver (device files under $GPUCTX_FAKEGPU_DIR, default /dev):
- *  - cuInit: open nvidiactl, nvidia0, nvidia-uvm (O_RDWR|O_CLOEXEC); CHECK_VERSION_STR and
- *    CARD_INFO on nvidiactl; RM_ALLOC client, device (NV01_DEVICE_0) and subdevice; REGISTER_FD
- *    on nvidia0; UVM_INITIALIZE. Missing files: CUDA_ERROR_NO_DEVICE (100).
+ *  - cuInit: open nvidiactl O_RDWR, then fcntl(F_SETFD, FD_CLOEXEC) (as libcuda 535 does);
+ *    nvidia0 and nvidia-uvm O_RDWR|O_CLOEXEC; CHECK_VERSION_STR and CARD_INFO on nvidiactl;
+ *    RM_ALLOC client, device (NV01_DEVICE_0) and subdevice; REGISTER_FD on nvidia0;
+ *    UVM_INITIALIZE. Missing files: CUDA_ERROR_NO_DEVICE (100).
  *  - a context (primary, created or green): RM_ALLOC KEPLER_CHANNEL_GROUP_A under the device,
  *    FERMI_CONTEXT_SHARE_A and HOPPER_CHANNEL_GPFIFO_A under the channel group,
  *    HOPPER_COMPUTE_A under the channel (gpu-facts 1.4). Destroying it RM_FREEs its memory,
@@ -29,13 +30,16 @@
  *  - launches (cuLaunchKernel*, cuGraphLaunch*) only count: no ioctl.
  * The current context is per thread (a push/pop stack, as in the real driver).
  *
- * Fork (gpu-facts 3.3 and 5(a)): a pthread_atfork child handler marks a child forked from a
- * process whose cuInit succeeded. In that child cuInit, cuCtxSetCurrent (e.g. with the parent's
- * context) and every call that needs driver state return CUDA_ERROR_NOT_INITIALIZED (3) without
- * any syscall on the inherited fds: the real libcuda fails in userspace [triton#10443,
- * tensorflow#57877]. Only cuGetErrorName, cuDriverGetVersion and cuGetProcAddress(_v2), which
- * are table look-ups that work before cuInit too, keep working. A child forked before cuInit is
- * an ordinary process.
+ * Fork, as the real libcuda 535 does it (measured over the emulated driver, tests/realdriver/
+ * fork_compare.sh, docs/gpu-validation.md): a process whose pid is not the one that ran cuInit
+ * is a forked child. There, every call but cuInit, cuDriverGetVersion, cuGetErrorName and
+ * cuGetProcAddress(_v2) returns CUDA_ERROR_NOT_INITIALIZED (3) in user space, with no ioctl,
+ * until the child calls cuInit. cuInit then initialises again over the inherited files: a new
+ * RM client, device and subdevice on the parent's nvidiactl fd, UVM_PAGEABLE_MEM_ACCESS on the
+ * parent's nvidia-uvm fd (neither is opened again), a new nvidia0 fd. The parent's contexts
+ * are not the child's: after that cuInit they are unknown handles (CUDA_ERROR_INVALID_CONTEXT;
+ * what the real driver answers there was not seen, it cannot make a context without a GPU).
+ * A child forked before cuInit is an ordinary process.
  *
  * cuGetProcAddress(_v2) resolves names by version like the real one (cudaTypedefs.h) and
  * returns the exported function for every exported name, except two: "cuMemAlloc" at version
@@ -146,8 +150,7 @@ struct CUctx_st {
 static struct {
 	pthread_mutex_t lock;
 	bool inited;
-	bool forked; /* a child forked after a successful cuInit */
-	pid_t init_pid;
+	pid_t init_pid; /* the process that ran cuInit: any other one is a forked child */
 	int ctl_fd, dev_fd, uvm_fd;
 	__u32 client, device, subdevice;
 	int ndev;
@@ -206,8 +209,12 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	pthread_mutex_init(&G.lock, NULL);
-	if (G.inited)
-		G.forked = true; /* gpu-facts 3.3: the driver refuses to be used after fork */
+}
+
+/* Initialised by another process: this one was forked from it (no exec). */
+static bool forked(void)
+{
+	return G.inited && G.init_pid != getpid();
 }
 
 static __attribute__((constructor)) void dbl_init(void)
@@ -221,9 +228,7 @@ static __attribute__((constructor)) void dbl_init(void)
 /* 0 when the driver may be used; else the error every call returns. No syscall. */
 static CUresult state_check(void)
 {
-	if (G.forked)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!G.inited)
+	if (!G.inited || forked())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	return CUDA_SUCCESS;
 }
@@ -237,12 +242,24 @@ static const char *dev_dir(void)
 	return d && *d ? d : "/dev";
 }
 
-static int dev_open(const char *name)
+static int dev_open(const char *name, int flags)
 {
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/%s", dev_dir(), name);
-	return open(path, O_RDWR | O_CLOEXEC);
+	return open(path, O_RDWR | flags);
+}
+
+/* libcuda 535 opens nvidiactl without O_CLOEXEC and sets the flag just after. */
+static int ctl_open(void)
+{
+	int fd = dev_open("nvidiactl", 0);
+
+	if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static int xioctl(int fd, unsigned long cmd, void *arg)
@@ -325,7 +342,7 @@ static CUresult driver_open(void)
 	struct uvm_initialize_params uvm = {.flags = 0};
 	int i;
 
-	G.ctl_fd = dev_open("nvidiactl");
+	G.ctl_fd = ctl_open();
 	if (G.ctl_fd < 0)
 		return CUDA_ERROR_NO_DEVICE;
 	strcpy(ver.versionString, "595.45.04");
@@ -347,14 +364,14 @@ static CUresult driver_open(void)
 	    rm_alloc(G.device, NV20_SUBDEVICE_0, &G.subdevice) != NV_OK)
 		goto fail_client;
 
-	G.dev_fd = dev_open("nvidia0");
+	G.dev_fd = dev_open("nvidia0", O_CLOEXEC);
 	if (G.dev_fd < 0)
 		goto fail_client_nodev;
 	reg.ctl_fd = G.ctl_fd;
 	if (xioctl(G.dev_fd, NV_IOCTL_REGISTER_FD, &reg) < 0)
 		goto fail_client;
 
-	G.uvm_fd = dev_open("nvidia-uvm");
+	G.uvm_fd = dev_open("nvidia-uvm", O_CLOEXEC);
 	if (G.uvm_fd < 0)
 		goto fail_client_nodev;
 	if (xioctl(G.uvm_fd, UVM_INITIALIZE, &uvm) < 0 || uvm.rmStatus != NV_OK)
@@ -373,6 +390,68 @@ fail_client:
 fail_sys:
 	close_fds();
 	return CUDA_ERROR_OPERATING_SYSTEM;
+}
+
+/* The parent's memory and contexts, forgotten in a forked child: their RM objects are not its. */
+static void forget_parent_state(void)
+{
+	struct CUctx_st *c, *next;
+	struct dbl_mem *m, *mn;
+	int i;
+
+	for (i = 0; i < DBL_MAX_DEVICES; i++) {
+		for (m = G.primary[i].mem; m; m = mn) {
+			mn = m->next;
+			free(m);
+		}
+		memset(&G.primary[i], 0, sizeof(G.primary[i]));
+	}
+	for (c = G.ctxs; c; c = next) {
+		next = c->next;
+		for (m = c->mem; m; m = mn) {
+			mn = m->next;
+			free(m);
+		}
+		c->magic = 0;
+		free(c);
+	}
+	G.ctxs = NULL;
+	T.depth = 0;
+}
+
+/*
+ * cuInit in a forked child, under the lock: what libcuda 535 does there (fork_compare.sh). A
+ * new client on the inherited nvidiactl fd, the inherited nvidia-uvm fd asked again, a new
+ * nvidia0 fd; the parent's nvidia0 fd stays open, unused.
+ */
+static CUresult driver_reinit_child(void)
+{
+	struct {
+		__u8 pageableMemAccess;
+		__u32 rmStatus;
+	} pma = {0};
+	struct nv_register_fd reg;
+	int fd;
+
+	forget_parent_state();
+	G.client = G.device = G.subdevice = 0;
+	if (rm_alloc(0, NV01_ROOT_CLIENT, &G.client) != NV_OK ||
+	    rm_alloc(G.client, NV01_DEVICE_0, &G.device) != NV_OK ||
+	    rm_alloc(G.device, NV20_SUBDEVICE_0, &G.subdevice) != NV_OK)
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	if (xioctl(G.uvm_fd, UVM_PAGEABLE_MEM_ACCESS, &pma) < 0 || pma.rmStatus != NV_OK)
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	fd = dev_open("nvidia0", O_CLOEXEC);
+	if (fd < 0)
+		return CUDA_ERROR_NO_DEVICE;
+	reg.ctl_fd = G.ctl_fd;
+	if (xioctl(fd, NV_IOCTL_REGISTER_FD, &reg) < 0) {
+		close(fd);
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	}
+	G.dev_fd = fd;
+	G.init_pid = getpid();
+	return CUDA_SUCCESS;
 }
 
 /* ---- contexts ---- */
@@ -725,7 +804,7 @@ static CUresult launch(const void *what)
 
 static __attribute__((destructor)) void dbl_fini(void)
 {
-	if (G.inited && !G.forked)
+	if (G.inited && !forked())
 		dlog("exit: %lu launches counted", G.launches);
 }
 
@@ -772,11 +851,14 @@ CUresult CUDAAPI cuInit(unsigned int Flags)
 	CUresult r;
 
 	dlog("cuInit(%u)", Flags);
-	if (G.forked)
-		RET(CUDA_ERROR_NOT_INITIALIZED); /* gpu-facts 3.3: no ioctl, fails in userspace */
 	if (Flags)
 		RET(CUDA_ERROR_INVALID_VALUE);
 	pthread_mutex_lock(&G.lock);
+	if (forked()) {
+		r = driver_reinit_child();
+		pthread_mutex_unlock(&G.lock);
+		RET(r);
+	}
 	if (G.inited) {
 		pthread_mutex_unlock(&G.lock);
 		RET(CUDA_SUCCESS);
@@ -889,7 +971,7 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
 	CUresult r = state_check();
 
 	if (r)
-		RET(r); /* a forked child using the parent's context: 3 (gpu-facts 3.3) */
+		RET(r); /* a forked child using the parent's context before cuInit: 3 */
 	if (!ctx) {
 		if (T.depth)
 			T.depth--;

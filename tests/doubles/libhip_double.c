@@ -26,29 +26,21 @@
  *    MAP_MEMORY_TO_GPU; hipFree: UNMAP_MEMORY_FROM_GPU and FREE_MEMORY_OF_GPU.
  *  - launches only count: no ioctl.
  *
- * Fork. gpu-facts 5(a) and 2.5: HIP state is inherited by a forked child (no re-initialisation)
- * and GPU work fails there; 2.2: every /dev/kfd ioctl from the child on the inherited fd gets
- * EBADF; the exact hipError codes in a child are unverified on hardware (gpu-facts 6.3). The
- * double's choice, made once by a pthread_atfork child handler when the parent had initialised:
- *  - hipInit returns hipErrorNotInitialized (3) and issues no syscall;
- *  - calls that need the kernel driver issue their first KFD ioctl on the INHERITED kfd fd, get
- *    EBADF from amdkfd (the fakegpu emulates the check) and fail without touching the render
- *    node: hipMalloc / hipMallocManaged (ALLOC_MEMORY_OF_GPU) -> hipErrorOutOfMemory (2);
- *    hipCtxCreate, hipDevicePrimaryCtxRetain of a context that does not exist yet, and the
- *    first launch on such a context (CREATE_QUEUE), hipCtxDestroy and hipDeviceReset
- *    (FREE_MEMORY_OF_GPU / DESTROY_QUEUE) -> hipErrorInvalidContext (201); hipFree
- *    (UNMAP_MEMORY_FROM_GPU) -> hipErrorInvalidValue (1);
- *  - launches on a context inherited from the parent return hipErrorLaunchFailure (719) with no
- *    syscall (the real queue's ring and doorbell mappings are VM_DONTCOPY / MADV_DONTFORK in
- *    the child, gpu-facts 2.2 and 2.3, so a real launch would fault);
- *  - pure bookkeeping (hipGetDeviceCount, hipSetDevice, hipGetDevice, hipCtxSet/Get/Push/Pop,
- *    hipDevicePrimaryCtxRelease, hipDriverGetVersion, hipGetErrorName) works on the inherited
- *    state and issues no syscall.
- * Issuing the ioctl models the path where the call reaches amdkfd: libhsakmt without its atfork
- * handler, or a child it does not recognise (gpu-facts 2.3 "If an ioctl still gets -EBADF").
- * A current libhsakmt would refuse in userspace first (HSAKMT_STATUS_KERNEL_IO_CHANNEL_NOT_OPENED)
- * and no ioctl would be seen; the double issues it so that the tracer's inherited-fd detection
- * (gpu-facts 7) is exercised. A child forked before initialisation is an ordinary process.
+ * Fork, as Debian's real HIP runtime 5.2 does it (measured over the emulated driver,
+ * tests/realdriver/fork_compare.sh, docs/gpu-validation.md): the child answers from the state
+ * it inherited and issues no ioctl and no open; libhsakmt, which marks itself forked in a
+ * pthread_atfork handler, refuses new device memory in user space. The double, once its
+ * pthread_atfork child handler has seen an initialised parent:
+ *  - hipInit, hipGetDeviceCount, hipSetDevice, hipGetDevice, hipCtxSet/Get/Push/Pop,
+ *    hipDevicePrimaryCtxRelease, hipDriverGetVersion, hipGetErrorName: hipSuccess from the
+ *    inherited state;
+ *  - hipMalloc / hipMallocManaged: hipErrorOutOfMemory (2), as the real child's (the real one
+ *    can still carve a small block from a parent's partly used 2 MiB one: not modelled);
+ *  - what would need a new queue or the kernel (hipCtxCreate, hipDevicePrimaryCtxRetain of a
+ *    context without a queue, hipCtxDestroy, hipDeviceReset): hipErrorInvalidContext (201);
+ *    hipFree: hipErrorInvalidValue (1); launches: hipErrorLaunchFailure (719). The real
+ *    runtime's codes there were not seen (it waits for a GPU in those calls over fakegpu).
+ * None of them reaches the driver. A child forked before initialisation is an ordinary process.
  *
  * Set GPUCTX_DOUBLE_LOG=1 to log each call to stderr.
  */
@@ -299,13 +291,15 @@ static bool ctx_valid(hipCtx_t c)
 	return false;
 }
 
-/* CREATE_QUEUE first: in a forked child it is the one ioctl issued (EBADF), nothing else. */
+/* CREATE_QUEUE, then the amdgpu context; in a forked child neither. */
 static hipError_t ctx_hw_create(struct ihipCtx_t *c)
 {
 	struct kfd_ioctl_create_queue_args q;
 	union amdgpu_ctx_args a;
 	struct kfd_ioctl_destroy_queue_args d;
 
+	if (G.forked)
+		return hipErrorInvalidContext; /* libhsakmt refuses in user space */
 	memset(&q, 0, sizeof(q));
 	q.ring_base_address = G.next_ring; /* never dereferenced by the emulated driver */
 	q.ring_size = 4096;
@@ -350,13 +344,15 @@ static int mem_release(struct dbl_mem *m)
 	return xioctl(G.kfd_fd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &fr, "KFD FREE_MEMORY_OF_GPU");
 }
 
-/* Free memory, DESTROY_QUEUE, FREE_CTX; stops at the first EBADF (forked child). */
+/* Free memory, DESTROY_QUEUE, FREE_CTX; nothing in a forked child. */
 static hipError_t ctx_hw_destroy(struct ihipCtx_t *c)
 {
 	struct kfd_ioctl_destroy_queue_args d = {.queue_id = c->queue_id};
 	union amdgpu_ctx_args a;
 	struct dbl_mem *m;
 
+	if (G.forked)
+		return hipErrorInvalidContext;
 	while ((m = c->mem)) {
 		if (mem_release(m) == -EBADF)
 			return hipErrorInvalidContext;
@@ -411,8 +407,6 @@ static hipError_t work_ctx(struct ihipCtx_t **out, bool activate)
 hipError_t hipInit(unsigned int flags)
 {
 	dlog("hipInit(%u)", flags);
-	if (G.forked)
-		RET(hipErrorNotInitialized); /* no syscall; see the header comment */
 	if (flags)
 		RET(hipErrorInvalidValue);
 	RET(ensure_init());
@@ -650,7 +644,9 @@ static hipError_t mem_alloc(void **ptr, size_t size, bool managed)
 		*ptr = NULL;
 		return hipSuccess;
 	}
-	r = work_ctx(&c, !G.forked);
+	if (G.forked)
+		return hipErrorOutOfMemory; /* libhsakmt refuses new memory, no ioctl */
+	r = work_ctx(&c, true);
 	if (r)
 		return r;
 	m = calloc(1, sizeof(*m));
@@ -728,6 +724,8 @@ hipError_t hipFree(void *ptr)
 		RET(r);
 	if (!ptr)
 		RET(hipSuccess);
+	if (G.forked)
+		RET(hipErrorInvalidValue);
 	pthread_mutex_lock(&G.lock);
 	for (i = 0; !found && i < DBL_NDEV; i++)
 		found = ctx_mem_free(&G.primary[i], (__u64)(uintptr_t)ptr);

@@ -73,17 +73,21 @@ if [ -x "$D/libcuda.so.1" ] && [ -x "$W/api_cuda_fork" ]; then
 		sk "cuda_fork_stub (no $CUDA_STUB)"
 	fi
 	if command -v strace >/dev/null; then
-		LD_LIBRARY_PATH=$D strace -f -o "$T/cuda.st" -e trace=openat,ioctl \
+		LD_LIBRARY_PATH=$D strace -f -o "$T/cuda.st" -e trace=openat,ioctl,fcntl \
 			$W/api_cuda_fork "$MNT" >/dev/null 2>&1
 		parent=$(pids "$T/cuda.st" | head -1)
 		child=$(pids "$T/cuda.st" | sed -n 2p)
 		n_parent=$(grep -c "^$parent \+ioctl(" "$T/cuda.st")
-		n_child=$(grep -c "^$child \+ioctl(" "$T/cuda.st")
-		if [ -n "$child" ] && [ "$n_parent" -gt 20 ] && [ "$n_child" = 0 ] &&
-			grep -q "^$parent \+openat(.*$MNT/nvidiactl\", O_RDWR|O_CLOEXEC) = " "$T/cuda.st"; then
-			ok "libcuda double: $n_parent ioctls in the parent, none in the forked child"
+		ctl=$(sed -n "s|^$parent \+openat(.*$MNT/nvidiactl\", O_RDWR) = \([0-9]*\)$|\1|p" "$T/cuda.st" | head -1)
+		# libcuda 535: nvidiactl opened without O_CLOEXEC, then marked; the child's cuInit
+		# starts again on the inherited nvidiactl fd (docs/gpu-validation.md)
+		first=$(grep -m1 "^$child \+ioctl(" "$T/cuda.st")
+		if [ -n "$child" ] && [ -n "$ctl" ] && [ "$n_parent" -gt 20 ] &&
+			grep -q "^$parent \+fcntl($ctl, F_SETFD, FD_CLOEXEC) *= 0" "$T/cuda.st" &&
+			[[ "$first" == *"ioctl($ctl, _IOC(_IOC_READ|_IOC_WRITE, 0x46, 0x2b, 0x30)"* ]]; then
+			ok "libcuda double: nvidiactl marked FD_CLOEXEC after its open; the child starts again on it"
 		else
-			ko "libcuda double: parent $n_parent ioctls, child '$child' $n_child ioctls"
+			ko "libcuda double: parent $n_parent ioctls, nvidiactl fd '$ctl', child's first ioctl '$first'"
 		fi
 	else
 		sk "libcuda syscall check (no strace)"
@@ -104,12 +108,11 @@ if [ -x "$D/libamdhip64.so.5" ] && [ -x "$W/api_hip_fork" ]; then
 		LD_LIBRARY_PATH=$D strace -f -o "$T/hip.st" -e trace=openat,ioctl \
 			$W/api_hip_fork "$MNT" >/dev/null 2>&1
 		child=$(pids "$T/hip.st" | sed -n 2p)
-		if [ -n "$child" ] && [ "$(grep -c "^$child \+ioctl(" "$T/hip.st")" = 1 ] &&
-			grep -q "^$child \+ioctl(.*ALLOC_MEMORY_OF_GPU.* = -1 EBADF" "$T/hip.st"; then
-			ok "libamdhip64 double: the forked child's one KFD ioctl got EBADF"
+		if [ -n "$child" ] && ! grep -qE "^$child +(ioctl\(|openat\(.*$MNT)" "$T/hip.st"; then
+			ok "libamdhip64 double: the forked child reaches no driver file"
 		else
-			ko "libamdhip64 double: forked child ioctls:"
-			grep "^$child \+ioctl(" "$T/hip.st" | sed 's/^/     | /'
+			ko "libamdhip64 double: forked child ioctls or opens:"
+			grep -E "^$child +(ioctl|openat)" "$T/hip.st" | sed 's/^/     | /'
 		fi
 	else
 		sk "libamdhip64 syscall check (no strace)"

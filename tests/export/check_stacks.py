@@ -11,7 +11,7 @@
 
 In both formats, each event a stack belongs to carries it, with the workload's function at the
 right place: the GPU initialisation (the first open's holding slice, or cuInit), the fork
-instant in the parent, the child's first use (its ioctl, or its cuInit), the crash (a fatal
+instant in the parent, the child's first use (its ioctl, or its refused cuMemAlloc), the crash (a fatal
 signal instant). Perfetto: TrackEvent.callstack decoded with protoc, frames outermost first,
 plus a "site" debug annotation; Chrome JSON: "stack" (one frame per line, innermost first) and
 "site" args. No stack is shown twice, and none is left over as a "stack: <role>" instant.
@@ -32,7 +32,7 @@ SCENARIOS = {
     "py": {
         "init": (("api", "cuInit", "parent"), "init_gpu", "main"),
         "fork": (("fork", "fork ", "parent"), "start_worker", "main"),
-        "use": (("api", "cuInit", "child"), "worker_loop", "start_worker"),
+        "use": (("api", "cuMemAlloc", "child"), "worker_loop", "start_worker"),
     },
 }
 

@@ -58,7 +58,8 @@ t_cov_runpath() {
 }
 
 # python_cuda FILE LIB: Python loads LIB by absolute path (a path nobody could predict) and
-# calls cuInit at once, makes a context, then forks a child that calls cuInit.
+# calls cuInit at once, makes a context, then forks a child that makes it current: refused
+# (CUDA_ERROR_NOT_INITIALIZED, no ioctl), as by the real libcuda.
 python_cuda() {
 	cat >"$1" <<EOS
 import ctypes, os
@@ -69,7 +70,7 @@ ctx = ctypes.c_void_p()
 assert lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
 pid = os.fork()
 if pid == 0:
-    os._exit(0 if lib.cuInit(0) == 3 else 1)
+    os._exit(0 if lib.cuCtxSetCurrent(ctx) == 3 else 1)
 _, st = os.waitpid(pid, 0)
 exit(os.waitstatus_to_exitcode(st))
 EOS
@@ -140,7 +141,7 @@ class Touch(Dataset):
         return 2
 
     def __getitem__(self, i):
-        return torch.tensor([lib.cuInit(0)])
+        return torch.tensor([lib.cuCtxSetCurrent(ctx)])
 
 
 loader = DataLoader(Touch(), batch_size=1, num_workers=2, multiprocessing_context="fork")

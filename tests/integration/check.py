@@ -247,7 +247,8 @@ def s_api_cuda(r, a):
     icc = one(r.find("inherited-context-call", pid=child["pid"]), "inherited-context-call")
     check(icc["severity"] == "error", "is an error", icc)
     check(icc["opener_pid"] == parent["pid"], "names the parent", icc)
-    check(icc["call"] == "cuInit", "names the first call", icc)
+    # the child's first call: refused in user space, as the real libcuda does (no ioctl)
+    check(icc["call"] == "cuCtxSetCurrent", "names the first call", icc)
     check(icc["api_ret_name"] == "CUDA_ERROR_NOT_INITIALIZED", "return code by name", icc)
     check(icc["chain"] == [parent["pid"], child["pid"]], "names the fork", icc)
     ctxs = r.doc["api_contexts"]
@@ -293,8 +294,9 @@ def s_api_hip(r, a):
     icc = one(r.find("inherited-context-call", pid=child["pid"]), "inherited-context-call")
     check(icc["api_ret_name"].startswith("hipError"), "HIP return code by name", icc)
     check(icc["opener_pid"] == parent["pid"], "names the parent", icc)
-    kfd = r.find("inherited-gpu-use", pid=child["pid"], device_kind="kfd")
-    check(kfd and kfd[0]["errno_name"] == "EBADF", "the child's KFD ioctl got EBADF", r.findings)
+    # the real runtime answers the child from the inherited state: it reaches no driver file
+    check(not r.find("inherited-gpu-use", pid=child["pid"]), "the child issued no ioctl",
+          r.findings)
     ctxs = [c for c in r.doc["api_contexts"] if c["creator_pid"] == parent["pid"]]
     check(any(c["vendor"] == "hip" and c["mem_total"] >= 1 << 20 for c in ctxs),
           "hipMalloc memory attributed to a HIP context", ctxs)

@@ -116,7 +116,7 @@ def main():
         check(len(iccs) == a.icc, "%d inherited-context-call in the forked children" % a.icc,
               r.findings)
         for icc in iccs:
-            check(icc["call"] == "cuInit", "names the child's cuInit", icc)
+            check(icc["call"] == "cuCtxSetCurrent", "names the child's first call", icc)
             check(icc["opener_pid"] == wl["pid"], "names the initialising parent", icc)
     return 0
 

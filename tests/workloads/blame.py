@@ -35,8 +35,9 @@ def init_gpu(gpu):
 
 def worker_loop(gpu):
     if MODE == "cudause":
-        # what PyTorch does in a forked worker: call CUDA again (the driver refuses it)
-        ctypes.CDLL("libcuda.so.1").cuInit(0)  # BLAME-USE-CUDA
+        # a forked worker calls CUDA on the inherited state: the driver refuses it in user
+        # space (CUDA_ERROR_NOT_INITIALIZED, no ioctl), as the real libcuda does before cuInit
+        ctypes.CDLL("libcuda.so.1").cuMemAlloc_v2(ctypes.byref(ctypes.c_uint64()), 4096)  # BLAME-USE-CUDA
         return
     buf = bytearray(72)
     try:
