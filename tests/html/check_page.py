@@ -16,7 +16,7 @@ NUL-separated JSON), with no package beyond Python's own. It loads the page, the
 - the screenshot (the whole page) is not blank: a PNG decoded here (zlib), counted for pixels
   that are not white, and for the incident's red;
 - with --hostile: no element or attribute of the trace's strings made it into the DOM (no
-  img, script, a, event handler, URL attribute; only the page's own b, i and svg), no bidi
+  img, script, a, event handler, URL attribute; b, i and svg only as the page makes them), no bidi
   control in its text, and the strings are shown as text.
 It prints one line of numbers (load time, size) and exits 1 with the reasons on failure.
 """
@@ -188,8 +188,10 @@ HOSTILE_JS = r"""
     if (['img', 'script', 'iframe', 'object', 'embed', 'a', 'form', 'foreignobject',
          'image', 'use', 'link', 'base'].includes(t))
       bad.push(t);
-    if (t === 'b' && (e.attributes.length || e.textContent !== 'Verdict:')) bad.push('b');
+    if ((t === 'b' || t === 'i') && (e.children.length ||
+        e.getAttributeNames().some(a => a !== 'class'))) bad.push(t);
     if (t === 'i' && !(e.className || '').startsWith('sw')) bad.push('i');
+    if (t === 'b' && e.className) bad.push('b');
     if (t === 'svg' && !/^(tree|timeline)/.test(e.getAttribute('class') || '')) bad.push('svg');
   }
   const text = document.body.textContent;

@@ -62,9 +62,10 @@ static void test_escape(void **state)
 }
 
 /* bash 4000 forks 4100, which execs argv, opens nvidiactl and builds an RM client, then forks
- * nkids children named kid_comm that use the inherited file; the last one dies by SIGSEGV. */
-static struct gctx_model *poison(const char *argv, size_t argv_len, const char *kid_comm,
-				 __u32 nkids)
+ * nkids children named kid_comm that use the inherited file; the last one dies by SIGSEGV (all
+ * of them with all_crash). */
+static struct gctx_model *poison_crash(const char *argv, size_t argv_len, const char *kid_comm,
+				       __u32 nkids, bool all_crash)
 {
 	struct gctx_model *m = gctx_model__new();
 	struct gctx_ev_fork f;
@@ -93,7 +94,8 @@ static struct gctx_model *poison(const char *argv, size_t argv_len, const char *
 		io = ev_rm_alloc(pid, ts + 1000, kid_comm, 3, NV_CLIENT, NV_CLIENT, NV_DEVICE + k,
 				 0x80, 0, 0);
 		feed(m, GCTX_EV_IOCTL, &io, sizeof(io));
-		e = ev_exit(pid, pid, ts + 500000, kid_comm, k == nkids - 1 ? 11 : 0, true);
+		e = ev_exit(pid, pid, ts + 500000, kid_comm, all_crash || k == nkids - 1 ? 11 : 0,
+			    true);
 		feed(m, GCTX_EV_EXIT, &e, sizeof(e));
 	}
 	e = ev_exit(4100, 4100, T0 + 8000000000ULL, "python3", 0, true);
@@ -101,6 +103,12 @@ static struct gctx_model *poison(const char *argv, size_t argv_len, const char *
 	feed(m, GCTX_REC_END, &end, sizeof(end));
 	gctx_model__finish(m);
 	return m;
+}
+
+static struct gctx_model *poison(const char *argv, size_t argv_len, const char *kid_comm,
+				 __u32 nkids)
+{
+	return poison_crash(argv, argv_len, kid_comm, nkids, false);
 }
 
 /* No tag of the page has an event handler attribute (on...=). */
@@ -238,6 +246,39 @@ static void test_hostile_page(void **state)
 	gctx_model__free(m);
 }
 
+/* Two hosts of one job: side by side, the job's verdict over them first. */
+static void test_two_hosts(void **state)
+{
+	static const char args[] = "python3\0train.py";
+	struct gctx_model *m = poison(args, sizeof(args), "pt_data_worker", 2);
+	struct gctx_model *clean = gctx_model__new();
+	struct gctx_ev_fork f = ev_fork(1, 2, T0 + 1000, "init", false);
+	struct gctx_html_host h[2] = {{.m = m, .label = "nodea"}, {.m = clean, .label = "nodeb"}};
+	struct gctx_trace_meta meta[2];
+	struct capture c;
+	char *html;
+
+	feed(clean, GCTX_EV_FORK, &f, sizeof(f));
+	gctx_model__finish(clean);
+	meta_fill(&meta[0], "-- python3 train.py");
+	meta_fill(&meta[1], "-- true");
+	h[0].meta = &meta[0];
+	h[1].meta = &meta[1];
+	capture_begin(&c);
+	assert_int_equal(gctx_html__write(c.f, h, 2), 0);
+	html = capture_end(&c);
+	assert_contains(html, "<section class=\"verdict error\" id=\"job-verdict\"><b>Job:</b> 2 "
+			      "hosts, side by side below; 1 with incidents (1 error, 0 warnings).");
+	assert_contains(html, "<li><b>nodea</b>: POISON FORK: pid 4100");
+	assert_contains(html, "<li><b>nodeb</b>: NO PROBLEM FOUND");
+	assert_contains(html, "<section class=\"host\" id=\"h0\">\n<h2 class=\"hostname\">nodea");
+	assert_contains(html, "<section class=\"host\" id=\"h1\">\n<h2 class=\"hostname\">nodeb");
+	assert_contains(html, "<section class=\"verdict clean\" id=\"h1-verdict\">");
+	free(html);
+	gctx_model__free(clean);
+	gctx_model__free(m);
+}
+
 /* An agent's dump: the window it covers (wall clock) and the job of its processes, from their
  * cgroups; what the agent's window had forgotten. */
 static void test_agent_dump(void **state)
@@ -340,6 +381,10 @@ static void test_big_folded(void **state)
 		fail();
 	}
 	assert_contains(html, "10000 folded");
+	/* the timeline's row of the folded processes: their forks over time */
+	assert_contains(html, "<g class=\"tlfolded\"><text class=\"fold\" x=\"4\" y=\"");
+	assert_contains(html, " folded</text><title>processes folded (no GPU state");
+	assert_contains(html, "<rect class=\"foldbar\"");
 	assert_contains(html, "folded: no GPU state, or past the first members of an incident");
 	assert_contains(html, "4300 pt_data_worker"); /* the crashed one, past the first 40 */
 	assert_true(strlen(html) < 400 * 1024);
@@ -347,12 +392,34 @@ static void test_big_folded(void **state)
 	gctx_model__free(m);
 }
 
+/* A poison fork of 3,000 workers that all crashed: every one is worth a row, the budget
+ * holds. */
+static void test_all_crashed(void **state)
+{
+	static const char args[] = "python3\0train.py";
+	struct gctx_model *m = poison_crash(args, sizeof(args), "pt_data_worker", 3000, true);
+	struct gctx_trace_meta meta;
+	char *html, *p;
+	size_t rows = 0;
+
+	meta_fill(&meta, "-- python3 train.py");
+	html = page(m, &meta);
+	for (p = html; (p = strstr(p, "<g class=\"proc")); p++)
+		rows++;
+	assert_int_equal(rows, 300);
+	assert_contains(html, "Processes (3002; 300 shown, 2702 folded");
+	assert_true(strlen(html) < 500 * 1024);
+	free(html);
+	gctx_model__free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_escape),	   cmocka_unit_test(test_poison_page),
-	    cmocka_unit_test(test_hostile_page),   cmocka_unit_test(test_agent_dump),
-	    cmocka_unit_test(test_many_incidents), cmocka_unit_test(test_big_folded),
+	    cmocka_unit_test(test_escape),	 cmocka_unit_test(test_poison_page),
+	    cmocka_unit_test(test_hostile_page), cmocka_unit_test(test_agent_dump),
+	    cmocka_unit_test(test_two_hosts),	 cmocka_unit_test(test_many_incidents),
+	    cmocka_unit_test(test_big_folded),	 cmocka_unit_test(test_all_crashed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,7 @@ static const char css[] =
     ".host{flex:1 1 0;min-width:40em}"
     ".meta{color:#444;margin:.2em 0}.meta dt{float:left;clear:left;width:7em;color:#777}"
     ".meta dd{margin:0 0 0 7.5em}"
+    ".jobhosts{margin:.3em 0}"
     ".verdict{border-left:6px solid #2e7d32;background:#f1f8f1;padding:.6em .9em;"
     "font-size:1.05em}"
     ".verdict.error{border-color:#c62828;background:#fdf0f0}"
@@ -50,7 +51,7 @@ static const char css[] =
     "svg .hold{fill:#1a4f9c}svg .hold.inh{fill:#ef8f00}svg .file{fill:#7e57c2}"
     "svg .mark{stroke:#c62828;stroke-dasharray:3 3}svg .marktext{fill:#c62828}"
     "svg .find{fill:#c62828}svg .axis{stroke:#999}svg .grid{stroke:#eee}"
-    "svg .fold{fill:#777;font-style:italic}"
+    "svg .fold{fill:#777;font-style:italic}svg .foldbar{fill:#9e9e9e}"
     ".legend span{margin-right:1.2em}.sw{display:inline-block;width:.9em;height:.9em;"
     "vertical-align:-.1em;margin-right:.3em}"
     ".sw.gpu{background:#1a4f9c}.sw.inh{background:#ef8f00}.sw.inc{background:#ffe9a8;"
@@ -143,6 +144,14 @@ static void jobs(struct html_host_ctx *c)
 	fputs("</dd>", c->out);
 }
 
+static void host_name(FILE *out, const struct gctx_html_host *h)
+{
+	if (h->label)
+		gctx_html_str(out, h->label);
+	else if (h->meta)
+		gctx_html_esc(out, h->meta->hostname, sizeof(h->meta->hostname));
+}
+
 static void header(struct html_host_ctx *c, const struct gctx_html_host *h)
 {
 	const struct gctx_trace_meta *meta = c->meta;
@@ -152,10 +161,7 @@ static void header(struct html_host_ctx *c, const struct gctx_html_host *h)
 	__u64 end;
 
 	fprintf(c->out, "<h2 class=\"hostname\">");
-	if (h->label)
-		gctx_html_str(c->out, h->label);
-	else if (meta)
-		gctx_html_esc(c->out, meta->hostname, sizeof(meta->hostname));
+	host_name(c->out, h);
 	fputs("</h2>\n<dl class=\"meta\">", c->out);
 	if (meta) {
 		fputs("<dt>host</dt><dd>", c->out);
@@ -223,6 +229,53 @@ static int host(FILE *out, const struct gctx_html_host *h, __u32 i, __u64 T0, __
 	return 0;
 }
 
+/* A job of several hosts: the verdict over them (the worst), then each host's in one line. */
+static int job(FILE *out, const struct gctx_html_host *h, __u32 n)
+{
+	struct gctx_analysis **an = calloc(n, sizeof(*an));
+	__u32 hit = 0, nerr = 0, nwarn = 0;
+	int worst = -1;
+
+	if (!an)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++) {
+		const struct gctx_job_summary *s;
+
+		an[i] = gctx_analysis__new(h[i].m, h[i].meta ? h[i].meta->start_mono_ns : 0);
+		if (!an[i]) {
+			while (i--)
+				gctx_analysis__free(an[i]);
+			free(an);
+			return -ENOMEM;
+		}
+		s = gctx_analysis__summary(an[i]);
+		hit += s->nincidents > 0;
+		nerr += s->nerrors;
+		nwarn += s->nwarnings;
+		if (s->nincidents && (int)s->worst > worst)
+			worst = s->worst;
+	}
+	fprintf(out,
+		"<section class=\"verdict %s\" id=\"job-verdict\"><b>Job:</b> %u hosts, side by "
+		"side below; %u with incidents (%u error%s, %u warning%s).<ul class=\"jobhosts\">",
+		worst >= GCTX_SEV_ERROR	    ? "error"
+		: worst == GCTX_SEV_WARNING ? "warning"
+					    : "clean",
+		n, hit, nerr, nerr == 1 ? "" : "s", nwarn, nwarn == 1 ? "" : "s");
+	for (__u32 i = 0; i < n; i++) {
+		fputs("<li><b>", out);
+		host_name(out, &h[i]);
+		fputs("</b>: ", out);
+		gctx_html_str(out, gctx_analysis__summary(an[i])->verdict);
+		fputs("</li>", out);
+		gctx_analysis__free(an[i]);
+	}
+	fputs("</ul>Their timelines share one clock (aligned by their wall clocks).</section>\n",
+	      out);
+	free(an);
+	return 0;
+}
+
 /* The axis of every host's timeline: the job's clock when several, from the earliest start to
  * the latest end. */
 static void axis(const struct gctx_html_host *h, __u32 n, __u64 *T0, __u64 *T1)
@@ -268,10 +321,7 @@ int gctx_html__write(FILE *out, const struct gctx_html_host *h, __u32 n)
 	fprintf(out, "(%s)</title>\n<style>%s</style>\n</head>\n<body>\n<h1>gpuctx report</h1>\n",
 		vbuf, css);
 	if (n > 1)
-		fprintf(out,
-			"<p class=\"job\">One job on %u hosts, side by side; their timelines "
-			"share one clock (aligned by their wall clocks).</p>\n",
-			n);
+		ret = job(out, h, n);
 	fprintf(out, "<div class=\"hosts\">\n");
 	for (__u32 i = 0; i < n && !ret; i++)
 		ret = host(out, &h[i], i, T0, T1);

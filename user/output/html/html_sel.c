@@ -45,18 +45,23 @@ static void pick(struct walk *w, const struct gctx_analysis *an)
 	/* the first incidents' sources, whatever the budget; then their members */
 	for (__u32 i = 0; i < ni; i++)
 		show(w, gctx_analysis__incident(an, i)->src_idx, i < HTML_MAX_INCIDENTS);
+	/* then each incident's members that crashed, then its first ones, within the budget */
 	for (__u32 i = 0; i < ni; i++) {
 		const struct gctx_incident *in = gctx_analysis__incident(an, i);
 
-		for (__u32 k = 0; k < in->npids; k++) {
-			__u32 idx = in->members[k];
-			bool crash = idx < s->nprocs && (s->flag[idx] & SEL_CRASH);
+		for (int crashed = 1; crashed >= 0; crashed--) {
+			for (__u32 k = 0; k < in->npids; k++) {
+				__u32 idx = in->members[k];
+				bool crash;
 
-			if (idx >= s->nprocs)
-				continue;
-			if ((k >= HTML_MAX_MEMBERS && !crash) ||
-			    !show(w, idx, crash && k < 1000 && i < HTML_MAX_INCIDENTS))
-				s->nfolded_inc++;
+				if (idx >= s->nprocs)
+					continue;
+				crash = s->flag[idx] & SEL_CRASH;
+				if (crash != crashed)
+					continue;
+				if ((!crash && k >= HTML_MAX_MEMBERS) || !show(w, idx, false))
+					s->nfolded_inc++;
+			}
 		}
 	}
 	/* an incident's members past its first ones stay folded: the incident says how many */

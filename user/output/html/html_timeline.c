@@ -11,10 +11,11 @@
 
 #include "output/html/html_priv.h"
 
-#define ROW_H	16
-#define LABEL_W 190
-#define PLOT_W	800
-#define TOP	52 /* the axis and the incidents' labels */
+#define ROW_H	  16
+#define LABEL_W	  190
+#define PLOT_W	  800
+#define FOLD_BINS 100 /* intervals of the folded processes' row */
+#define TOP	  52  /* the axis and the incidents' labels */
 
 struct tl {
 	struct html_host_ctx *c;
@@ -125,6 +126,40 @@ static void proc_row(struct tl *t, __u32 r)
 	fputs("</g>\n", c->out);
 }
 
+/* The folded processes in one row: how many started in each interval, as bars. */
+static void folded_row(struct tl *t, __u32 y)
+{
+	struct html_host_ctx *c = t->c;
+	__u32 n[FOLD_BINS] = {0}, max = 0;
+
+	for (__u32 i = 0; i < c->sel.nprocs; i++) {
+		const struct gctx_proc *p = gctx_model__proc(c->m, i);
+		__u32 b;
+
+		if (!p || !p->pid || (c->sel.flag[i] & SEL_SHOWN) || !in_axis(t, p->start_ns))
+			continue;
+		b = (xt(t, p->start_ns) - LABEL_W) * FOLD_BINS / (PLOT_W + 1);
+		if (++n[b] > max)
+			max = n[b];
+	}
+	fprintf(c->out,
+		"<g class=\"tlfolded\"><text class=\"fold\" x=\"4\" y=\"%u\">+%u folded"
+		"</text><title>processes folded (no GPU state, or past the first members "
+		"of an incident): how many were forked in each interval, the most %u</title>",
+		y + 11, c->sel.nfolded, max);
+	for (__u32 b = 0; b < FOLD_BINS; b++) {
+		__u32 h = n[b] ? 1 + n[b] * 11 / max : 0;
+
+		if (h)
+			fprintf(c->out,
+				"<rect class=\"foldbar\" x=\"%u\" y=\"%u\" width=\"%u\" "
+				"height=\"%u\"/>",
+				LABEL_W + b * PLOT_W / FOLD_BINS, y + 12 - h, PLOT_W / FOLD_BINS,
+				h);
+	}
+	fputs("</g>\n", c->out);
+}
+
 static void file_rows(struct tl *t, __u32 y0)
 {
 	struct html_host_ctx *c = t->c;
@@ -200,7 +235,7 @@ static void marks(struct tl *t, const __s32 *rowof)
 	}
 }
 
-static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, bool zoom, bool legend)
+static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, const char *zoom, bool legend)
 {
 	struct html_sel *s = &c->sel;
 	struct tl t = {.c = c, .t0 = t0, .t1 = t1};
@@ -215,14 +250,13 @@ static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, bool zoom, bool le
 	for (__u32 r = 0; r < s->nrows; r++)
 		rowof[s->rows[r].idx] = r;
 	t.nfiles = nf > HTML_MAX_FILES ? HTML_MAX_FILES : nf;
-	y_files = TOP + ROW_H * s->nrows + (t.nfiles ? ROW_H : 0);
+	y_files = TOP + ROW_H * (s->nrows + (s->nfolded ? 1 : 0)) + (t.nfiles ? ROW_H : 0);
 	t.height = y_files + ROW_H * t.nfiles + 4;
 	html_time(a, sizeof(a), c, t0);
 	html_time(b, sizeof(b), c, t1);
 	if (zoom) {
-		fprintf(c->out,
-			"<h2 id=\"h%u-zoom\">Timeline around the incidents (%s to %s s)</h2>\n",
-			c->host, a, b);
+		fprintf(c->out, "<h2 id=\"h%u-zoom\">Timeline around the %s (%s to %s s)</h2>\n",
+			c->host, zoom, a, b);
 	} else {
 		fprintf(c->out, "<h2 id=\"h%u-timeline\">Timeline, the whole run (%s to %s s; %u ",
 			c->host, a, b, s->nrows);
@@ -249,6 +283,8 @@ static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, bool zoom, bool le
 	ticks(&t);
 	for (__u32 r = 0; r < s->nrows; r++)
 		proc_row(&t, r);
+	if (s->nfolded)
+		folded_row(&t, TOP + ROW_H * s->nrows);
 	if (t.nfiles)
 		fprintf(c->out, "<text class=\"fold\" x=\"4\" y=\"%u\">GPU files</text>\n",
 			y_files - 4);
@@ -258,29 +294,51 @@ static void draw(struct html_host_ctx *c, __u64 t0, __u64 t1, bool zoom, bool le
 	free(rowof);
 }
 
-void html_timeline(struct html_host_ctx *c)
+/* The incidents' span, else the GPU files' (0, 0 when neither). */
+static void focus(struct html_host_ctx *c, __u64 *lo, __u64 *hi, const char **what)
 {
-	__u64 lo = ~0ull, hi = 0, margin;
-	bool zoomed = false;
-
-	/* the incidents often take milliseconds of a run of minutes: drawn first, closer, then
-	 * the whole run */
+	*lo = ~0ull;
+	*hi = 0;
+	*what = "incidents";
 	for (__u32 i = 0; i < gctx_analysis__nincidents(c->an) && i < HTML_MAX_INCIDENTS; i++) {
 		const struct gctx_incident *in = gctx_analysis__incident(c->an, i);
 		__u64 a = in->init_ns && in->init_ns < in->first_ns ? in->init_ns : in->first_ns;
 
-		if (a && a < lo)
-			lo = a;
-		if (in->last_ns > hi)
-			hi = in->last_ns;
+		if (a && a < *lo)
+			*lo = a;
+		if (in->last_ns > *hi)
+			*hi = in->last_ns;
 	}
+	if (*hi)
+		return;
+	*what = "GPU use";
+	for (__u32 i = 0; i < gctx_model__nfiles(c->m); i++) {
+		const struct gctx_gpu_file *f = gctx_model__file(c->m, i);
+		__u64 e = f && f->closed && f->close_ns ? f->close_ns : f ? f->open_ns : 0;
+
+		if (f && f->open_ns && f->open_ns < *lo)
+			*lo = f->open_ns;
+		if (e > *hi)
+			*hi = e;
+	}
+}
+
+void html_timeline(struct html_host_ctx *c)
+{
+	__u64 lo, hi, margin;
+	const char *what;
+	bool zoomed = false;
+
+	/* what matters often takes milliseconds of a run of minutes: drawn first, closer, then
+	 * the whole run */
+	focus(c, &lo, &hi, &what);
 	if (hi >= lo && hi) {
 		margin = (hi - lo) / 10 > 500000 ? (hi - lo) / 10 : 500000;
 		lo = lo > c->t0 + margin ? lo - margin : c->t0;
 		hi = hi + margin < c->t1 ? hi + margin : c->t1;
 		zoomed = hi > lo && (hi - lo) * 5 < c->t1 - c->t0;
 		if (zoomed)
-			draw(c, lo, hi, true, true);
+			draw(c, lo, hi, what, true);
 	}
-	draw(c, c->t0, c->t1, false, !zoomed);
+	draw(c, c->t0, c->t1, NULL, !zoomed);
 }
