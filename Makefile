@@ -167,6 +167,7 @@ integration: all
 	$(Q)tests/html/run.sh
 	$(Q)tests/realdriver/nvidia.sh
 	$(Q)tests/realdriver/fork_compare.sh
+	$(Q)tests/realdriver/numba.sh
 	$(Q)tests/slurm/run.sh
 
 # The README's test command: installs what is missing, builds, runs every test.

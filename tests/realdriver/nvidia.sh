@@ -34,18 +34,8 @@ fi
 for f in "$G" build/fakegpu "$R/nv_redirect.so" "$R/nv_cuda"; do
 	[ -x "$f" ] || { echo "nvidia: FAIL: $f not built (make all)" >&2; exit 1; }
 done
-lib=$(tests/realdriver/nv_fetch.sh "$R/nvidia")
-rc=$?
-if [ $rc = 77 ]; then
-	echo "skip nvidia: the real libcuda1 (Debian non-free) could not be fetched; see above"
-	exit 0
-elif [ $rc != 0 ] || [ -z "$lib" ]; then
-	echo "nvidia: FAIL: nv_fetch.sh exited $rc" >&2
-	exit 1
-fi
-lib=$(cd "$lib" && pwd)
-so=$(ls "$lib"/libcuda.so.5* | head -1)
-version=${so##*/libcuda.so.}
+. tests/realdriver/nv_lib.sh
+nv_lib nvidia
 
 # What the host has before: compared at the end.
 host_state() {
