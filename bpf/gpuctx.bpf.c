@@ -257,52 +257,6 @@ static __always_inline struct file *task_fd_file(struct task_struct *task, __s32
 	return load_ptr(&fdt->fd[fd]);
 }
 
-/* ---- lineage ---- */
-
-static __always_inline void on_fork(void *ctx, struct task_struct *parent,
-				    struct task_struct *child)
-{
-	__u32 ptgid = BPF_CORE_READ(parent, tgid);
-	__u32 ctgid = BPF_CORE_READ(child, tgid);
-	struct gctx_ev_fork *e;
-	__u8 one = 1;
-
-	if (ctgid != ptgid && is_own(ptgid)) {
-		/* a helper of gpuctx (the resolver child): never the user's process */
-		bpf_map_update_elem(&own_procs, &ctgid, &one, BPF_ANY);
-		return;
-	}
-	if (!is_followed(ptgid))
-		return;
-	if (!follow_all && ctgid != ptgid && bpf_map_update_elem(&followed, &ctgid, &one, BPF_ANY))
-		__sync_fetch_and_add(&follow_full, 1);
-	e = reserve(sizeof(*e), GCTX_EV_FORK);
-	if (!e)
-		return;
-	fill_hdr(&e->hdr, GCTX_EV_FORK);
-	e->child_tid = BPF_CORE_READ(child, pid);
-	e->child_tgid = ctgid;
-	e->flags = ctgid == ptgid ? GCTX_FORK_THREAD : 0;
-	e->pad = 0;
-	submit(e);
-	stack_on_fork(ctx, ptgid, ctgid, BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm),
-		      track_libs);
-}
-
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
-{
-	on_fork(ctx, parent, child);
-	return 0;
-}
-
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
-{
-	on_fork(ctx, parent, child);
-	return 0;
-}
-
 struct scan_ctx {
 	struct file **fds;
 	unsigned long *open_fds; /* the fd table's bitmap of open fds */
@@ -321,6 +275,7 @@ struct scan_ctx {
 struct scan_out {
 	__u32 sent;  /* GPU fds reported */
 	__u32 flags; /* GCTX_EXEC_FDS_SCANNED: the bitmap read to its end; _LOST */
+	__u32 type;  /* the records': GCTX_EV_FD_KEPT (exec) or GCTX_EV_FD_FORK (fork) */
 };
 
 struct {
@@ -330,9 +285,9 @@ struct {
 	__type(value, struct scan_out);
 } scan_out SEC(".maps");
 
-/* One open fd of the exec'ing task: report it if it is a GPU file that survived exec.
+/* One open fd of the scanned table: report it (a record of type) if it is a GPU file.
  * Returns 0 not a GPU file, 1 reported, GCTX_EXEC_FDS_LOST a GPU file whose record was lost. */
-static __noinline int scan_fd(struct file **fds, __u32 i)
+static __noinline int scan_fd(struct file **fds, __u32 i, __u32 type)
 {
 	struct gctx_ev_fd *e;
 	struct file *f = load_ptr(&fds[i]);
@@ -344,10 +299,10 @@ static __noinline int scan_fd(struct file **fds, __u32 i)
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind)
 		return 0;
-	e = reserve(sizeof(*e), GCTX_EV_FD_KEPT);
+	e = reserve(sizeof(*e), type);
 	if (!e)
 		return GCTX_EXEC_FDS_LOST;
-	fill_hdr(&e->hdr, GCTX_EV_FD_KEPT);
+	fill_hdr(&e->hdr, type);
 	e->file = (__u64)f;
 	e->fd = i;
 	e->kind = kind;
@@ -392,7 +347,7 @@ static long scan_fd_step(__u32 i, struct scan_ctx *c)
 	c->bits = w & (w - 1);
 	fd = c->base + low_bit(w);
 	if (fd < c->max) {
-		int r = scan_fd(c->fds, fd);
+		int r = scan_fd(c->fds, fd, c->out->type);
 
 		c->out->sent += r & 1;
 		c->out->flags |= r & GCTX_EXEC_FDS_LOST;
@@ -400,14 +355,101 @@ static long scan_fd_step(__u32 i, struct scan_ctx *c)
 	return 0;
 }
 
+/* Read the fd table of task (the exec'ing one, or a child being forked) to its end, sending a
+ * record of type for each GPU fd open in it. Returns GCTX_EXEC_FDS_SCANNED when every open fd
+ * was looked at, | GCTX_EXEC_FDS_LOST when a record could not be sent; *sent: those sent. A
+ * subprogram: its frame stays off the fork program's deepest call chain (the stack's). */
+static __noinline __u32 scan_fds(struct task_struct *task, __u32 type, __u32 *sent)
+{
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct scan_ctx sc;
+	__u32 zero = 0, scan;
+
+	sc.out = bpf_map_lookup_elem(&scan_out, &zero);
+	if (!fdt || !sc.out)
+		return 0;
+	sc.out->sent = 0;
+	sc.out->flags = 0;
+	sc.out->type = type;
+	sc.fds = BPF_CORE_READ(fdt, fd);
+	sc.open_fds = BPF_CORE_READ(fdt, open_fds);
+	sc.max = BPF_CORE_READ(fdt, max_fds);
+	if (sc.max > MAX_SCAN_FDS)
+		sc.max = MAX_SCAN_FDS;
+	sc.bits = 0;
+	sc.word = 0;
+	sc.base = 0;
+	sc.words = (sc.max + 63) / 64;
+	/* at most a callback per word and per open fd */
+	bpf_loop(MAX_SCAN_FDS + MAX_SCAN_FDS / 64 + 1, scan_fd_step, &sc, 0);
+	scan = sc.out->flags;
+	*sent = sc.out->sent;
+	/* fds past the bound not looked at */
+	if (BPF_CORE_READ(fdt, max_fds) > MAX_SCAN_FDS)
+		scan &= ~GCTX_EXEC_FDS_SCANNED;
+	return scan;
+}
+
+/* ---- lineage ---- */
+
+static __always_inline void on_fork(void *ctx, struct task_struct *parent,
+				    struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 scan = 0, sent = 0, *st;
+	struct gctx_ev_fork *e;
+	__u8 one = 1;
+
+	if (ctgid != ptgid && is_own(ptgid)) {
+		/* a helper of gpuctx (the resolver child): never the user's process */
+		bpf_map_update_elem(&own_procs, &ctgid, &one, BPF_ANY);
+		return;
+	}
+	if (!is_followed(ptgid))
+		return;
+	if (!follow_all && ctgid != ptgid && bpf_map_update_elem(&followed, &ctgid, &one, BPF_ANY))
+		__sync_fetch_and_add(&follow_full, 1);
+	/* A process that holds GPU fds: the GPU fds the child got are the kernel's, read from
+	 * its copy of the table (dup'd, closed by close_range or dup2 since the open: none of it
+	 * is traced), each sent before the fork record. Any other fork pays a lookup. */
+	if (ctgid != ptgid && (st = stk_get(ptgid)) && (*st & STK_GPU_FDS))
+		scan = scan_fds(child, GCTX_EV_FD_FORK, &sent) << 1;
+	e = reserve(sizeof(*e), GCTX_EV_FORK);
+	if (!e)
+		return;
+	fill_hdr(&e->hdr, GCTX_EV_FORK);
+	e->child_tid = BPF_CORE_READ(child, pid);
+	e->child_tgid = ctgid;
+	e->flags = (ctgid == ptgid ? GCTX_FORK_THREAD : 0) | scan;
+	e->nfds = sent;
+	submit(e);
+	stack_on_fork(ctx, ptgid, ctgid, BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm),
+		      track_libs);
+	if (sent)
+		stk_set(ctgid, STK_GPU_FDS);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(ctx, parent, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(ctx, parent, child);
+	return 0;
+}
+
 static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 				    struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	__u32 len, scan = 0, sent = 0, zero = 0;
+	__u32 len, scan, sent = 0;
 	struct gctx_ev_exec *e;
-	struct scan_ctx sc;
-	struct fdtable *fdt;
 	unsigned long as, ae;
 
 	if (!is_followed(tgid)) {
@@ -417,35 +459,16 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 			return;
 		bpf_map_update_elem(&followed, &tgid, &one, BPF_ANY);
 	}
-	stack_on_exec(tgid);
-	stack_py_exec(task, tgid);
-
 	/* GPU fds still open now survived exec: the close-on-exec ones are already closed,
 	 * however the flag was set (O_CLOEXEC, fcntl, FIOCLEX, dup3, close_range). The list is the
 	 * kernel's whole answer only if the table was read to its end and every record sent:
 	 * the exec record says so, and how many came before it. */
-	fdt = BPF_CORE_READ(task, files, fdt);
-	sc.out = bpf_map_lookup_elem(&scan_out, &zero);
-	if (fdt && sc.out) {
-		sc.out->sent = 0;
-		sc.out->flags = 0;
-		sc.fds = BPF_CORE_READ(fdt, fd);
-		sc.open_fds = BPF_CORE_READ(fdt, open_fds);
-		sc.max = BPF_CORE_READ(fdt, max_fds);
-		if (sc.max > MAX_SCAN_FDS)
-			sc.max = MAX_SCAN_FDS;
-		sc.bits = 0;
-		sc.word = 0;
-		sc.base = 0;
-		sc.words = (sc.max + 63) / 64;
-		/* at most a callback per word and per open fd */
-		bpf_loop(MAX_SCAN_FDS + MAX_SCAN_FDS / 64 + 1, scan_fd_step, &sc, 0);
-		scan = sc.out->flags;
-		sent = sc.out->sent;
-		/* fds past the bound not looked at */
-		if (BPF_CORE_READ(fdt, max_fds) > MAX_SCAN_FDS)
-			scan &= ~GCTX_EXEC_FDS_SCANNED;
-	}
+	scan = scan_fds(task, GCTX_EV_FD_KEPT, &sent);
+	/* a fork scan for its children while it holds GPU fds (on_fork), not after */
+	stack_on_exec(tgid, sent || scan != GCTX_EXEC_FDS_SCANNED ? 0 : STK_GPU_FDS);
+	stack_py_exec(task, tgid);
+	if (sent)
+		stk_set(tgid, STK_GPU_FDS);
 
 	e = reserve(sizeof(*e), GCTX_EV_EXEC);
 	if (!e)
@@ -564,6 +587,7 @@ static __always_inline void open_exit(void *ctx, long ret, int which)
 	if (!kind)
 		return;
 	stack_on_open(ctx, (__u64)f, ret);
+	stk_set(t->tgid, STK_GPU_FDS); /* its forks read the child's GPU fds (on_fork) */
 	e = reserve(sizeof(*e), GCTX_EV_OPEN);
 	if (!e)
 		return;

@@ -26,6 +26,9 @@
 /* A child forked without exec (not CLONE_VM) from a process with STK_HOLDS: held on its way
  * back from fork until its own API probes are attached (hold.bpf.h, watch_fork). */
 #define STK_FORK_HOLD 0x40
+/* It holds GPU fds (opened, found at a fork or exec, or at attach): its forks read the child's
+ * (bpf/gpuctx.bpf.c on_fork); gone when an exec closed them all. Set with --no-stacks too. */
+#define STK_GPU_FDS GCTX_STK_GPU_FDS
 
 #define SIGILL	4
 #define SIGABRT 6
@@ -503,12 +506,13 @@ static __always_inline void stack_on_fork(void *ctx, __u32 ptgid, __u32 ctgid, b
 		bpf_map_update_elem(&pyinfo, &ctgid, l, BPF_ANY);
 }
 
-static __always_inline void stack_on_exec(__u32 tgid)
+/* clear: more STK_* bits the exec ends */
+static __always_inline void stack_on_exec(__u32 tgid, __u32 clear)
 {
 	__u32 *st = stk_get(tgid);
 
 	if (st)
-		__sync_fetch_and_and(st, ~STK_INIT_DONE);
+		__sync_fetch_and_and(st, ~(STK_INIT_DONE | clear));
 	forget(&pyinfo, &tgid);
 }
 

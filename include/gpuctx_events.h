@@ -35,6 +35,9 @@ enum gctx_ev_type {
 	    12,		   /* struct gctx_ev_apimap: a CUDA/HIP library mapped before its probes */
 	GCTX_EV_VMAS = 13, /* struct gctx_ev_vmas (gpuctx_stack.h): the executable mappings, sent
 			    * before a GCTX_EV_STACK (losses: flag GCTX_STK_NO_VMAS) */
+	GCTX_EV_FD_FORK = 14, /* struct gctx_ev_fd (hdr: the forking thread): a GPU fd of the
+			       * child it forks, sent before the fork record (losses: flag
+			       * GCTX_FORK_FDS_LOST; trace format 4) */
 
 	/* Collector records (trace file only). */
 	GCTX_REC_PROC_PRESENT = 64, /* struct gctx_rec_proc: process present at attach */
@@ -78,6 +81,20 @@ enum gctx_dev_kind {
 	GCTX_DEV_MAX = 7,
 };
 
+/* gctx_ev_exec's fd_scan: the exec program read the new program's fd table to its end, every
+ * open fd looked at: the fds_kept records before the exec are every GPU fd that survived it,
+ * and a GPU file not among them was closed (an empty list is an answer too). Without it (a
+ * table past the scan's bound) the kept fds are not all known. */
+#define GCTX_EXEC_FDS_SCANNED 0x1
+#define GCTX_EXEC_FDS_LOST    0x2 /* a kept-fd record could not be sent (ring full) */
+/* Set by the reader (trace/records.c), never by the kernel: an exec record of a trace older than
+ * these fields. Its exec program scanned the whole table too, but did not count what it sent:
+ * a lost record shows only in the drop counters. */
+#define GCTX_EXEC_FDS_UNCOUNTED 0x4
+/* stk_state bit (bpf/stack.bpf.h) of a process holding GPU fds; the collector sets it for
+ * those found at attach */
+#define GCTX_STK_GPU_FDS 0x80
+
 /* Common header of every kernel record. */
 struct gctx_ev_hdr {
 	__u32 type;		  /* enum gctx_ev_type */
@@ -89,13 +106,17 @@ struct gctx_ev_hdr {
 };
 
 #define GCTX_FORK_THREAD 0x1 /* the child is a thread of the parent's process */
+/* A parent holding GPU fds: the kernel read the child's fd table to its end, and the nfds
+ * GCTX_EV_FD_FORK records of this thread before this one are every GPU fd the child got. */
+#define GCTX_FORK_FDS_SCANNED (GCTX_EXEC_FDS_SCANNED << 1)
+#define GCTX_FORK_FDS_LOST    (GCTX_EXEC_FDS_LOST << 1) /* such a record could not be sent */
 
 struct gctx_ev_fork {
 	struct gctx_ev_hdr hdr; /* tid/tgid of the parent thread */
 	__u32 child_tid;	/* new task's pid */
 	__u32 child_tgid;	/* new task's tgid (== parent tgid for a thread) */
 	__u32 flags;		/* GCTX_FORK_* */
-	__u32 pad;
+	__u32 nfds;		/* GCTX_FORK_FDS_SCANNED: the FD_FORK records sent before */
 };
 
 struct gctx_ev_exec {
@@ -111,17 +132,6 @@ struct gctx_ev_exec {
 };
 #define GCTX_EV_EXEC_V3_LEN	432 /* struct gctx_ev_exec without cgroup_id (older traces) */
 #define GCTX_EV_EXEC_NOSCAN_LEN 440 /* without fd_scan and fds_kept (trace format 3 and older) */
-
-/* fd_scan: the exec program read the new program's fd table to its end, every open fd looked
- * at: the fds_kept records before the exec are every GPU fd that survived it, and a GPU file
- * not among them was closed (an empty list is an answer too). Without it (a table past the
- * scan's bound) the kept fds are not all known. */
-#define GCTX_EXEC_FDS_SCANNED 0x1
-#define GCTX_EXEC_FDS_LOST    0x2 /* a kept-fd record could not be sent (ring full) */
-/* Set by the reader (trace/records.c), never by the kernel: an exec record of a trace older than
- * these fields. Its exec program scanned the whole table too, but did not count what it sent:
- * a lost record shows only in the drop counters. */
-#define GCTX_EXEC_FDS_UNCOUNTED 0x4
 
 struct gctx_ev_exit {
 	struct gctx_ev_hdr hdr;

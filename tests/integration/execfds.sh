@@ -53,5 +53,48 @@ t_execfd_python() {
 	exec_fds execfd_python 0 - python3 "$top/tests/workloads/exec_fds.py" "$MNT"
 }
 
+# The fork of a process holding GPU fds: the child's GPU files are read from its fd table.
+# fork_fds NAME WANT_RC WANT_USED MODE: `gpuctx check` exits WANT_RC; WANT_USED 1: the child's
+# use of the parent's file (its only copy, from F_DUPFD) is an inherited use, 0: the child
+# inherited no GPU state (the parent closed it with close_range or dup2 before the fork).
+fork_fds() {
+	local name=$1 want=$2 used=$3 mode=$4 rc=0 got
+	"$G" check -o "$T/$name.gctx" "${DEVS[@]}" -- "$W/wl_exec_fds" "$MNT" "$mode" \
+		>"$T/$name.out" 2>"$T/$name.err"
+	got=$?
+	[ "$got" = "$want" ] || { echo "gpuctx check exited $got, expected $want" >>"$T/$name.err"; rc=1; }
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && python3 - "$T/$name.json" "$used" "$T/$name.out" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+used = sys.argv[2] == "1"
+seen = re.findall(r"child: gpu fds (\d+) \(fd (\d+)\)", open(sys.argv[3]).read())
+assert len(seen) == 1 and int(seen[0][0]) == (1 if used else 0), seen
+fd = int(seen[0][1])
+procs = d["processes"]
+parent = next(p for p in procs if "wl_exec_fds" in p["comm"] and p["children"])
+child = [p for p in procs if p["pid"] in parent["children"]]
+assert len(child) == 1, child
+child = child[0]
+held = [h for g in d["gpu_files"] for h in g["holders_detail"] if h["pid"] == child["pid"]]
+kinds = {f["kind"] for f in d["findings"]}
+if used:
+    assert [h["fds"] for h in held] == [[fd]], held
+    assert held[0]["how"] == "inherited" and held[0]["from_pid"] == parent["pid"], held
+    u = [f for f in d["findings"] if f["kind"] == "inherited-gpu-use"]
+    assert len(u) == 1 and u[0]["pid"] == child["pid"], d["findings"]
+    assert u[0]["opener_pid"] == parent["pid"], u
+else:
+    assert held == [], held
+    assert not kinds, d["findings"]
+    assert d["summary"]["verdict"].startswith("NO PROBLEM FOUND"), d["summary"]
+PY
+	result "$name" $rc
+}
+
+t_forkfd_closerange() { fork_fds forkfd_closerange 0 0 fork-closerange; }
+t_forkfd_dup2over() { fork_fds forkfd_dup2over 0 0 fork-dup2over; }
+t_forkfd_dupuse() { fork_fds forkfd_dupuse 86 1 fork-dupuse; }
+
 execfd_tests=(execfd_setfd execfd_closerange execfd_rangecloexec execfd_dup2 execfd_dupfdcloexec
-	execfd_fioclex execfd_leak execfd_python)
+	execfd_fioclex execfd_leak execfd_python forkfd_closerange forkfd_dup2over forkfd_dupuse)

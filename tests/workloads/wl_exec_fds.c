@@ -11,7 +11,13 @@
  *   dupfdcloexec  the only copy left is fcntl(F_DUPFD_CLOEXEC), used once: not kept
  *   fioclex     ioctl(FIOCLEX): not kept
  *   leak        nothing: fd kept
- * The child checks /proc/self/fd after exec through the shell: "kept N" or "kept none".
+ * The child checks /proc/self/fd after exec through the shell: "kept N".
+ * MODE fork-*: the child does not exec; what it inherits is the kernel's too:
+ *   fork-closerange  the parent closes its fds with close_range(3, ~0U, 0) before the fork:
+ *                    the child inherits no GPU state
+ *   fork-dup2over    the parent dup2s /dev/null over the nvidiactl fd: likewise
+ *   fork-dupuse      the parent's only copy left is fcntl(F_DUPFD, 10) (fd 3 closed); the
+ *                    child uses it: an inherited use of the parent's file
  */
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -34,6 +40,25 @@ static void close_range_or_fail(unsigned int flags)
 	if (syscall(SYS_close_range, 3U, ~0U, flags))
 		wl_fail("close_range(3, ~0U, 0x%x): %s", flags, strerror(errno));
 	wl_say("child: close_range(3, ~0U, 0x%x)", flags);
+}
+
+/* nvidiactl fds this process has open */
+static int gpu_fds(void)
+{
+	char path[64], link[256];
+	int n = 0;
+
+	for (int i = 0; i < 256; i++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", i);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		n += strstr(link, "nvidiactl") != NULL;
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -66,9 +91,43 @@ int main(int argc, char **argv)
 		if (ioctl(ctl, FIOCLEX))
 			wl_fail("ioctl(FIOCLEX): %s", strerror(errno));
 		wl_say("ioctl(%d, FIOCLEX)", ctl);
+	} else if (!strcmp(mode, "fork-closerange")) {
+		nv_expect_ok(nv_rm_free(ctl, client, 0, client), "RM_FREE client");
+		if (syscall(SYS_close_range, 3U, ~0U, 0U))
+			wl_fail("close_range(3, ~0U, 0): %s", strerror(errno));
+		wl_say("close_range(3, ~0U, 0)");
+	} else if (!strcmp(mode, "fork-dup2over")) {
+		int null = open("/dev/null", O_RDONLY);
+
+		nv_expect_ok(nv_rm_free(ctl, client, 0, client), "RM_FREE client");
+		if (null < 0 || dup2(null, ctl) != ctl)
+			wl_fail("dup2(/dev/null, %d): %s", ctl, strerror(errno));
+		close(null);
+		wl_say("dup2(/dev/null, %d)", ctl);
+	} else if (!strcmp(mode, "fork-dupuse")) {
+		fd = fcntl(ctl, F_DUPFD, 10);
+		if (fd < 0)
+			wl_fail("fcntl(F_DUPFD, 10): %s", strerror(errno));
+		close(ctl);
+		wl_say("fcntl(%d, F_DUPFD, 10) -> %d; close(%d)", ctl, fd, ctl);
 	} else if (strcmp(mode, "closerange") && strcmp(mode, "rangecloexec") &&
 		   strcmp(mode, "leak")) {
 		wl_fail("unknown mode '%s'", mode);
+	}
+	if (!strncmp(mode, "fork-", 5)) {
+		pid = wl_fork();
+		if (!pid) {
+			int n = gpu_fds();
+
+			if (!strcmp(mode, "fork-dupuse"))
+				nv_check_version(fd); /* the parent's file, inherited */
+			printf("child: gpu fds %d (fd %d)\n", n, fd);
+			fflush(stdout);
+			_exit(0);
+		}
+		wl_wait_ok(pid, "child");
+		wl_say("parent: done");
+		return 0;
 	}
 	pid = wl_fork();
 	if (!pid) {

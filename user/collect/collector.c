@@ -451,6 +451,18 @@ int gctx_collector__poll(struct gctx_collector *c, int timeout_ms)
 	return gctx_ringread__poll(c->rb, timeout_ms);
 }
 
+/* A process found holding a GPU file at attach: its forks read the child's GPU fds from then on
+ * (bpf/gpuctx.bpf.c on_fork), as those of a process seen opening one do. */
+static void mark_gpu_fds(struct gctx_collector *c, __u32 tgid)
+{
+	int fd = bpf_map__fd(c->skel->maps.stk_state);
+	__u32 v = 0;
+
+	bpf_map_lookup_elem(fd, &tgid, &v);
+	v |= GCTX_STK_GPU_FDS;
+	bpf_map_update_elem(fd, &tgid, &v, BPF_ANY);
+}
+
 int gctx_collector__scan_files(struct gctx_collector *c,
 			       void (*fn)(void *ctx, const struct gctx_found_file *f), void *ctx)
 {
@@ -477,6 +489,7 @@ int gctx_collector__scan_files(struct gctx_collector *c,
 		    .f_flags = r.f_flags,
 		};
 
+		mark_gpu_fds(c, r.tgid);
 		fn(ctx, &f);
 		n++;
 	}

@@ -293,7 +293,9 @@ int mdl_ev_close(struct gctx_model *m, const struct gctx_ev_fd *ev)
 	return 0;
 }
 
-int mdl_ev_fd_kept(struct gctx_model *m, const struct gctx_ev_fd *ev)
+/* A GPU fd the kernel found open after an exec of hdr's process (FD_KEPT) or in the table of
+ * a child its thread forks (FD_FORK), waiting for that EXEC or FORK record. */
+int mdl_ev_fd_kept(struct gctx_model *m, const struct gctx_ev_fd *ev, bool fork)
 {
 	struct proc_priv *p = mdl_proc_for_event(m, &ev->hdr, true);
 	struct kept_fd *k;
@@ -304,6 +306,7 @@ int mdl_ev_fd_kept(struct gctx_model *m, const struct gctx_ev_fd *ev)
 	k->file = ev->file;
 	k->fd = ev->fd;
 	k->kind = ev->kind;
+	k->fork_tid = fork ? ev->hdr.tid : 0;
 	return 0;
 }
 

@@ -175,11 +175,63 @@ static void proc_end(struct gctx_model *m, struct proc_priv *p, __u64 ts)
 
 /* ---- record handlers ---- */
 
+/* The GPU files of child c as the kernel listed them in its fd table (FD_FORK records of the
+ * forking thread, then the fork record): 1 when the list is whole (then it is the answer, an
+ * empty one too; the parent is seen holding each file, under the fds the child got), 0 when
+ * there is none or it is not whole (the model's view of the parent is copied), -ENOMEM. *n, *first:
+ * the files inherited, the first one's index. The thread's FD_FORK records are used up. */
+static int fork_fds_listed(struct gctx_model *m, struct proc_priv *par, struct proc_priv *c,
+			   const struct gctx_ev_fork *ev, __u32 *n, __u32 *first)
+{
+	__u32 i, k, listed = 0, tid = ev->hdr.tid;
+	bool whole;
+
+	for (i = 0; i < par->nkept; i++)
+		listed += par->kept[i].fork_tid == tid;
+	whole = (ev->flags & GCTX_FORK_FDS_SCANNED) && !(ev->flags & GCTX_FORK_FDS_LOST) &&
+		ev->nfds == listed;
+	for (i = k = 0; i < par->nkept; i++) {
+		const struct kept_fd *kf = &par->kept[i];
+		struct gctx_holder *h;
+		struct file_priv *f;
+
+		if (kf->fork_tid != tid) {
+			par->kept[k++] = *kf;
+			continue;
+		}
+		if (!whole)
+			continue;
+		f = mdl_file_resolve(m, kf->file, par);
+		if (!f && !(f = mdl_file_new(m, kf->file, kf->kind, "", true)))
+			return -ENOMEM;
+		/* the parent had it at the fork: a copy the model did not see (dup) or one it
+		 * thought closed */
+		h = mdl_holder_find(m, par->pub.idx, f);
+		if (!h && !(h = mdl_holder_add(m, par, f, GCTX_HOLD_RECEIVED, par->pub.idx,
+					       ev->hdr.ts_ns, NULL, 0)))
+			return -ENOMEM;
+		mdl_holder_revive(f, h);
+		mdl_holder_add_fd(h, kf->fd);
+		h = mdl_holder_find(m, c->pub.idx, f);
+		if (!h) {
+			h = mdl_holder_add(m, c, f, GCTX_HOLD_INHERITED, par->pub.idx,
+					   ev->hdr.ts_ns, NULL, 0);
+			if (!h)
+				return -ENOMEM;
+			if (!(*n)++)
+				*first = fidx(f);
+		}
+		mdl_holder_add_fd(h, kf->fd);
+	}
+	par->nkept = k;
+	return whole;
+}
+
 int mdl_ev_fork(struct gctx_model *m, const struct gctx_ev_fork *ev)
 {
 	const struct gctx_ev_hdr *hdr = &ev->hdr;
 	struct proc_priv *par, *c, *old;
-	__u32 i, n, first = 0;
+	__u32 i, n = 0, first = 0;
 	int err;
 
 	par = mdl_proc_for_event(m, hdr, true);
@@ -203,9 +255,12 @@ int mdl_ev_fork(struct gctx_model *m, const struct gctx_ev_fork *ev)
 	if (!c || !thread_add(m, c, ev->child_tid, hdr->comm, hdr->ts_ns))
 		return -ENOMEM;
 
-	/* the child shares every description the parent holds right now */
-	n = 0;
-	for (i = 0; i < par->nhrefs; i++) {
+	/* the child shares every description the parent holds right now: as the kernel listed
+	 * them in the child's table, or as the model has them */
+	err = fork_fds_listed(m, par, c, ev, &n, &first);
+	if (err < 0)
+		return err;
+	for (i = 0; !err && i < par->nhrefs; i++) {
 		struct file_priv *f = F(m, par->hrefs[i].file_idx);
 		struct gctx_holder *ph = &f->pub.holders[par->hrefs[i].holder_idx];
 		__s32 fds[8];
@@ -245,7 +300,7 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 	struct gctx_exec *x;
 	struct proc_priv *p;
 	__u64 start = 0;
-	__u32 i, unknown = 0;
+	__u32 i, unknown = 0, nkept = 0;
 	bool whole;
 	int err;
 
@@ -288,14 +343,19 @@ int mdl_ev_exec(struct gctx_model *m, const struct gctx_ev_exec *ev)
 	 * the list is the answer, an empty one too: a file not in it was closed. Not whole (a
 	 * record lost, a table past the scan's bound), a file not in it is of unknown state: no
 	 * finding, counted, never a guess from the open flags. */
+	for (i = 0; i < p->nkept; i++)
+		nkept += !p->kept[i].fork_tid;
 	whole = (ev->fd_scan & GCTX_EXEC_FDS_SCANNED) && !(ev->fd_scan & GCTX_EXEC_FDS_LOST) &&
-		((ev->fd_scan & GCTX_EXEC_FDS_UNCOUNTED) || ev->fds_kept == p->nkept);
+		((ev->fd_scan & GCTX_EXEC_FDS_UNCOUNTED) || ev->fds_kept == nkept);
 	serial = ++m->exec_serial;
 	for (i = 0; i < p->nkept; i++) {
 		const struct kept_fd *k = &p->kept[i];
-		struct file_priv *f = mdl_file_resolve(m, k->file, p);
+		struct file_priv *f;
 		struct gctx_holder *h;
 
+		if (k->fork_tid)
+			continue;
+		f = mdl_file_resolve(m, k->file, p);
 		if (!f)
 			f = mdl_file_new(m, k->file, k->kind, "", true);
 		if (!f)

@@ -166,7 +166,8 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 	case GCTX_EV_CLOSE:
 		return mdl_ev_close(m, &r.fd);
 	case GCTX_EV_FD_KEPT:
-		return mdl_ev_fd_kept(m, &r.fd);
+	case GCTX_EV_FD_FORK:
+		return mdl_ev_fd_kept(m, &r.fd, type == GCTX_EV_FD_FORK);
 	case GCTX_REC_PROC_PRESENT:
 		return mdl_ev_proc_present(m, &r.proc);
 	case GCTX_REC_FILE_PRESENT:

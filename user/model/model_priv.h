@@ -30,6 +30,7 @@ struct kept_fd {
 	__u64 file;
 	__s32 fd;
 	__u32 kind;
+	__u32 fork_tid; /* FD_FORK: the thread forking the child that got it; 0: FD_KEPT */
 };
 
 /* One holder record of this process: file index and index in that file's holders. */
@@ -43,7 +44,8 @@ struct proc_priv {
 	__u32 cap_execs, cap_threads, cap_children;
 	struct href *hrefs; /* every holder record of this process, in creation order */
 	__u32 nhrefs, cap_hrefs;
-	struct kept_fd *kept; /* FD_KEPT records waiting for this process's EXEC */
+	/* FD_KEPT records waiting for this process's EXEC, FD_FORK ones for a FORK of it */
+	struct kept_fd *kept;
 	__u32 nkept, cap_kept;
 	/* fork-with-gpu-state waiting for this child to exec (cancel) or end (raise) */
 	bool fws_pending;
@@ -274,7 +276,7 @@ int mdl_ev_open(struct gctx_model *m, const struct gctx_ev_open *ev);
 int mdl_ev_ioctl(struct gctx_model *m, const struct gctx_ev_ioctl *ev);
 int mdl_ev_mmap(struct gctx_model *m, const struct gctx_ev_mmap *ev);
 int mdl_ev_close(struct gctx_model *m, const struct gctx_ev_fd *ev);
-int mdl_ev_fd_kept(struct gctx_model *m, const struct gctx_ev_fd *ev);
+int mdl_ev_fd_kept(struct gctx_model *m, const struct gctx_ev_fd *ev, bool fork);
 int mdl_ev_file_present(struct gctx_model *m, const struct gctx_rec_file *r);
 
 /* objects.c: driver objects decoded from ioctls */

@@ -33,6 +33,7 @@ __u32 gctx_record_min_len(__u32 type)
 		return sizeof(struct gctx_ev_mmap);
 	case GCTX_EV_CLOSE:
 	case GCTX_EV_FD_KEPT:
+	case GCTX_EV_FD_FORK:
 		return sizeof(struct gctx_ev_fd);
 	case GCTX_EV_API:
 		return GCTX_EV_API_V2_LEN;

@@ -299,6 +299,95 @@ static void test_exec_old_trace_trusts_its_list(void **state)
 	assert_int_equal(gctx_model__finding(m, 0)->pid, 1250);
 }
 
+/* fork of a process holding GPU fds: the kernel's list of the child's GPU fds (FD_FORK records
+ * of the forking thread, counted in the fork record) is what it inherits. */
+static void fork_listed(struct gctx_model *m, __u32 parent, __u32 tid, __u32 child, __u64 ts,
+			__u32 flags, __u32 nfds)
+{
+	struct gctx_ev_fork ev = ev_fork(parent, child, ts, "trainer", false);
+
+	ev.hdr.tid = tid;
+	ev.flags |= flags;
+	ev.nfds = nfds;
+	feed(m, GCTX_EV_FORK, &ev, sizeof(ev));
+}
+
+static void fd_fork(struct gctx_model *m, __u32 parent, __u32 tid, __u64 ts, __u64 file, int fd)
+{
+	struct gctx_ev_fd ev =
+	    ev_fd(GCTX_EV_FD_FORK, parent, ts, "trainer", file, fd, GCTX_DEV_NVIDIACTL);
+
+	ev.hdr.tid = tid;
+	feed(m, GCTX_EV_FD_FORK, &ev, sizeof(ev));
+}
+
+static void test_fork_fds_are_the_kernels(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_holder *h;
+
+	/* fd 5 closed since (close_range: not seen), CTL_FILE2 only under a dup the model never
+	 * saw, after its own fd was closed (F_DUPFD, close) */
+	trainer_with_client(m, 0);
+	do_open(m, 1234, 110, "trainer", CTL_FILE2, 6, GCTX_DEV_NVIDIACTL, O_RDWR);
+	do_fd(m, GCTX_EV_CLOSE, 1234, 120, CTL_FILE2, 6, GCTX_DEV_NVIDIACTL);
+	assert_true(gctx_model__file(m, 1)->closed);
+	fd_fork(m, 1234, 1234, 199, CTL_FILE2, 12);
+	fd_fork(m, 1234, 1235, 199, CTL_FILE, 5); /* another thread's fork, not this one's */
+	fork_listed(m, 1234, 1234, 1240, 200, GCTX_FORK_FDS_SCANNED, 1);
+	assert_null(holder_of(m, CTL_FILE, 1240));
+	h = holder_of(m, CTL_FILE2, 1240);
+	assert_int_equal(h->how, GCTX_HOLD_INHERITED);
+	assert_int_equal(h->nfds, 1);
+	assert_int_equal(h->fds[0], 12);
+	/* the parent had it at the fork, under fd 12 */
+	h = holder_of(m, CTL_FILE2, 1234);
+	assert_true(h->held);
+	assert_int_equal(h->fds[h->nfds - 1], 12);
+	assert_false(gctx_model__file(m, 1)->closed);
+
+	do_rm_alloc(m, 1240, 1240, 300, "worker", CTL_FILE2, 12, 0xc1d00001, 0xc1d00001, 0x5c000002,
+		    CLS_DEVICE, 0);
+	assert_int_equal(count_kind(m, GCTX_FIND_INHERITED_GPU_USE), 1);
+	assert_int_equal(nth_kind(m, GCTX_FIND_INHERITED_GPU_USE, 0)->opener_pid, 1234);
+
+	/* the other thread's fork: its record stayed */
+	fork_listed(m, 1234, 1235, 1250, 400, GCTX_FORK_FDS_SCANNED, 1);
+	assert_int_equal(holder_of(m, CTL_FILE, 1250)->fds[0], 5);
+	assert_null(holder_of(m, CTL_FILE2, 1250));
+}
+
+static void test_fork_empty_fd_list_inherits_nothing(void **state)
+{
+	struct gctx_model *m = *state;
+
+	trainer_with_client(m, 0); /* then close_range(3, ~0U, 0): not seen */
+	fork_listed(m, 1234, 1234, 1240, 200, GCTX_FORK_FDS_SCANNED, 0);
+	do_exit(m, 1240, 1240, 300, 0, true);
+	gctx_model__finish(m);
+	assert_null(holder_of(m, CTL_FILE, 1240));
+	assert_int_equal(count_kind(m, GCTX_FIND_FORK_WITH_GPU_STATE), 0);
+}
+
+/* A list not whole (a record lost, fewer than sent), or none (a parent not known to hold GPU
+ * fds): the child inherits what the model has the parent hold. */
+static void test_fork_fd_list_not_whole_copies_the_model(void **state)
+{
+	struct gctx_model *m = *state;
+
+	trainer_with_client(m, 0);
+	fork_listed(m, 1234, 1234, 1240, 200, GCTX_FORK_FDS_SCANNED | GCTX_FORK_FDS_LOST, 0);
+	assert_int_equal(holder_of(m, CTL_FILE, 1240)->fds[0], 5);
+	fork_listed(m, 1234, 1234, 1250, 300, GCTX_FORK_FDS_SCANNED, 1);
+	assert_int_equal(holder_of(m, CTL_FILE, 1250)->fds[0], 5);
+	fd_fork(m, 1234, 1234, 399, CTL_FILE, 5);
+	fork_listed(m, 1234, 1234, 1260, 400, 0, 0);
+	assert_int_equal(holder_of(m, CTL_FILE, 1260)->fds[0], 5);
+	/* the unused record went with that fork: the next one's list is its own */
+	fork_listed(m, 1234, 1234, 1270, 500, GCTX_FORK_FDS_SCANNED, 0);
+	assert_null(holder_of(m, CTL_FILE, 1270));
+}
+
 static void test_inherited_kept_across_exec_then_used(void **state)
 {
 	struct gctx_model *m = *state;
@@ -584,6 +673,9 @@ int main(void)
 		TEST(test_exec_kept_fd_is_the_kernels),
 		TEST(test_exec_fd_list_not_whole_is_unknown),
 		TEST(test_exec_old_trace_trusts_its_list),
+		TEST(test_fork_fds_are_the_kernels),
+		TEST(test_fork_empty_fd_list_inherits_nothing),
+		TEST(test_fork_fd_list_not_whole_copies_the_model),
 		TEST(test_inherited_kept_across_exec_then_used),
 		TEST(test_exec_of_the_parent_after_fork_is_not_between),
 		TEST(test_crash_after_inherited_use),
