@@ -602,9 +602,61 @@ t_handed_output() {
 	result handed_output $rc "record -o /dev/fd/N"
 }
 
+# 24. (issue 43.8) A hostile trace: the traced user's hostname, program name (comm), command
+# line and GPU file paths hold terminal escapes, C1 controls, bidi overrides and newlines. No
+# output of any subcommand passes one on raw (JSON escapes them as \uXXXX), and no line of
+# theirs can be forged. So for record's "cannot run PATH".
+t_hostile_output() {
+	local rc=0 m=$T/hgpu bad c f out evil dir
+	# ESC [2J, a bidi override (U+202E), a C1 CSI (U+009B), DEL, and a newline with a forged line
+	bad=$'\e[2J\xe2\x80\xae\xc2\x9b\x7f\nFORGED'
+	mkdir -p "$m"
+	"$top/build/fakegpu" "$m" 2>/dev/null &
+	for _ in $(seq 100); do [ -e "$m/nvidiactl" ] && break; sleep 0.05; done
+	evil=$T/$'\e[31m\xe2\x80\xae\nFORGED'
+	cp "$top/build/workloads/wl_fork_child_ioctl" "$evil"
+	dir=$T/$'gpu\e]0;x\a\xe2\x80\xae\nFORGED'
+	ln -sfn "$m" "$dir"
+	unshare -u /usr/bin/python3 -c '
+import ctypes, os, sys
+h = os.fsencode(sys.argv[1])
+ctypes.CDLL(None).sethostname(h, len(h))
+os.execv(sys.argv[2], sys.argv[2:])' $'h\e[7m\xe2\x80\xae' \
+		"$G" record -q -o "$T/hostile.gctx" --device "$m/nvidiactl:nvidiactl" \
+		--device "$m/nvidia0:nvidia" --device "$m/nvidia-uvm:nvidia-uvm" -- \
+		sh -c 'exec "$@" >/dev/null 2>&1' sh "$evil" "$dir" "$bad" >"$T/hostile.record" 2>&1
+	"$G" record -q -o "$T/hostile2.gctx" -- "$T/nope$bad" >>"$T/hostile.record" 2>&1
+	"$G" record -o "$T/hostile3.gctx" -- /bin/true "$bad" >>"$T/hostile.record" 2>&1
+	: >"$T/hostile.all"
+	for c in "report" "report --json" "report --list" "report --list --json" "check" \
+		"export -o $T/h.json" "merge -o $T/hm.gctx"; do
+		# shellcheck disable=SC2086
+		"$G" $c "$T/hostile.gctx" >"$T/hostile.out" 2>&1
+		sed "s|^|$c: |" "$T/hostile.out" >>"$T/hostile.all"
+	done
+	"$G" report --list "$T" >>"$T/hostile.all" 2>&1
+	"$G" check "$T/hostile.gctx" "$T/hm.gctx" >>"$T/hostile.all" 2>&1
+	cat "$T/hostile.record" >>"$T/hostile.all"
+	umount "$m" 2>/dev/null
+	rm -f "$evil" "$dir"
+	grep -q "POISON FORK" "$T/hostile.all" || { echo "no poison fork traced" >>"$T/hostile_output.err"; rc=1; }
+	grep -q "cannot run" "$T/hostile.all" || { echo "no 'cannot run' line" >>"$T/hostile_output.err"; rc=1; }
+	for f in $'\e' $'\xe2\x80\xae' $'\xc2\x9b' $'\x7f' $'\a'; do
+		if LC_ALL=C grep -aq "$f" "$T/hostile.all"; then
+			LC_ALL=C grep -a "$f" "$T/hostile.all" | cat -v | cut -c1-160 | head -5 >>"$T/hostile_output.err"
+			rc=1
+		fi
+	done
+	if grep -aq "^FORGED" "$T/hostile.all"; then
+		grep -a -B1 "^FORGED" "$T/hostile.all" | cat -v | cut -c1-160 | head -6 >>"$T/hostile_output.err"
+		rc=1
+	fi
+	result hostile_output $rc "a traced string reached the terminal raw"
+}
+
 all_tests=(root_exec elf_entsize fifo_lib record_output fd_leak export_output modes disk_full signal
 	own_child duration corrupt stdout demo_kill gone procaddr_foreign probe_cap
-	llp_root_only lib_symlink escape_lib preresolve_private reader_root handed_output)
+	llp_root_only lib_symlink escape_lib preresolve_private reader_root handed_output hostile_output)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"

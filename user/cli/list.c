@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "agent/spool.h"
+#include "lib/esc.h"
 #include "lib/json.h"
 #include "model/analysis.h"
 #include "model/model.h"
@@ -176,26 +177,37 @@ static void when(__u64 wall_ns, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
+/* A traced string (comm, hostname) or a file name shown in a column: escaped as report does
+ * (lib/esc.h), so that no escape, bidi override or newline of a user's reaches the terminal. */
+static const char *shown(char *buf, size_t len, const char *s)
+{
+	gctx_format_str(buf, len, s, strlen(s));
+	return buf;
+}
+
 static void print_text(const struct rows *r, FILE *out)
 {
 	__u32 bad = 0, fail = 0;
+	char host[GCTX_ESC_SIZE(64)], job[GCTX_ESC_SIZE(96)], path[GCTX_ESC_SIZE(4096)];
 
 	fprintf(out, "%-19s  %-12s  %-14s  %-16s  %-24s  %s\n", "STARTED (UTC)", "HOST", "JOB",
 		"WHAT", "PROCESS", "TRACE");
 	for (__u32 i = 0; i < r->n; i++) {
 		const struct row *w = &r->v[i];
-		char t[32], proc[40];
+		char t[32], comm[GCTX_ESC_SIZE(GCTX_COMM_LEN)],
+		    proc[GCTX_ESC_SIZE(GCTX_COMM_LEN) + 12];
 
 		if (!w->ok) {
 			fprintf(out, "%-19s  %-12s  %-14s  %-16s  %-24s  %s\n", "?", "?", "?",
-				"unreadable", "-", w->path);
+				"unreadable", "-", shown(path, sizeof(path), w->path));
 			bad++;
 			continue;
 		}
 		when(w->start_ns, t, sizeof(t));
-		snprintf(proc, sizeof(proc), "%u %s", w->pid, w->comm);
-		fprintf(out, "%-19s  %-12s  %-14s  %-16s  %-24s  %s\n", t, w->host, w->job, w->kind,
-			proc, w->path);
+		snprintf(proc, sizeof(proc), "%u %s", w->pid, shown(comm, sizeof(comm), w->comm));
+		fprintf(out, "%-19s  %-12s  %-14s  %-16s  %-24s  %s\n", t,
+			shown(host, sizeof(host), w->host), shown(job, sizeof(job), w->job),
+			w->kind, proc, shown(path, sizeof(path), w->path));
 		fail += w->nerrors || !strcmp(w->kind, "crash");
 	}
 	fprintf(out, "%u trace%s: %u with an error or a crash", r->n, r->n == 1 ? "" : "s", fail);

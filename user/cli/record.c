@@ -28,6 +28,7 @@
 #include "trace/tracefile.h"
 #include "collect/uprobes.h"
 #include "lib/grow.h"
+#include "lib/esc.h"
 #include "lib/outfile.h"
 #include "collect/stacks.h"
 #include "collect/callers.h"
@@ -624,7 +625,14 @@ static pid_t spawn_stopped(char **cmd, int *go_fd)
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		execvp(cmd[0], cmd);
-		fprintf(stderr, "gpuctx: cannot run %s: %s\n", cmd[0], strerror(errno));
+		{
+			char shown[GCTX_ESC_SIZE(256)];
+			int e = errno;
+
+			/* the path is the user's: shown escaped, as every traced string is */
+			gctx_format_str(shown, sizeof(shown), cmd[0], strlen(cmd[0]));
+			fprintf(stderr, "gpuctx: cannot run %s: %s\n", shown, strerror(e));
+		}
 		_exit(127);
 	}
 	close(p[0]);

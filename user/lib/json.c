@@ -167,7 +167,7 @@ static size_t escape_some(char *out, size_t outlen, const char *s, size_t n, siz
 			tmp[1] = 'f';
 			break;
 		default:
-			if (c < 0x20) {
+			if (c < 0x20 || c == 0x7f) {
 				memcpy(tmp + 1, "u00", 3);
 				tmp[4] = hex[c >> 4];
 				tmp[5] = hex[c & 0xf];
@@ -175,7 +175,15 @@ static size_t escape_some(char *out, size_t outlen, const char *s, size_t n, siz
 				break;
 			}
 			in = gctx_utf8_seq(p + i, n - i, &bad);
-			if (in) {
+			if (in > 1 && gctx_utf8_deceptive(gctx_utf8_cp(p + i, in))) {
+				/* valid, but it would reorder or hide what a terminal shows */
+				unsigned int cp = gctx_utf8_cp(p + i, in);
+
+				tmp[1] = 'u';
+				for (int k = 0; k < 4; k++)
+					tmp[2 + k] = hex[(cp >> (12 - 4 * k)) & 0xf];
+				len = 6;
+			} else if (in) {
 				src = (const char *)p + i; /* ASCII or valid UTF-8: as is */
 				len = in;
 			} else {

@@ -49,4 +49,27 @@ static inline size_t gctx_utf8_seq(const unsigned char *s, size_t n, size_t *bad
 	return need;
 }
 
+/* The code point of a valid sequence of len bytes at s (gctx_utf8_seq's). */
+static inline unsigned int gctx_utf8_cp(const unsigned char *s, size_t len)
+{
+	unsigned int cp = len == 1 ? s[0] : s[0] & (0x7f >> len);
+
+	for (size_t i = 1; i < len; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	return cp;
+}
+
+/*
+ * Code points that are valid but change how a terminal or an editor shows the text around
+ * them: C1 controls (U+009B is a CSI to some terminals), bidirectional overrides, isolates and
+ * marks (a name shown reversed), zero-width and invisible format characters, line and
+ * paragraph separators. Writers of text formats escape them (\uXXXX in JSON).
+ */
+static inline int gctx_utf8_deceptive(unsigned int cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c || (cp >= 0x200b && cp <= 0x200f) ||
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
+	       (cp >= 0xfff9 && cp <= 0xfffb);
+}
+
 #endif /* __GPUCTX_UTF8_H */

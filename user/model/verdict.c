@@ -29,7 +29,8 @@ __attribute__((format(printf, 4, 5))) static void cat(char *buf, size_t len, siz
 		*off = *off + (size_t)w < len ? *off + (size_t)w : len - 1;
 }
 
-/* Printable copy of n bytes of s: NULs become spaces, other control bytes '?'. */
+/* Printable copy of n bytes of s: NULs become spaces, control bytes and every byte outside
+ * ASCII '?' (a verdict line goes to terminals as is: no escape, no bidi override). */
 static void printable(char *dst, size_t len, const char *s, size_t n)
 {
 	size_t i, o = 0;
@@ -37,7 +38,7 @@ static void printable(char *dst, size_t len, const char *s, size_t n)
 	for (i = 0; i < n && o + 1 < len; i++) {
 		unsigned char ch = (unsigned char)s[i];
 
-		dst[o++] = !ch ? ' ' : (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+		dst[o++] = !ch ? ' ' : (ch < 0x20 || ch >= 0x7f) ? '?' : (char)ch;
 	}
 	while (o && dst[o - 1] == ' ')
 		o--;

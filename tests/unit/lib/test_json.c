@@ -188,7 +188,14 @@ static void test_escapes(void **state)
 	CHECK_ESCAPE("l1\nl2\tt\rr\bb\ff", "l1\\nl2\\tt\\rr\\bb\\ff");
 	CHECK_ESCAPE("\x01\x1f\x1b[0m", "\\u0001\\u001f\\u001b[0m");
 	CHECK_ESCAPE("nul\0byte", "nul\\u0000byte");
-	CHECK_ESCAPE("del\x7f", "del\x7f");
+	CHECK_ESCAPE("del\x7f", "del\\u007f");
+	/* valid, but they reorder or hide what a terminal shows (issue 43.8): C1 CSI, bidi
+	 * override and isolate, zero-width space, BOM */
+	CHECK_ESCAPE("a\xc2\x9b"
+		     "2J",
+		     "a\\u009b2J");
+	CHECK_ESCAPE("x\xe2\x80\xaeyz", "x\\u202eyz");
+	CHECK_ESCAPE("\xe2\x81\xa6\xe2\x80\x8b\xef\xbb\xbf", "\\u2066\\u200b\\ufeff");
 }
 
 static void test_utf8_valid(void **state)
@@ -199,7 +206,7 @@ static void test_utf8_valid(void **state)
 	CHECK_ESCAPE("\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80");		      /* U+1F600 */
 	CHECK_ESCAPE("\xed\x9f\xbf\xee\x80\x80", "\xed\x9f\xbf\xee\x80\x80"); /* U+D7FF U+E000 */
 	CHECK_ESCAPE("\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf");		      /* U+10FFFF */
-	CHECK_ESCAPE("\xc2\x80\xdf\xbf", "\xc2\x80\xdf\xbf");		      /* U+0080 U+07FF */
+	CHECK_ESCAPE("\xc2\xa0\xdf\xbf", "\xc2\xa0\xdf\xbf");		      /* U+00A0 U+07FF */
 	CHECK_ESCAPE("\xe0\xa0\x80\xef\xbf\xbf", "\xe0\xa0\x80\xef\xbf\xbf"); /* U+0800 U+FFFF */
 	CHECK_ESCAPE("\xf0\x90\x80\x80", "\xf0\x90\x80\x80");		      /* U+10000 */
 }
