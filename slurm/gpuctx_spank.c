@@ -617,6 +617,15 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 			    g.step, why);
 	}
 	if (!from_agent) {
+		/* what the agent's client may have begun is not a trace: the file is ours, empty
+		 * again for our own tracer (its offset is shared with the client's) */
+		if (ftruncate(g.trace_fd, 0) || lseek(g.trace_fd, 0, SEEK_SET)) {
+			say("cannot empty the trace %s: step %s untraced", g.trace, g.step);
+			cgroup_remove();
+			trace_remove();
+			trace_close();
+			return 0;
+		}
 		for (int i = 0; i < g.nrec_opts; i++)
 			argv[8 + i] = g.rec_opts[i];
 		argv[8 + g.nrec_opts] = NULL;

@@ -316,16 +316,20 @@ EOF
 	done
 	kill "$apid"
 	wait "$apid" 2>/dev/null
-	# an agent that answers but serves nothing: the plugin's own tracer takes the step
+	# an agent that answers but serves nothing: the plugin's own tracer takes the step (the
+	# request read first: the client has begun the trace file, which the plugin empties again)
 	python3 - "$T/fake.ready" "$AGENT_RUN/agent.sock" <<'EOF' &
-import os, socket, sys
+import os, socket, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[2])
 os.chmod(sys.argv[2], 0o600)
 s.listen(8)
 open(sys.argv[1], "w").close()
 while True:
-    s.accept()[0].close()
+    c = s.accept()[0]
+    c.recv(4096)
+    time.sleep(0.2)
+    c.close()
 EOF
 	apid=$!
 	PIDS+=($apid)

@@ -76,6 +76,7 @@ static struct gctx_outfile *handed(const char *path, int n, char *err, size_t er
 		snprintf(err, errlen, "cannot create %s: %s", path, strerror(ENOMEM));
 		return NULL;
 	}
+	lseek(fd, 0, SEEK_SET); /* empty: from its start, whatever a caller's offset */
 	o->fd = fd;
 	o->handed = true;
 	o->keep = true;
