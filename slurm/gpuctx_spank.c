@@ -550,8 +550,7 @@ static bool tracer_start(char *const argv[], char *why, size_t whylen)
 		why[n > 0 ? n : 0] = '\0';
 		why[strcspn(why, "\n")] = '\0';
 		if (g.tracer > 0) {
-			kill(g.tracer, SIGKILL);
-			waitpid(g.tracer, NULL, 0);
+			wait_deadline(g.tracer, 0); /* its session killed, reaped if it dies */
 			g.tracer = -1;
 		}
 		if (fd >= 0)
