@@ -212,10 +212,10 @@ include install.mk
 STACKS_UNITS := collect/stacks collect/pymem
 $(BUILD)/tests/collect/test_stacks_procs: $(patsubst %,$(OUTPUT)/user/%.o,$(STACKS_UNITS))
 
-# the agent's spool (agent/): its sync thread and cap, with what they link
-SPOOL_UNITS := agent/spool agent/spool_sync collect/jobcg
-$(BUILD)/tests/agent/test_spool_sync: tests/unit/agent/test_spool_sync.c $(PURE_OBJS) \
-		$(patsubst %,$(OUTPUT)/user/%.o,$(SPOOL_UNITS))
+# the agent's units without BPF (agent/): its spool, its sync thread and cap, its pending
+# trees, with what they link
+SPOOL_UNITS := agent/spool agent/spool_sync agent/pending collect/jobcg
+$(BUILD)/tests/agent/%: tests/unit/agent/%.c $(PURE_OBJS) $(patsubst %,$(OUTPUT)/user/%.o,$(SPOOL_UNITS))
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(filter %.o,$^) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
@@ -265,7 +265,7 @@ $(BUILD)/san/collect/test_callers_live: tests/unit/collect/test_callers_live.c $
 
 $(BUILD)/san/collect/test_stacks_procs: $(patsubst %,$(SAN_DIR)/%.o,$(STACKS_UNITS))
 
-$(BUILD)/san/agent/test_spool_sync: tests/unit/agent/test_spool_sync.c $(SAN_OBJS) \
+$(BUILD)/san/agent/%: tests/unit/agent/%.c $(SAN_OBJS) \
 		$(patsubst %,$(SAN_DIR)/%.o,$(SPOOL_UNITS))
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)

@@ -4,8 +4,11 @@
  * dies by SIGSEGV. The parent checks it died by signal 11 and exits 0.
  * wl_segv DIR --self: no fork; the process that initialised the GPU dies by SIGSEGV itself
  * (seed 001's crash at shutdown; gpuctx agent keeps such a crash without any fork finding).
+ * wl_segv DIR --linger SECONDS: as without, then the parent stays that long (or until killed)
+ * with its GPU state: a process tree that lives on after its crash.
  */
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -50,6 +53,8 @@ int main(int argc, char **argv)
 	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV)
 		wl_fail("child %d did not die by SIGSEGV (wait status 0x%x)", (int)pid, status);
 	wl_say("parent: child %d died by signal %d (SIGSEGV)", (int)pid, WTERMSIG(status));
+	if (argc > 3 && !strcmp(argv[2], "--linger"))
+		sleep(atoi(argv[3]));
 	gpu_fini(&g);
 	wl_say("parent: done");
 	return 0;

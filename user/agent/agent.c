@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 
 #include "agent/agent.h"
 #include "agent/spool.h"
@@ -29,7 +30,6 @@
 #include "trace/window.h"
 
 #define MAX_GLOBALS	 4096 /* device registrations and probes kept for every dump */
-#define MAX_PENDING	 256  /* process trees with an incident not yet written */
 #define TREE_WAIT_NS	 (30 * 1000000000ull) /* a tree still running is dumped after this */
 #define STACKS_WAIT_NS	 (10 * 1000000000ull) /* a due dump waits this long for its stacks */
 #define PENDING_EVERY_NS (100 * 1000000ull)
@@ -112,26 +112,54 @@ static __u32 tree_root(const struct gctx_model *m, __u32 idx)
 	return p->idx;
 }
 
+/* Whose tree it is (spool_owner): its job, else the user of a root still running. */
+static void tree_owner(const struct gctx_model *m, __u32 root, char *owner, size_t len)
+{
+	const struct gctx_proc *p = gctx_model__proc(m, root);
+	char job[SPOOL_JOB_LEN], path[32];
+	struct stat st;
+
+	spool_job_label(p->cgroup, job, sizeof(job));
+	if (!job[0] && !p->exited)
+		spool_job_of(p->pid, job, sizeof(job));
+	snprintf(path, sizeof(path), "/proc/%u", p->pid);
+	if (!job[0] && !p->exited && !stat(path, &st))
+		snprintf(job, sizeof(job), "uid%u", (unsigned)st.st_uid);
+	spool_owner(job, owner, len);
+}
+
 static void incident(struct agent *a, const struct gctx_model *m, __u32 idx, bool crash)
 {
 	__u32 root = tree_root(m, idx);
 	__u64 now = gctx_now_mono(), due = now + (__u64)(a->o.grace_s * 1e9);
 	struct pending *p = NULL;
 
-	for (__u32 i = 0; i < a->npend; i++)
-		if (a->pend[i].root_idx == root)
-			p = &a->pend[i];
+	for (__u32 i = 0; i < a->pend.n; i++)
+		if (a->pend.v[i].root_idx == root)
+			p = &a->pend.v[i];
 	if (!p) {
-		if (a->npend >= MAX_PENDING ||
-		    gctx_grow(&a->pend, &a->cap_pend, a->npend + 1, sizeof(*a->pend))) {
-			a->pend_dropped++;
+		char owner[AGENT_OWNER_LEN];
+		__u64 dropped = a->pend.dropped;
+
+		tree_owner(m, root, owner, sizeof(owner));
+		p = pending_admit(&a->pend, owner, now);
+		if (a->pend.dropped != dropped) {
 			a->metrics_dirty = true;
-			return;
+			if (now >= a->last_drop_log + 60 * 1000000000ull) {
+				a->last_drop_log = now;
+				agent_log(
+				    a,
+				    "an incident in pid %u's tree (%s) not dumped: %s; %llu so "
+				    "far",
+				    gctx_model__proc(m, root)->pid, owner[0] ? owner : "no job",
+				    p ? "another owner's newest pending tree given up for it"
+				      : "its owner has the most trees pending",
+				    (unsigned long long)a->pend.dropped);
+			}
 		}
-		p = &a->pend[a->npend++];
-		memset(p, 0, sizeof(*p));
+		if (!p)
+			return;
 		p->root_idx = root;
-		p->first_ns = now;
 	}
 	p->crash |= crash;
 	if (!p->due_ns || p->due_ns < due)
@@ -213,8 +241,8 @@ static void run_pending(struct agent *a, const struct gctx_model *m, bool final)
 {
 	__u64 now = gctx_now_mono();
 
-	for (__u32 i = 0; i < a->npend;) {
-		struct pending *p = &a->pend[i];
+	for (__u32 i = 0; i < a->pend.n;) {
+		struct pending *p = &a->pend.v[i];
 		bool alive;
 
 		if (p->written && !p->due_ns && p->alive_at_write &&
@@ -235,7 +263,7 @@ static void run_pending(struct agent *a, const struct gctx_model *m, bool final)
 			}
 		}
 		if (p->written && !p->due_ns && !p->alive_at_write) {
-			a->pend[i] = a->pend[--a->npend]; /* done with this tree */
+			pending_remove(&a->pend, i); /* done with this tree */
 			continue;
 		}
 		i++;
@@ -248,21 +276,25 @@ static void run_pending(struct agent *a, const struct gctx_model *m, bool final)
 static void compact(struct agent *a, struct gctx_model *m, __u64 before)
 {
 	__u64 oldest = gctx_window__oldest_ns(a->win), t0;
-	__u32 pins[MAX_PENDING];
+	__u32 *pins;
 
 	if (!gctx_model__compact_due(m))
 		return;
+	pins = malloc((a->pend.n + 1) * sizeof(*pins));
+	if (!pins)
+		return; /* next time */
 	t0 = gctx_now_mono();
 	if (oldest && oldest < before)
 		before = oldest;
-	for (__u32 i = 0; i < a->npend; i++)
-		pins[i] = a->pend[i].root_idx;
-	if (!gctx_model__compact(m, before, pins, a->npend)) { /* else out of memory: as it was */
-		for (__u32 i = 0; i < a->npend; i++)
-			a->pend[i].root_idx = pins[i];
+	for (__u32 i = 0; i < a->pend.n; i++)
+		pins[i] = a->pend.v[i].root_idx;
+	if (!gctx_model__compact(m, before, pins, a->pend.n)) { /* else out of memory: as it was */
+		for (__u32 i = 0; i < a->pend.n; i++)
+			a->pend.v[i].root_idx = pins[i];
 		malloc_trim(0); /* what the model gave back goes back to the system (RSS falls) */
 		a->compactions++;
 	}
+	free(pins);
 	agent_stalled(t0, &a->compact_ns, &a->compact_max_ns);
 }
 
@@ -293,7 +325,7 @@ void agent__tick(void *ctx, struct gctx_model *m)
 	gctx_window__expire(a->win, now);
 	agent_subs__tick(a, m);
 	/* pending trees are walked in the model: ten times a second is enough, not every turn */
-	if (a->npend && now >= a->last_pending + PENDING_EVERY_NS) {
+	if (a->pend.n && now >= a->last_pending + PENDING_EVERY_NS) {
 		a->last_pending = now;
 		run_pending(a, m, false);
 	}
@@ -392,7 +424,7 @@ void agent__stop(struct agent *a)
 	for (__u32 i = 0; i < a->nglobals; i++)
 		free(a->globals[i].data);
 	free(a->globals);
-	free(a->pend);
+	pending_free(&a->pend);
 	gctx_window__free(a->win);
 	close(a->spool_fd);
 	close(a->lock_fd);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
+#include "agent/pending.h"
 #include "agent/proto.h"
 #include "agent/spool.h"
 #include "collect/stacks.h"
@@ -52,6 +53,7 @@ struct pending {
 	bool alive_at_write; /* a last write follows the tree's end */
 	__u64 stacks_mark;   /* stacks accepted when it was due: written once done (0: not due) */
 	char name[SPOOL_NAME_LEN];
+	char owner[AGENT_OWNER_LEN]; /* whose tree (spool_owner): bounds its share (pending.h) */
 	__u32 counted[GCTX_INC_MAX][GCTX_SEV_ERROR + 1]; /* incidents already in the metrics */
 };
 
@@ -68,13 +70,13 @@ struct agent {
 	} * globals;
 	__u32 nglobals, cap_globals;
 	__u64 globals_dropped;
-	struct pending *pend;
-	__u32 npend, cap_pend;
+	struct pend_table pend;		   /* pending.h */
 	struct gctx_stack_progress stacks; /* kept by record (cli_record_hooks) */
 	__u64 stacks_waits;		   /* dumps written before their stacks were all done */
-	__u64 pend_dropped;
+	__u64 last_drop_log;		   /* an incident not dumped: said once a minute at most */
 	__u64 start_wall, start_mono, last_metrics, last_pending, last_fold;
 	struct spool_sync *sync; /* dumps' fsync, rename, log line, cap */
+	struct spool_same same;	 /* one owner's repeats of one failure, folded */
 	__u64 records, dump_errors;
 	__u64 incidents[GCTX_INC_MAX][GCTX_SEV_ERROR + 1];
 	__u64 crashes;

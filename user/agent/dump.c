@@ -154,10 +154,28 @@ int agent_dump__write(struct agent *a, const struct gctx_model *m, struct pendin
 	gctx_model__finish(d.m);
 	dump_analyse(a, p, d.m, &meta, kind, sizeof(kind), verdict, sizeof(verdict));
 	if (!p->written) {
-		/* the cgroup the model has (the root may have exited), else its /proc */
+		int same = spool_same_allow(&a->same, p->owner, kind, now);
+
+		if (same <= 0) {
+			/* the same failure of the same owner again: folded, not written */
+			if (same < 0)
+				agent_log(a,
+					  "%s: %s's further dumps of this kind are folded for "
+					  "%u s (%u written): pid %u's tree not dumped",
+					  kind, p->owner[0] ? p->owner : "no job",
+					  (unsigned)(SPOOL_SAME_WINDOW_NS / 1000000000ull),
+					  SPOOL_SAME_MAX, root->pid);
+			p->written = true;
+			p->alive_at_write = false;
+			goto out;
+		}
+		/* the cgroup the model has (the root may have exited), else its /proc, else the
+		 * owner the incident found (a user) */
 		spool_job_label(root->cgroup, job, sizeof(job));
 		if (!job[0] && !root->exited)
 			spool_job_of(root->pid, job, sizeof(job));
+		if (!job[0])
+			snprintf(job, sizeof(job), "%s", p->owner);
 		spool_name(p->name, sizeof(p->name), meta.start_wall_ns, job, root->comm, root->pid,
 			   kind);
 	}

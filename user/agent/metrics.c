@@ -138,10 +138,21 @@ void agent_metrics__write(struct agent *a, const struct gctx_model *m)
 		"gpuctx_dumps_total %llu\n",
 		(unsigned long long)dumps);
 	fprintf(f,
+		"# HELP gpuctx_dumps_folded_total Dumps not written: one owner's repeats of one "
+		"kind of failure past 5 in 10 minutes.\n# TYPE gpuctx_dumps_folded_total counter\n"
+		"gpuctx_dumps_folded_total %llu\n",
+		(unsigned long long)a->same.folded);
+	fprintf(f,
+		"# HELP gpuctx_incidents_dropped_total Incidents not dumped: their owner had the "
+		"most trees pending (16 at most each, 256 in all).\n"
+		"# TYPE gpuctx_incidents_dropped_total counter\n"
+		"gpuctx_incidents_dropped_total %llu\n",
+		(unsigned long long)a->pend.dropped);
+	fprintf(f,
 		"# HELP gpuctx_dump_errors_total Dumps that could not be written, or "
 		"incidents past the pending limit.\n# TYPE gpuctx_dump_errors_total counter\n"
 		"gpuctx_dump_errors_total %llu\n",
-		(unsigned long long)(a->dump_errors + sync_errors + a->pend_dropped));
+		(unsigned long long)(a->dump_errors + sync_errors + a->pend.dropped));
 	fprintf(f,
 		"# HELP gpuctx_dump_stacks_late_total Dumps written with stacks still being "
 		"resolved (after waiting 10 s): lines of code may be missing.\n"
