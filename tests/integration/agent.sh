@@ -618,7 +618,8 @@ PY
 # its own, serves the clients that name it and only those; the node's serves the ones that do
 # not. A node agent already running is used as it is (said so); else one is started for this.
 t_agent_beside() {
-	local name=agent_beside rc=0 node="" job
+	local name=agent_beside rc=0 node="" job made=""
+	[ -e /run/gpuctx ] || made=1
 	if [ -e /run/gpuctx/agent.lock ] && ! flock -n /run/gpuctx/agent.lock true; then
 		echo "agent_beside: the node's agent runs (/run/gpuctx): the test runs beside it"
 	else
@@ -657,6 +658,8 @@ t_agent_beside() {
 		kill -TERM $node
 		wait $node || { echo "the node's agent exited $?" >>"$T/$name.err"; rc=1; }
 	fi
+	# the run directory the node's agent made for this test (systemd makes its own)
+	[ -n "$made" ] && rm -f /run/gpuctx/agent.lock && rmdir /run/gpuctx 2>/dev/null
 	result $name $rc
 }
 
