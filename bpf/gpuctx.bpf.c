@@ -273,9 +273,11 @@ struct scan_ctx {
  * with the earlier branching lowest-bit search: 20,591 -> 253,745 instructions processed; so:
  * 1,060 -> 1,193 on 6.18.44-fc-v1300). */
 struct scan_out {
-	__u32 sent;  /* GPU fds reported */
+	__u32 sent;  /* GPU fds reported; match: the fds on that file */
 	__u32 flags; /* GCTX_EXEC_FDS_SCANNED: the bitmap read to its end; _LOST */
 	__u32 type;  /* the records': GCTX_EV_FD_KEPT (exec) or GCTX_EV_FD_FORK (fork) */
+	__u32 pad;
+	__u64 match; /* not 0: count the fds on this file, send nothing (a close) */
 };
 
 struct {
@@ -306,6 +308,8 @@ static __noinline int scan_fd(struct file **fds, __u32 i, __u32 type)
 	e->file = (__u64)f;
 	e->fd = i;
 	e->kind = kind;
+	e->flags = 0;
+	e->others = 0;
 	submit(e);
 	return 1;
 }
@@ -346,7 +350,9 @@ static long scan_fd_step(__u32 i, struct scan_ctx *c)
 	}
 	c->bits = w & (w - 1);
 	fd = c->base + low_bit(w);
-	if (fd < c->max) {
+	if (fd < c->max && c->out->match) {
+		c->out->sent += (__u64)load_ptr(&c->fds[fd]) == c->out->match;
+	} else if (fd < c->max) {
 		int r = scan_fd(c->fds, fd, c->out->type);
 
 		c->out->sent += r & 1;
@@ -356,10 +362,11 @@ static long scan_fd_step(__u32 i, struct scan_ctx *c)
 }
 
 /* Read the fd table of task (the exec'ing one, or a child being forked) to its end, sending a
- * record of type for each GPU fd open in it. Returns GCTX_EXEC_FDS_SCANNED when every open fd
- * was looked at, | GCTX_EXEC_FDS_LOST when a record could not be sent; *sent: those sent. A
+ * record of type for each GPU fd open in it (match not 0: counting the fds on that file
+ * instead). Returns GCTX_EXEC_FDS_SCANNED when every open fd was looked at, |
+ * GCTX_EXEC_FDS_LOST when a record could not be sent; *sent: those sent (counted). A
  * subprogram: its frame stays off the fork program's deepest call chain (the stack's). */
-static __noinline __u32 scan_fds(struct task_struct *task, __u32 type, __u32 *sent)
+static __noinline __u32 scan_fds(struct task_struct *task, __u32 type, __u64 match, __u32 *sent)
 {
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct scan_ctx sc;
@@ -371,6 +378,7 @@ static __noinline __u32 scan_fds(struct task_struct *task, __u32 type, __u32 *se
 	sc.out->sent = 0;
 	sc.out->flags = 0;
 	sc.out->type = type;
+	sc.out->match = match;
 	sc.fds = BPF_CORE_READ(fdt, fd);
 	sc.open_fds = BPF_CORE_READ(fdt, open_fds);
 	sc.max = BPF_CORE_READ(fdt, max_fds);
@@ -414,7 +422,7 @@ static __always_inline void on_fork(void *ctx, struct task_struct *parent,
 	 * its copy of the table (dup'd, closed by close_range or dup2 since the open: none of it
 	 * is traced), each sent before the fork record. Any other fork pays a lookup. */
 	if (ctgid != ptgid && (st = stk_get(ptgid)) && (*st & STK_GPU_FDS))
-		scan = scan_fds(child, GCTX_EV_FD_FORK, &sent) << 1;
+		scan = scan_fds(child, GCTX_EV_FD_FORK, 0, &sent) << 1;
 	e = reserve(sizeof(*e), GCTX_EV_FORK);
 	if (!e)
 		return;
@@ -463,7 +471,7 @@ static __always_inline void on_exec(struct task_struct *task, __u32 old_pid,
 	 * however the flag was set (O_CLOEXEC, fcntl, FIOCLEX, dup3, close_range). The list is the
 	 * kernel's whole answer only if the table was read to its end and every record sent:
 	 * the exec record says so, and how many came before it. */
-	scan = scan_fds(task, GCTX_EV_FD_KEPT, &sent);
+	scan = scan_fds(task, GCTX_EV_FD_KEPT, 0, &sent);
 	/* a fork scan for its children while it holds GPU fds (on_fork), not after */
 	stack_on_exec(tgid, sent || scan != GCTX_EXEC_FDS_SCANNED ? 0 : STK_GPU_FDS);
 	stack_py_exec(task, tgid);
@@ -1039,8 +1047,8 @@ SEC("tp/syscalls/sys_enter_close")
 int close_enter(struct gctx_tp_enter_close *ctx)
 {
 	struct task_struct *t = cur();
+	__u32 kind, rdev = 0, scan, same = 0;
 	struct gctx_ev_fd *e;
-	__u32 kind, rdev = 0;
 	struct file *f;
 	__u64 ino = 0;
 	__s32 fd;
@@ -1054,6 +1062,9 @@ int close_enter(struct gctx_tp_enter_close *ctx)
 	kind = classify_file(f, &rdev, &ino);
 	if (!kind)
 		return 0;
+	/* the other fds on the file (a dup, an F_DUPFD copy: not traced) keep it held: counted in
+	 * the table, this fd included (a GPU close is rare) */
+	scan = scan_fds(t, 0, (__u64)f, &same);
 	e = reserve(sizeof(*e), GCTX_EV_CLOSE);
 	if (!e)
 		return 0;
@@ -1061,6 +1072,8 @@ int close_enter(struct gctx_tp_enter_close *ctx)
 	e->file = (__u64)f;
 	e->fd = fd;
 	e->kind = kind;
+	e->flags = scan & GCTX_EXEC_FDS_SCANNED ? GCTX_FD_COUNTED : 0;
+	e->others = same ? same - 1 : 0;
 	submit(e);
 	return 0;
 }

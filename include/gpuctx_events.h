@@ -184,12 +184,19 @@ struct gctx_ev_mmap {
 	__u32 flags;
 };
 
+/* A close: the kernel counted the process's other fds on the same file (the fd table read
+ * whole), so a copy gpuctx did not see made (dup, F_DUPFD) keeps the file held. */
+#define GCTX_FD_COUNTED 0x1
+
 struct gctx_ev_fd {
 	struct gctx_ev_hdr hdr;
 	__u64 file;
 	__s32 fd;
 	__u32 kind;
+	__u32 flags;  /* GCTX_FD_* (trace format 4; 0 in records of 56 bytes) */
+	__u32 others; /* GCTX_FD_COUNTED: fds of this process left on the file after the close */
 };
+#define GCTX_EV_FD_V3_LEN 56 /* struct gctx_ev_fd without flags and others */
 
 /* API functions traced with uprobes (CUDA driver API, HIP runtime). */
 enum gctx_api_fn {
@@ -309,7 +316,7 @@ _Static_assert(sizeof(struct gctx_ev_exit) == 48, "exit size");
 _Static_assert(sizeof(struct gctx_ev_open) == 200, "open size");
 _Static_assert(sizeof(struct gctx_ev_ioctl) == 296, "ioctl size");
 _Static_assert(sizeof(struct gctx_ev_mmap) == 88, "mmap size");
-_Static_assert(sizeof(struct gctx_ev_fd) == 56, "fd size");
+_Static_assert(sizeof(struct gctx_ev_fd) == 64, "fd size");
 
 /* One GPU fd found by the attach-time task/file iterator (read from the iterator's fd). */
 struct gctx_iter_rec {

@@ -96,5 +96,27 @@ t_forkfd_closerange() { fork_fds forkfd_closerange 0 0 fork-closerange; }
 t_forkfd_dup2over() { fork_fds forkfd_dup2over 0 0 fork-dup2over; }
 t_forkfd_dupuse() { fork_fds forkfd_dupuse 86 1 fork-dupuse; }
 
+# close(fd 3) while an F_DUPFD_CLOEXEC copy is open: the file stays held (the kernel counted
+# the fds left), so its client lives until the RM_FREE after the child's exec, not until the
+# close before the fork.
+t_execfd_dupclose() {
+	local name=execfd_dupclose rc=0
+	record "$name" -- "$W/wl_exec_fds" "$MNT" dupfdcloexec || rc=1
+	[ $rc = 0 ] && python3 - "$T/$name.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+procs = {p["pid"]: p for p in d["processes"]}
+top = next(p for p in procs.values() if p["comm"] == "wl_exec_fds" and p["children"])
+child = procs[top["children"][0]]
+client = [o for o in d["gpu_objects"] if o["kind"] == "rm-client"]
+assert len(client) == 1, client
+assert child["execs"], child
+assert client[0]["destroy_ns"] > child["execs"][0]["ts_ns"], (client, child["execs"])
+f = [g for g in d["gpu_files"] if g["kind"] == "nvidiactl"]
+assert len(f) == 1 and f[0]["close_ns"] > child["execs"][0]["ts_ns"], f
+PY
+	result "$name" $rc
+}
+
 execfd_tests=(execfd_setfd execfd_closerange execfd_rangecloexec execfd_dup2 execfd_dupfdcloexec
-	execfd_fioclex execfd_leak execfd_python forkfd_closerange forkfd_dup2over forkfd_dupuse)
+	execfd_fioclex execfd_leak execfd_python execfd_dupclose forkfd_closerange forkfd_dup2over forkfd_dupuse)

@@ -186,7 +186,7 @@ static const struct rec_size rec_sizes[] = {
 	REC_SIZE(GCTX_EV_FORK, gctx_ev_fork),	{ GCTX_EV_EXEC, GCTX_EV_EXEC_V3_LEN },
 	REC_SIZE(GCTX_EV_EXIT, gctx_ev_exit),	REC_SIZE(GCTX_EV_OPEN, gctx_ev_open),
 	{ GCTX_EV_IOCTL, offsetof(struct gctx_ev_ioctl, in) },	REC_SIZE(GCTX_EV_MMAP, gctx_ev_mmap),
-	REC_SIZE(GCTX_EV_CLOSE, gctx_ev_fd),	REC_SIZE(GCTX_EV_FD_KEPT, gctx_ev_fd),
+	{ GCTX_EV_CLOSE, GCTX_EV_FD_V3_LEN },	{ GCTX_EV_FD_KEPT, GCTX_EV_FD_V3_LEN },
 	REC_SIZE(GCTX_REC_PROC_PRESENT, gctx_rec_proc),
 	REC_SIZE(GCTX_REC_FILE_PRESENT, gctx_rec_file),
 	REC_SIZE(GCTX_REC_DEVICE, gctx_rec_device),

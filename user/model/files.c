@@ -288,8 +288,12 @@ int mdl_ev_close(struct gctx_model *m, const struct gctx_ev_fd *ev)
 		return 0;
 	}
 	holder_del_fd(h, ev->fd);
-	if (!h->nfds)
+	/* the kernel counted the fds left on the file: the model's list may lack a copy it did
+	 * not see made (dup, F_DUPFD) or keep one closed since (close_range, dup2 over it) */
+	if (ev->flags & GCTX_FD_COUNTED ? !ev->others : !h->nfds)
 		mdl_holder_end(m, f, h, ev->hdr.ts_ns);
+	else
+		mdl_holder_revive(f, h);
 	return 0;
 }
 

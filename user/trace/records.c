@@ -31,10 +31,10 @@ __u32 gctx_record_min_len(__u32 type)
 		return GCTX_RING_IOCTL_FIXED;
 	case GCTX_EV_MMAP:
 		return sizeof(struct gctx_ev_mmap);
-	case GCTX_EV_CLOSE:
+	case GCTX_EV_CLOSE: /* older records: no count of the fds left (read as 0, not counted) */
 	case GCTX_EV_FD_KEPT:
 	case GCTX_EV_FD_FORK:
-		return sizeof(struct gctx_ev_fd);
+		return GCTX_EV_FD_V3_LEN;
 	case GCTX_EV_API:
 		return GCTX_EV_API_V2_LEN;
 	case GCTX_EV_LIBMAP:
@@ -84,6 +84,8 @@ __u32 gctx_record_copy(union gctx_record *r, __u32 type, const void *data, __u32
 		size = sizeof(struct gctx_ev_api);
 	else if (type == GCTX_EV_EXEC)
 		size = sizeof(struct gctx_ev_exec);
+	else if (type == GCTX_EV_CLOSE || type == GCTX_EV_FD_KEPT || type == GCTX_EV_FD_FORK)
+		size = sizeof(struct gctx_ev_fd);
 	else if (type == GCTX_EV_IOCTL)
 		size = sizeof(struct gctx_ev_ioctl);
 	else if (type == GCTX_REC_DROPS)

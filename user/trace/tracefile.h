@@ -20,7 +20,9 @@
 
 /* Version 2: fields and record types added by the hardening, stacks, first-call and timeline
  * work. Version 3: the clock's error in the meta, cgroup and host records (issue 30). Version
- * 4: the exec record says whether its list of kept GPU fds is the kernel's whole answer; API
+ * 4: the exec record says whether its list of kept GPU fds is the kernel's whole answer, the
+ * fork record the same of a child's GPU fds (GCTX_EV_FD_FORK), a close how many fds were left
+ * on the file (a 56-byte fd record, of an earlier version-4 trace, reads as not counted); API
  * calls of functions probed for a forked child alone (GCTX_*_OTHER, named in the record) and
  * the flags of a hold record (issue 42). Versions 1 to 3 stay readable. */
 #define GCTX_TRACE_VERSION     4

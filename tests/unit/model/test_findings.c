@@ -388,6 +388,47 @@ static void test_fork_fd_list_not_whole_copies_the_model(void **state)
 	assert_null(holder_of(m, CTL_FILE, 1270));
 }
 
+/* A close: the fds left on the file are the kernel's count, not the model's list. */
+static void close_counted(struct gctx_model *m, __u64 ts, __u64 file, int fd, __u32 flags,
+			  __u32 others)
+{
+	struct gctx_ev_fd ev =
+	    ev_fd(GCTX_EV_CLOSE, 1234, ts, "trainer", file, fd, GCTX_DEV_NVIDIACTL);
+
+	ev.flags = flags;
+	ev.others = others;
+	feed(m, GCTX_EV_CLOSE, &ev, sizeof(ev));
+}
+
+static void test_close_counts_the_kernels_fds(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_holder *h;
+
+	/* an F_DUPFD copy the model did not see: closing fd 5 leaves the file held */
+	trainer_with_client(m, 0);
+	close_counted(m, 200, CTL_FILE, 5, GCTX_FD_COUNTED, 1);
+	h = holder_of(m, CTL_FILE, 1234);
+	assert_true(h->held);
+	assert_int_equal(h->nfds, 0);
+	assert_false(gctx_model__file(m, 0)->closed);
+	assert_false(gctx_model__obj(m, 0)->destroyed);
+
+	/* fd 6 is in the model's list but was closed since (dup2 over it, close_range): the
+	 * kernel counts none left after fd 7 */
+	do_open(m, 1234, 300, "trainer", CTL_FILE2, 6, GCTX_DEV_NVIDIACTL, O_RDWR);
+	do_mmap(m, 1234, 310, CTL_FILE2, 7, 0x7f0000000000LL); /* a dup2 copy */
+	close_counted(m, 400, CTL_FILE2, 7, GCTX_FD_COUNTED, 0);
+	h = holder_of(m, CTL_FILE2, 1234);
+	assert_false(h->held);
+	assert_int_equal(h->until_ns, 400);
+	assert_true(gctx_model__file(m, 1)->closed);
+
+	/* an older trace's close (not counted): the model's list decides */
+	close_counted(m, 500, CTL_FILE, 5, 0, 0);
+	assert_false(holder_of(m, CTL_FILE, 1234)->held);
+}
+
 static void test_inherited_kept_across_exec_then_used(void **state)
 {
 	struct gctx_model *m = *state;
@@ -676,6 +717,7 @@ int main(void)
 		TEST(test_fork_fds_are_the_kernels),
 		TEST(test_fork_empty_fd_list_inherits_nothing),
 		TEST(test_fork_fd_list_not_whole_copies_the_model),
+		TEST(test_close_counts_the_kernels_fds),
 		TEST(test_inherited_kept_across_exec_then_used),
 		TEST(test_exec_of_the_parent_after_fork_is_not_between),
 		TEST(test_crash_after_inherited_use),
