@@ -220,6 +220,13 @@ $(BUILD)/tests/agent/%: tests/unit/agent/%.c $(PURE_OBJS) $(patsubst %,$(OUTPUT)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(filter %.o,$^) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
 
+# record --from-agent's filter of the agent's node-wide records (cli/fromagent_keep.c)
+$(BUILD)/tests/cli/test_fromagent_keep: tests/unit/cli/test_fromagent_keep.c $(PURE_OBJS) \
+		$(OUTPUT)/user/cli/fromagent_keep.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(filter %.o,$^) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
+
 # collect/callers.c's test stubs the symboliser: no collect/ objects linked
 $(BUILD)/tests/collect/test_callers_live: tests/unit/collect/test_callers_live.c $(PURE_OBJS)
 	$(call msg,CC,$@)
@@ -267,6 +274,12 @@ $(BUILD)/san/collect/test_stacks_procs: $(patsubst %,$(SAN_DIR)/%.o,$(STACKS_UNI
 
 $(BUILD)/san/agent/%: tests/unit/agent/%.c $(SAN_OBJS) \
 		$(patsubst %,$(SAN_DIR)/%.o,$(SPOOL_UNITS))
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $< $(filter %.o,$^) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
+
+$(BUILD)/san/cli/test_fromagent_keep: tests/unit/cli/test_fromagent_keep.c $(SAN_OBJS) \
+		$(SAN_DIR)/cli/fromagent_keep.o
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $(SAN_FLAGS) $< $(filter %.o,$^) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
