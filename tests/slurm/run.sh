@@ -28,6 +28,7 @@
 #               the path as the user, fails closed (exit 1, "no verdict")
 #   user_agent  the agent serves the user's step after root loaded a libcuda in another user's
 #               directory: the user's trace names no library their step did not map but root's
+#   user_untraced  a tracer that cannot start: the step passes untraced, no empty trace is left
 # Needs root, Debian's slurm-wlm and munge (tools/install-deps.sh slurm); skipped without them.
 # Usage: tests/slurm/run.sh [TEST...]
 set -u
@@ -487,8 +488,33 @@ t_user_agent() {
 	result $name $rc
 }
 
+# A tracer that cannot start (plugstack.conf's gpuctx= a program that fails, for one step): the
+# step runs untraced and passes, the empty trace the plugin made for it is gone again (no trace
+# that stands for a step nobody traced, which srun's check would fail on), slurmd's log says why
+t_user_untraced() {
+	local name=user_untraced rc=0 got job d=$UW/untraced
+	mkdir -p "$d"
+	chown "$TU:" "$d"
+	printf '#!/bin/sh\necho "gpuctx: broken on purpose" >&2\nexit 1\n' >"$T/broken-gpuctx"
+	chmod 755 "$T/broken-gpuctx"
+	cp "$T/plugstack.conf" "$T/plugstack.conf.good"
+	sed -i "s|gpuctx=$G |gpuctx=$T/broken-gpuctx |" "$T/plugstack.conf"
+	(cd "$d" && as_user srun -n1 --gpuctx=check "$W/wl_fork_exec_own" "$MNT" \
+		>"$T/$name.out" 2>"$T/$name.err")
+	got=$?
+	cp "$T/plugstack.conf.good" "$T/plugstack.conf"
+	job=$(newest_job)
+	[ $got = 0 ] || { why $name "srun exited $got, want 0 (the job's own)"; rc=1; }
+	[ -z "$(ls -A "$d")" ] || { why $name "left in the user's directory: $(ls -la "$d")"; rc=1; }
+	grep -q "\[$job.0\] gpuctx: the tracer did not attach (gpuctx: broken on purpose): step 0 untraced" \
+		"$T/slurmd.log" || { why $name "slurmd's log does not say why"; rc=1; }
+	grep -q "gpuctx: no trace of job $job step 0" "$T/$name.err" ||
+		{ why $name "srun does not say it found no trace"; rc=1; }
+	result $name $rc
+}
+
 all_tests=(fork spawn record batch agent user_check user_dirs user_swap_link user_swap_fifo
-	user_agent)
+	user_agent user_untraced)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"
