@@ -750,4 +750,78 @@ t_agent_spool_share() {
 	result $name $rc
 }
 
-agent_tests=(report_list agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_cgroup_folded agent_unit agent_livejob agent_beside agent_pending_share agent_spool_share)
+# procaddr_lib OUT N: a library that defines the API (it exports cuInit) and whose
+# cuGetProcAddress_v2 hands out its N functions in turn, each a new address to probe
+procaddr_lib() {
+	{
+		for i in $(seq 0 $(($2 - 1))); do echo "int f$i(void) { return $i; }"; done
+		echo "static int (*const fs[])(void) = {"
+		for i in $(seq 0 $(($2 - 1))); do echo "f$i,"; done
+		cat <<'EOF2'
+};
+static unsigned int next;
+int cuInit(unsigned int flags) { return 0; }
+int cuGetProcAddress_v2(const char *s, void **p, int v, unsigned long long fl, int *st)
+{
+	*p = (void *)fs[next++ % (sizeof(fs) / sizeof(fs[0]))];
+	if (st) *st = 0;
+	return 0;
+}
+EOF2
+	} >"$1.c" && gcc -O0 -shared -fPIC -o "$1" "$1.c"
+}
+
+# procaddr_ask UID LIB N SECONDS: as UID, ask LIB's cuGetProcAddress_v2 N times, then live on
+procaddr_ask() {
+	setpriv --reuid=$1 --regid=$1 --clear-groups /usr/bin/python3 -c "
+import ctypes, time
+c = ctypes.CDLL('$2')
+time.sleep(0.5)
+p = ctypes.c_void_p(); st = ctypes.c_int()
+for i in range($3):
+    c.cuGetProcAddress_v2(b'cuMemAlloc', ctypes.byref(p), 12000, ctypes.c_ulonglong(0), ctypes.byref(st))
+time.sleep($4)"
+}
+
+# One user's libraries handing out a new address each call, in processes that live on: the
+# agent probes at most that user's share (64) of the run's 256, so another user's job is still
+# probed (issue 43 item 5); once the first user's libraries are mapped no more, their probes go
+# and the share comes back. Before: the first user spent the node's 256 for the agent's life.
+t_agent_probe_share() {
+	local name=agent_probe_share rc=0 d l pids=() n
+	d=$(mktemp -d /tmp/gpuctx-pshare.XXXXXX)
+	chmod 755 "$d"
+	for l in a b c d f; do
+		mkdir -p "$d/$l" && procaddr_lib "$d/$l/libcuda.so.1" 64 ||
+			{ echo "cannot build $l" >>"$T/$name.why"; rc=1; }
+	done
+	mkdir -p "$d/e" && procaddr_lib "$d/e/libcuda.so.1" 8
+	chown -R 65534:65534 "$d/a" "$d/b" "$d/c" "$d/d" "$d/f"
+	chown -R 65533:65533 "$d/e"
+	agent_start $name -v || { result $name 1; return; }
+	for l in a b c d; do
+		procaddr_ask 65534 "$d/$l/libcuda.so.1" 64 6 >/dev/null 2>&1 &
+		pids+=($!)
+	done
+	sleep 3 # they asked (a loaded machine: the agent may lag)
+	procaddr_ask 65533 "$d/e/libcuda.so.1" 8 1 >/dev/null 2>&1 ||
+		{ echo "the other user's job failed" >>"$T/$name.why"; rc=1; }
+	for _ in $(seq 200); do grep -q "/e/libcuda.so.1+0x[0-9a-f]* cuMemAlloc$" "$T/$name.err" && break; sleep 0.05; done
+	n=$(grep -c "/e/libcuda.so.1+0x[0-9a-f]* cuMemAlloc$" "$T/$name.err")
+	[ "$n" -ge 1 ] || { echo "the other user's library was not probed" >>"$T/$name.why"; rc=1; }
+	n=$(grep -c "/[abcd]/libcuda.so.1+0x[0-9a-f]* cuMemAlloc$" "$T/$name.err")
+	[ "$n" -le 64 ] || { echo "one user had $n probes" >>"$T/$name.why"; rc=1; }
+	wait "${pids[@]}"
+	sleep 2.5 # its libraries mapped no more: looked for at the next refusal, 2 s apart
+	procaddr_ask 65534 "$d/f/libcuda.so.1" 8 1 >/dev/null 2>&1
+	for _ in $(seq 200); do grep -q "/f/libcuda.so.1+0x[0-9a-f]* cuMemAlloc$" "$T/$name.err" && break; sleep 0.05; done
+	n=$(grep -c "/f/libcuda.so.1+0x[0-9a-f]* cuMemAlloc$" "$T/$name.err")
+	[ "$n" -ge 1 ] || { echo "the user's share did not come back" >>"$T/$name.why"; rc=1; }
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID
+	rm -rf "$d"
+	cat "$T/$name.why" >>"$T/$name.err" 2>/dev/null
+	result $name $rc
+}
+
+agent_tests=(report_list agent agent_cgroup agent_spool agent_drops agent_bound agent_history agent_folded agent_cgroup_folded agent_unit agent_livejob agent_beside agent_pending_share agent_spool_share agent_probe_share)

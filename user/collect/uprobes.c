@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "collect/libfile.h"
 #include "collect/resolver.h"
 #include "collect/collector.h"
+#include "collect/discover.h"
 #include "collect/uprobes.h"
 
 #define MAX_SEEN 4096
@@ -38,8 +40,14 @@
  * they hand out (gpu-facts 6.1). */
 #define PROCADDR_MAX_LIB   128 /* per library file */
 #define PROCADDR_MAX_PROC  64  /* per process asking */
-#define PROCADDR_MAX_TOTAL 256 /* per gpuctx run: at most 512 link fds */
-#define REFUSED_RECORDS	   32  /* refusals recorded one by one; the rest only counted */
+#define PROCADDR_MAX_TOTAL 256 /* at once: at most 512 link fds */
+/* per user at once (the uid of the process asking), so that one user's crafted library never
+ * spends what later jobs need: their probes go, and their share comes back, once no process
+ * maps the library any more (looked for when a cap is reached, every RECLAIM_EVERY_NS) */
+#define PROCADDR_MAX_USER 64
+#define RECLAIM_EVERY_NS  (2 * 1000000000ull)
+#define RT_OFFS		  4
+#define REFUSED_RECORDS	  32 /* refusals recorded one by one; the rest only counted */
 
 /* From the kernel's UAPI (Linux 6.6), newer than the headers libbpf 1.1 builds against. */
 #define ATTACH_UPROBE_MULTI 48 /* BPF_TRACE_UPROBE_MULTI */
@@ -81,6 +89,18 @@ struct pending {
 	bool entry_only;
 };
 
+/* Probes a process's cuGetProcAddress answer caused: released (links closed, the user's share
+ * given back) once no process maps their library. */
+struct rt_probe {
+	dev_t dev;
+	ino_t ino;
+	__u32 uid;
+	__u64 offs[RT_OFFS]; /* probed offsets (lib->probes) */
+	__u32 noffs;
+	__u32 mfd_from, mfd_to;	  /* u->mfds[from, to) */
+	__u32 link_from, link_to; /* u->links[from, to) */
+};
+
 struct gctx_uprobes {
 	struct api_bpf *skel;
 	struct gctx_uprobes_opts o;
@@ -97,7 +117,13 @@ struct gctx_uprobes {
 	__u32 nseen;
 	struct gctx_hmap per_proc; /* tgid -> probes its cuGetProcAddress calls caused */
 	__u32 nprocaddr;	   /* all such probes */
-	__u64 refused[2];	   /* addresses not probed: [0] not a function entry, [1] caps */
+	struct gctx_hmap per_user; /* uid -> those of its processes, not yet released */
+	struct rt_probe *rt;	   /* the releasable ones */
+	__u32 nrt;
+	bool rt_armed; /* the next flush attaches a runtime probe of next_rt.uid */
+	struct rt_probe next_rt;
+	__u64 last_reclaim;
+	__u64 refused[2]; /* addresses not probed: [0] not a function entry, [1] caps */
 };
 
 static const __u8 endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
@@ -376,10 +402,36 @@ out:
 	return ok;
 }
 
+/* The runtime probe just attached (probe_procaddr armed it), kept to be released once its
+ * library is mapped no more. One that cannot be kept stays, its share taken. */
+static void keep_rt(struct gctx_uprobes *u, struct lib *l, __u32 mfd_from, __u32 link_from)
+{
+	struct rt_probe *r = &u->next_rt, *v;
+
+	u->rt_armed = false;
+	if (u->npend > RT_OFFS)
+		return;
+	r->dev = l->dev;
+	r->ino = l->ino;
+	r->mfd_from = mfd_from;
+	r->mfd_to = u->nmfds;
+	r->link_from = link_from;
+	r->link_to = u->nlinks;
+	r->noffs = 0;
+	for (__u32 i = 0; i < u->npend; i++)
+		r->offs[r->noffs++] = u->pend[i].r.offset;
+	v = realloc(u->rt, (u->nrt + 1) * sizeof(*v));
+	if (!v)
+		return;
+	u->rt = v;
+	u->rt[u->nrt++] = *r;
+}
+
 /* Attach what probe_one queued for this library; emit a probe record for each. Returns how
  * many are attached. */
 static int flush_probes(struct gctx_uprobes *u, struct lib *l)
 {
+	__u32 mfd_from = u->nmfds, link_from = u->nlinks;
 	int nok = 0;
 
 	if (!u->npend)
@@ -387,6 +439,8 @@ static int flush_probes(struct gctx_uprobes *u, struct lib *l)
 	if (!u->multi || !attach_multi(u, l))
 		for (__u32 i = 0; i < u->npend; i++)
 			attach_single(u, l, &u->pend[i]);
+	if (u->rt_armed)
+		keep_rt(u, l, mfd_from, link_from);
 	for (__u32 i = 0; i < u->npend; i++) {
 		struct gctx_rec_probe *r = &u->pend[i].r;
 
@@ -518,11 +572,23 @@ static void refuse(struct gctx_uprobes *u, const char *lib, enum gctx_api_fn fn,
  * exports CUDA/HIP functions), as that library's own symbol tables name it: never an
  * arbitrary offset, never another library (a uprobe affects every process mapping the
  * file). 0 when probed or already probed, -EPERM or -EDQUOT (over a cap) when refused. */
+static void reclaim(struct gctx_uprobes *u);
+
+/* Whose share a process's probes take: its uid ((__u32)-1 when it is gone: one share). */
+static __u32 uid_of(__u32 pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return stat(path, &st) ? (__u32)-1 : (__u32)st.st_uid;
+}
+
 static int probe_procaddr(struct gctx_uprobes *u, struct lib *l, __u32 pid, enum gctx_api_fn fn,
 			  const char *name, __u64 off)
 {
 	const struct gctx_api_sym *s = sym_for_fn(fn);
-	__u32 nproc = 0;
+	__u32 nproc = 0, nuser = 0, uid = 0;
 	__u8 insn[4];
 
 	if (!s || (s->launch && !u->o.launches))
@@ -536,16 +602,30 @@ static int probe_procaddr(struct gctx_uprobes *u, struct lib *l, __u32 pid, enum
 	if (pread(l->fd, insn, sizeof(insn), off) == sizeof(insn) &&
 	    !memcmp(insn, endbr64, sizeof(insn)) && lib_has_probe(l, off + 4))
 		return 0; /* the exported function, already probed past its endbr64 */
-	if (pid)
+	if (pid) {
 		gctx_hmap__get(&u->per_proc, pid, 0, &nproc);
+		uid = uid_of(pid);
+		gctx_hmap__get(&u->per_user, uid, 0, &nuser);
+		if (nuser >= PROCADDR_MAX_USER || u->nprocaddr >= PROCADDR_MAX_TOTAL ||
+		    l->nprocaddr >= PROCADDR_MAX_LIB) {
+			reclaim(u); /* what libraries no longer mapped hold comes back */
+			nuser = 0;
+			gctx_hmap__get(&u->per_user, uid, 0, &nuser);
+		}
+	}
 	if (l->nprocaddr >= PROCADDR_MAX_LIB || nproc >= PROCADDR_MAX_PROC ||
-	    u->nprocaddr >= PROCADDR_MAX_TOTAL ||
-	    (pid && gctx_hmap__put(&u->per_proc, pid, 0, nproc + 1))) {
+	    u->nprocaddr >= PROCADDR_MAX_TOTAL || nuser >= PROCADDR_MAX_USER ||
+	    (pid && (gctx_hmap__put(&u->per_proc, pid, 0, nproc + 1) ||
+		     gctx_hmap__put(&u->per_user, uid, 0, nuser + 1)))) {
 		refuse(u, l->path, fn, name, off, -EDQUOT);
 		return -EDQUOT;
 	}
 	l->nprocaddr++;
 	u->nprocaddr++;
+	if (pid) {
+		u->rt_armed = true; /* flush_probes keeps it (keep_rt) */
+		u->next_rt.uid = uid;
+	}
 	probe_one(u, l, s, name, off, GCTX_PROBE_PROC_ADDRESS);
 	return 0;
 }
@@ -761,6 +841,97 @@ static int walk_maps(__u32 pid, int (*fn)(void *ctx, const struct mapping *m), v
 	return ret;
 }
 
+struct mapped_ctx {
+	dev_t dev;
+	ino_t ino;
+	bool found;
+};
+
+static int mapped_one(void *ctx, const struct mapping *m)
+{
+	struct mapped_ctx *c = ctx;
+
+	c->found |= makedev(m->kdev >> 20, m->kdev & 0xfffff) == c->dev && m->ino == c->ino;
+	return c->found;
+}
+
+/* Whether any process maps the file (true when /proc cannot say). */
+static bool lib_mapped(dev_t dev, ino_t ino)
+{
+	struct mapped_ctx c = {dev, ino, false};
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return true;
+	while (!c.found && (de = readdir(d)))
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			walk_maps(strtoul(de->d_name, NULL, 10), mapped_one, &c);
+	closedir(d);
+	return c.found;
+}
+
+static void lib_del_probe(struct lib *l, __u64 off)
+{
+	for (__u32 i = 0; i < l->nprobes; i++)
+		if (l->probes[i].off == off) {
+			l->probes[i] = l->probes[--l->nprobes];
+			return;
+		}
+}
+
+/* Detach a runtime probe and give its share back. */
+static void release_rt(struct gctx_uprobes *u, __u32 i)
+{
+	struct rt_probe *r = &u->rt[i];
+	struct lib *l = find_lib(u, r->dev, r->ino);
+	__u32 n = 0;
+
+	for (__u32 k = r->mfd_from; k < r->mfd_to; k++)
+		if (u->mfds[k] >= 0) {
+			close(u->mfds[k]);
+			u->mfds[k] = -1;
+		}
+	for (__u32 k = r->link_from; k < r->link_to; k++) {
+		bpf_link__destroy(u->links[k]);
+		u->links[k] = NULL;
+	}
+	for (__u32 k = 0; l && k < r->noffs; k++)
+		lib_del_probe(l, r->offs[k]);
+	if (l && l->nprocaddr)
+		l->nprocaddr--;
+	if (u->nprocaddr)
+		u->nprocaddr--;
+	if (gctx_hmap__get(&u->per_user, r->uid, 0, &n) && n)
+		gctx_hmap__put(&u->per_user, r->uid, 0, n - 1);
+	u->rt[i] = u->rt[--u->nrt];
+}
+
+/* The runtime probes of libraries no process maps any more go (each library looked for once;
+ * a walk of every process's maps: only when a cap is reached, every RECLAIM_EVERY_NS). */
+static void reclaim(struct gctx_uprobes *u)
+{
+	__u64 now = gctx_now_mono();
+
+	if (!u->nrt || (u->last_reclaim && now < u->last_reclaim + RECLAIM_EVERY_NS))
+		return;
+	u->last_reclaim = now;
+	for (__u32 i = 0; i < u->nrt; i++) {
+		dev_t dev = u->rt[i].dev;
+		ino_t ino = u->rt[i].ino;
+		bool seen = false;
+
+		for (__u32 k = 0; k < i && !seen; k++)
+			seen = u->rt[k].dev == dev && u->rt[k].ino == ino;
+		if (seen || lib_mapped(dev, ino))
+			continue;
+		for (__u32 k = u->nrt; k-- > i;)
+			if (u->rt[k].dev == dev && u->rt[k].ino == ino)
+				release_rt(u, k);
+		i--; /* u->rt[i] is another one now */
+	}
+}
+
 /* Open a mapped GPU library through map_files and add it. */
 static void add_mapped_lib(struct gctx_uprobes *u, const struct mapping *m)
 {
@@ -930,10 +1101,10 @@ void gctx_uprobes__finish(struct gctx_uprobes *u)
 	fprintf(stderr,
 		"gpuctx: warning: %llu address(es) cuGetProcAddress handed out were not probed: "
 		"%llu not a function entry of a library that defines the API, %llu over the "
-		"probe caps (%u a library, %u a process, %u in all)\n",
+		"probe caps (%u a library, %u a process, %u a user, %u in all at once)\n",
 		(unsigned long long)all, (unsigned long long)u->refused[0],
 		(unsigned long long)u->refused[1], PROCADDR_MAX_LIB, PROCADDR_MAX_PROC,
-		PROCADDR_MAX_TOTAL);
+		PROCADDR_MAX_USER, PROCADDR_MAX_TOTAL);
 	if (all > REFUSED_RECORDS && u->o.cb) {
 		struct gctx_rec_probe r = {.how = GCTX_PROBE_REFUSED, .err = -EDQUOT};
 
@@ -950,7 +1121,8 @@ void gctx_uprobes__free(struct gctx_uprobes *u)
 	for (__u32 i = 0; i < u->nlinks; i++)
 		bpf_link__destroy(u->links[i]);
 	for (__u32 i = 0; i < u->nmfds; i++)
-		close(u->mfds[i]);
+		if (u->mfds[i] >= 0)
+			close(u->mfds[i]);
 	free(u->mfds);
 	free(u->pend);
 	free(u->links);
@@ -961,6 +1133,8 @@ void gctx_uprobes__free(struct gctx_uprobes *u)
 			close(u->libs[i].fd);
 	}
 	gctx_hmap__free(&u->per_proc);
+	gctx_hmap__free(&u->per_user);
+	free(u->rt);
 	free(u->libs);
 	api_bpf__destroy(u->skel);
 	free(u);
