@@ -98,7 +98,8 @@ t_merge() {
 # The agent's DaemonSet: what the agent needs of the node (docs/cluster.md)
 t_k8s_manifest() {
 	local name=k8s_manifest
-	python3 - "$top/deploy/kubernetes/gpuctx-agent.yaml" >"$T/$name.err" 2>&1 <<'EOF'
+	python3 - "$top/deploy/kubernetes/gpuctx-agent.yaml" "$top/systemd/gpuctx-agent.service" \
+		>"$T/$name.err" 2>&1 <<'EOF'
 import sys
 import yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
@@ -107,12 +108,24 @@ assert len(ds) == 1, "one DaemonSet"
 spec = ds[0]["spec"]["template"]["spec"]
 assert spec["hostPID"] is True, "hostPID"
 c = spec["containers"][0]
-assert c["securityContext"]["privileged"] is True, "privileged"
+sc = c["securityContext"]
+# not privileged (issue 43 item 11): root with the systemd unit's capabilities, nothing more
+assert sc.get("privileged") is False and sc["allowPrivilegeEscalation"] is False, sc
+assert sc["readOnlyRootFilesystem"] is True, sc
+unit = [l for l in open(sys.argv[2]) if l.startswith("CapabilityBoundingSet=")]
+want = sorted(x.replace("CAP_", "") for x in unit[-1].split("=", 1)[1].split())
+assert sc["capabilities"]["drop"] == ["ALL"], sc["capabilities"]
+assert sorted(sc["capabilities"]["add"]) == want, (sc["capabilities"]["add"], want)
 assert c["command"][1] == "agent", "runs gpuctx agent"
-vols = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]}
-mounts = {m["mountPath"]: vols[m["name"]] for m in c["volumeMounts"]}
-for p in ("/sys/fs/cgroup", "/sys/kernel/btf"):
-    assert mounts.get(p) == p, "%s mounted from the host" % p
+vols = {v["name"]: v.get("hostPath", {}).get("path") for v in spec["volumes"]}
+mounts = {m["mountPath"]: (vols[m["name"]], m.get("readOnly", False)) for m in c["volumeMounts"]}
+for p in ("/sys/fs/cgroup", "/sys/kernel/btf", "/sys/kernel/tracing"):
+    assert mounts.get(p) == (p, True), "%s mounted read-only from the host" % p
+# no debugfs; writable host paths: the agent's own directory alone (its spool 0700 inside)
+assert not any(h and h.startswith("/sys/kernel/debug") for h, _ in mounts.values()), mounts
+assert [p for p, (h, ro) in mounts.items() if h and not ro] == ["/var/lib/gpuctx"], mounts
+spool = c["command"][c["command"].index("--spool") + 1]
+assert spool.startswith("/var/lib/gpuctx/") and spool != "/var/lib/gpuctx/", spool
 sel = ds[0]["spec"]["selector"]["matchLabels"].items()
 assert sel <= ds[0]["spec"]["template"]["metadata"]["labels"].items(), "selector matches"
 EOF
