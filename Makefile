@@ -215,7 +215,7 @@ $(BUILD)/tests/collect/test_stacks_procs: $(patsubst %,$(OUTPUT)/user/%.o,$(STAC
 # the agent's units without BPF (agent/): its spool, its sync thread and cap, its pending
 # trees, with what they link
 SPOOL_UNITS := agent/spool agent/spool_sync agent/pending collect/jobcg
-$(BUILD)/tests/agent/%: tests/unit/agent/%.c $(PURE_OBJS) $(patsubst %,$(OUTPUT)/user/%.o,$(SPOOL_UNITS))
+$(filter $(BUILD)/tests/agent/%,$(UNIT_TESTS)): $(BUILD)/tests/agent/%: tests/unit/agent/%.c $(PURE_OBJS) $(patsubst %,$(OUTPUT)/user/%.o,$(SPOOL_UNITS))
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Itests/unit $(CFLAGS) $< $(filter %.o,$^) $(shell pkg-config --libs cmocka) -lz -lstdc++ -o $@
@@ -272,7 +272,7 @@ $(BUILD)/san/collect/test_callers_live: tests/unit/collect/test_callers_live.c $
 
 $(BUILD)/san/collect/test_stacks_procs: $(patsubst %,$(SAN_DIR)/%.o,$(STACKS_UNITS))
 
-$(BUILD)/san/agent/%: tests/unit/agent/%.c $(SAN_OBJS) \
+$(filter $(BUILD)/san/agent/%,$(SAN_TESTS)): $(BUILD)/san/agent/%: tests/unit/agent/%.c $(SAN_OBJS) \
 		$(patsubst %,$(SAN_DIR)/%.o,$(SPOOL_UNITS))
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
