@@ -842,33 +842,39 @@ static int walk_maps(__u32 pid, int (*fn)(void *ctx, const struct mapping *m), v
 }
 
 struct mapped_ctx {
-	dev_t dev;
-	ino_t ino;
-	bool found;
+	struct rt_probe *libs; /* the libraries asked about (dev, ino); noffs: 1 when mapped */
+	__u32 n, left;
 };
 
 static int mapped_one(void *ctx, const struct mapping *m)
 {
 	struct mapped_ctx *c = ctx;
+	dev_t dev = makedev(m->kdev >> 20, m->kdev & 0xfffff);
 
-	c->found |= makedev(m->kdev >> 20, m->kdev & 0xfffff) == c->dev && m->ino == c->ino;
-	return c->found;
+	for (__u32 i = 0; i < c->n; i++)
+		if (!c->libs[i].noffs && c->libs[i].dev == dev && c->libs[i].ino == m->ino) {
+			c->libs[i].noffs = 1;
+			c->left--;
+		}
+	return !c->left;
 }
 
-/* Whether any process maps the file (true when /proc cannot say). */
-static bool lib_mapped(dev_t dev, ino_t ino)
+/* Which of the libraries any process maps, in one walk of every process's maps (all of them
+ * mapped when /proc cannot say). */
+static void libs_mapped(struct mapped_ctx *c)
 {
-	struct mapped_ctx c = {dev, ino, false};
 	struct dirent *de;
 	DIR *d = opendir("/proc");
 
+	c->left = c->n;
+	for (__u32 i = 0; i < c->n; i++)
+		c->libs[i].noffs = !d;
 	if (!d)
-		return true;
-	while (!c.found && (de = readdir(d)))
+		return;
+	while (c->left && (de = readdir(d)))
 		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
-			walk_maps(strtoul(de->d_name, NULL, 10), mapped_one, &c);
+			walk_maps(strtoul(de->d_name, NULL, 10), mapped_one, c);
 	closedir(d);
-	return c.found;
 }
 
 static void lib_del_probe(struct lib *l, __u64 off)
@@ -907,29 +913,35 @@ static void release_rt(struct gctx_uprobes *u, __u32 i)
 	u->rt[i] = u->rt[--u->nrt];
 }
 
-/* The runtime probes of libraries no process maps any more go (each library looked for once;
- * a walk of every process's maps: only when a cap is reached, every RECLAIM_EVERY_NS). */
+/* The runtime probes of libraries no process maps any more go (one walk of every process's
+ * maps: only when a cap is reached, every RECLAIM_EVERY_NS at most). */
 static void reclaim(struct gctx_uprobes *u)
 {
+	struct mapped_ctx c = {};
 	__u64 now = gctx_now_mono();
 
 	if (!u->nrt || (u->last_reclaim && now < u->last_reclaim + RECLAIM_EVERY_NS))
 		return;
 	u->last_reclaim = now;
+	c.libs = calloc(u->nrt, sizeof(*c.libs));
+	if (!c.libs)
+		return;
 	for (__u32 i = 0; i < u->nrt; i++) {
-		dev_t dev = u->rt[i].dev;
-		ino_t ino = u->rt[i].ino;
 		bool seen = false;
 
-		for (__u32 k = 0; k < i && !seen; k++)
-			seen = u->rt[k].dev == dev && u->rt[k].ino == ino;
-		if (seen || lib_mapped(dev, ino))
-			continue;
-		for (__u32 k = u->nrt; k-- > i;)
-			if (u->rt[k].dev == dev && u->rt[k].ino == ino)
-				release_rt(u, k);
-		i--; /* u->rt[i] is another one now */
+		for (__u32 k = 0; k < c.n && !seen; k++)
+			seen = c.libs[k].dev == u->rt[i].dev && c.libs[k].ino == u->rt[i].ino;
+		if (!seen) {
+			c.libs[c.n].dev = u->rt[i].dev;
+			c.libs[c.n++].ino = u->rt[i].ino;
+		}
 	}
+	libs_mapped(&c);
+	for (__u32 k = 0; k < c.n; k++)
+		for (__u32 i = u->nrt; !c.libs[k].noffs && i-- > 0;)
+			if (u->rt[i].dev == c.libs[k].dev && u->rt[i].ino == c.libs[k].ino)
+				release_rt(u, i);
+	free(c.libs);
 }
 
 /* Open a mapped GPU library through map_files and add it. */
