@@ -348,6 +348,10 @@ $(BENCH_BIN)/loops: bench/loops.c include/gpu_uapi.h | $(BENCH_BIN)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -ldl -lpthread -o $@
 
+$(BENCH_BIN)/forkprobe: bench/forkprobe.c | $(BENCH_BIN)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
+
 $(BENCH_BIN)/load_cost: bench/load_cost.c | $(BENCH_BIN)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
@@ -355,13 +359,15 @@ $(BENCH_BIN)/load_cost: bench/load_cost.c | $(BENCH_BIN)
 # the integration suite checks the load budget with it (tests/integration/run.sh load_budget)
 all: $(BENCH_BIN)/load_cost
 
-bench-build: all $(BENCH_BIN)/empty_loader $(BENCH_BIN)/loops $(BENCH_BIN)/load_cost
+bench-build: all $(BENCH_BIN)/empty_loader $(BENCH_BIN)/loops $(BENCH_BIN)/load_cost \
+	$(BENCH_BIN)/forkprobe
 
 bench: bench-build
 	$(Q)tools/install-deps.sh bench
 	$(Q)python3 bench/run.py $(BENCH_ARGS)
 	$(Q)bench/export_bench.sh
 	$(Q)python3 bench/hold.py
+	$(Q)python3 bench/forkprobe.py
 # ---------------------------------------------------------------------------------- end of bench
 
 # API test doubles

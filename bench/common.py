@@ -3,6 +3,7 @@
 helpers, the scratch environment (Env), how a configuration runs a command (Tracer), and the
 wait for a quiet machine (QUIET, whose rounds the RESULTS.md writer reads).
 """
+import contextlib
 import os
 import re
 import shutil
@@ -21,6 +22,22 @@ LOADER = os.path.join(TOP, "build/bench/empty_loader")
 LIBCUDA = os.path.join(TOP, "build/doubles/libcuda.so.1")
 
 SUMMARY_RE = re.compile(r"(\d+) events, (\d+) lost.*\((\d+) bytes\)")
+
+
+@contextlib.contextmanager
+def fakegpu(mnt):
+    """The emulated driver mounted on mnt for the duration."""
+    fake = subprocess.Popen([FAKEGPU, mnt], stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if os.path.exists(os.path.join(mnt, "nvidiactl")):
+                break
+            time.sleep(0.05)
+        yield
+    finally:
+        fake.terminate()
+        fake.wait()
+        subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
 
 
 def die(msg):

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from common import FAKEGPU, G, LIBCUDA, TOP
+from common import FAKEGPU, G, LIBCUDA, TOP, fakegpu
 
 WORKLOAD = r"""
 import ctypes, json, os, shutil, sys, time
@@ -82,12 +82,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="gpuctx-hold.")
     mnt = os.path.join(tmp, "gpu")
     os.mkdir(mnt)
-    fake = subprocess.Popen([FAKEGPU, mnt], stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            if os.path.exists(os.path.join(mnt, "nvidiactl")):
-                break
-            time.sleep(0.05)
+    with fakegpu(mnt):
         res = {c: ([], [], []) for c in ("untraced", "held", "no-hold")}
         for _ in range(a.rounds):
             for cfg in res:
@@ -95,10 +90,6 @@ def main():
                 res[cfg][0].extend(t)
                 res[cfg][1].extend(h)
                 res[cfg][2].extend(g)
-    finally:
-        fake.terminate()
-        fake.wait()
-        subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
     base = statistics.median(res["untraced"][0])
     lines = [
         "# Held mappings: added latency",

@@ -208,3 +208,133 @@ int BPF_KRETPROBE(api_return_multi)
 {
 	return on_return(ctx);
 }
+
+/* ---- Python exceptions of a forked child (issue 42) ---- */
+
+/* CPython objects, the same in 3.10-3.13 (x86-64): ob_type at 8, PyTypeObject.tp_name at 24 and
+ * tp_flags at 168, PyBaseExceptionObject.args at 24, a tuple's ob_size at 16 and items at 24,
+ * a str's state word at 32 (compact bit 5, ascii bit 6). */
+#define PY_OB_TYPE	     8
+#define PY_TP_NAME	     24
+#define PY_TP_FLAGS	     168
+#define PY_EXC_ARGS	     24
+#define PY_TUPLE_SIZE	     16
+#define PY_TUPLE_ITEM0	     24
+#define PY_STR_STATE	     32
+#define PY_TPF_TUPLE	     (1ul << 26)
+#define PY_TPF_UNICODE	     (1ul << 28)
+#define PY_TPF_BASE_EXC	     (1ul << 30)
+#define PY_STR_COMPACT_ASCII (3u << 5)
+
+/* tgid -> exceptions counted (those kept and those past GCTX_PYEXC_KEEP). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} pyexc_count SEC(".maps");
+
+static __always_inline __u64 py_word(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (addr)
+		bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+static __always_inline __u64 py_type_flags(__u64 obj)
+{
+	return py_word(py_word(obj + PY_OB_TYPE) + PY_TP_FLAGS);
+}
+
+/* The message of value (an exception instance, its args tuple, or a str): args[0] when a
+ * compact ASCII str. The str layout (its data offset) is the process's (pyinfo). */
+static __always_inline bool py_message(struct gctx_ev_pyexc *e, __u64 value, __u32 tgid)
+{
+	struct gctx_py_layout *l = bpf_map_lookup_elem(&pyinfo, &tgid);
+	__u64 flags = py_type_flags(value);
+	__u32 state = 0;
+
+	if (!l || !l->supported || !value)
+		return false;
+	if (flags & PY_TPF_BASE_EXC) {
+		value = py_word(value + PY_EXC_ARGS);
+		flags = py_type_flags(value);
+	}
+	if (flags & PY_TPF_TUPLE) {
+		if ((__s64)py_word(value + PY_TUPLE_SIZE) < 1)
+			return false;
+		value = py_word(value + PY_TUPLE_ITEM0);
+		flags = py_type_flags(value);
+	}
+	if (!(flags & PY_TPF_UNICODE))
+		return false;
+	bpf_probe_read_user(&state, sizeof(state), (void *)(value + PY_STR_STATE));
+	if ((state & PY_STR_COMPACT_ASCII) != PY_STR_COMPACT_ASCII)
+		return false;
+	return bpf_probe_read_user_str(e->msg, sizeof(e->msg),
+				       (void *)(value + l->str_ascii_data)) > 0;
+}
+
+/* Control flow, raised and caught all the time: not a failure, not counted. */
+static __always_inline bool py_control_flow(const char *t)
+{
+	return (t[0] == 'S' && t[1] == 't' && t[2] == 'o' && t[3] == 'p' &&
+		(t[4] == 'I' || t[4] == 'A')) ||
+	       (t[0] == 'G' && t[1] == 'e' && t[2] == 'n' && t[3] == 'e' && t[4] == 'r' &&
+		t[5] == 'a' && t[6] == 't' && t[7] == 'o' && t[8] == 'r' && t[9] == 'E');
+}
+
+/* _PyErr_SetObject(tstate, type, value): every exception CPython 3.10-3.13 sets, a raise
+ * statement's and a C function's alike. Attached for one forked child at a time. */
+SEC("uprobe")
+int BPF_KPROBE(py_raise_multi)
+{
+	__u64 id = bpf_get_current_pid_tgid(), type = PT_REGS_PARM2(ctx);
+	__u32 tgid = id >> 32, one = 1, *cnt, seq;
+	struct gctx_ev_pyexc *e;
+	char name[16] = {};
+
+	if (!is_followed(tgid))
+		return 0;
+	if (bpf_probe_read_user_str(name, sizeof(name), (void *)py_word(type + PY_TP_NAME)) > 0 &&
+	    py_control_flow(name))
+		return 0;
+	cnt = bpf_map_lookup_elem(&pyexc_count, &tgid);
+	if (!cnt) {
+		bpf_map_update_elem(&pyexc_count, &tgid, &one, BPF_NOEXIST);
+		cnt = bpf_map_lookup_elem(&pyexc_count, &tgid);
+		if (!cnt)
+			return 0;
+		seq = *cnt;
+	} else {
+		seq = __sync_add_and_fetch(cnt, 1);
+	}
+	if (seq > GCTX_PYEXC_KEEP && (seq & (seq - 1)))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&api_drops, 1); /* counted with the API records */
+		return 0;
+	}
+	fill_hdr(&e->hdr, GCTX_EV_PYEXC);
+	e->seq = seq;
+	e->flags = 0;
+	e->type[0] = 0;
+	e->msg[0] = 0;
+	if (seq > GCTX_PYEXC_KEEP) {
+		e->flags = GCTX_PYEXC_COUNT;
+		submit(e, false);
+		return 0;
+	}
+	if (bpf_probe_read_user_str(e->type, sizeof(e->type), (void *)py_word(type + PY_TP_NAME)) >
+	    0)
+		e->flags |= GCTX_PYEXC_TYPE_OK;
+	if (py_message(e, PT_REGS_PARM3(ctx), tgid))
+		e->flags |= GCTX_PYEXC_MSG_OK;
+	submit(e, false);
+	if (stacks_on)
+		stack_emit(ctx, 1, GCTX_STACK_RAISE, 0, seq);
+	return 0;
+}

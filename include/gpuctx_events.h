@@ -38,6 +38,7 @@ enum gctx_ev_type {
 	GCTX_EV_FD_FORK = 14, /* struct gctx_ev_fd (hdr: the forking thread): a GPU fd of the
 			       * child it forks, sent before the fork record (losses: flag
 			       * GCTX_FORK_FDS_LOST; trace format 4) */
+	GCTX_EV_PYEXC = 15,   /* struct gctx_ev_pyexc: an exception a Python child raised */
 
 	/* Collector records (trace file only). */
 	GCTX_REC_PROC_PRESENT = 64, /* struct gctx_rec_proc: process present at attach */
@@ -273,6 +274,27 @@ struct gctx_ev_api {
 };
 #define GCTX_EV_API_V2_LEN 192 /* struct gctx_ev_api without caller */
 
+/* An exception raised in a Python child forked without exec from a process holding GPU state
+ * (a probe of CPython's _PyErr_SetObject for that child alone, collect/childprobe.c). The
+ * first GCTX_PYEXC_KEEP of a process come with the type and message (and a stack of role
+ * GCTX_STACK_RAISE, key = seq); after that only every power of two, with seq, so that the
+ * count is known within a factor of two. Control flow (StopIteration, StopAsyncIteration,
+ * GeneratorExit) is not counted. */
+#define GCTX_PYEXC_KEEP	    32
+#define GCTX_PYEXC_TYPE_LEN 64
+#define GCTX_PYEXC_MSG_LEN  128
+#define GCTX_PYEXC_TYPE_OK  0x1 /* type holds the type's tp_name */
+#define GCTX_PYEXC_MSG_OK   0x2 /* msg holds the message: args[0] or the value, a str */
+#define GCTX_PYEXC_COUNT    0x4 /* past GCTX_PYEXC_KEEP: seq only */
+
+struct gctx_ev_pyexc {
+	struct gctx_ev_hdr hdr;
+	__u32 seq;   /* 1-based, per process */
+	__u32 flags; /* GCTX_PYEXC_* */
+	char type[GCTX_PYEXC_TYPE_LEN];
+	char msg[GCTX_PYEXC_MSG_LEN];
+};
+
 /* An executable file mapping by a followed process (mmap with PROT_EXEC). */
 struct gctx_ev_libmap {
 	struct gctx_ev_hdr hdr;
@@ -310,6 +332,7 @@ _Static_assert(sizeof(struct gctx_ev_apimap) == 120, "apimap size");
 _Static_assert(sizeof(struct gctx_ev_hdr) == 40, "hdr size");
 _Static_assert(sizeof(struct gctx_ev_api) == 200, "api size");
 _Static_assert(sizeof(struct gctx_ev_libmap) == 56, "libmap size");
+_Static_assert(sizeof(struct gctx_ev_pyexc) == 240, "pyexc size");
 _Static_assert(sizeof(struct gctx_ev_fork) == 56, "fork size");
 _Static_assert(sizeof(struct gctx_ev_exec) == 448, "exec size");
 _Static_assert(sizeof(struct gctx_ev_exit) == 48, "exit size");

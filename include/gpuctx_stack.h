@@ -26,7 +26,8 @@ enum gctx_stack_role {
 	GCTX_STACK_FORK = 2,  /* fork by a process holding GPU state; trigger = child pid */
 	GCTX_STACK_USE = 3,   /* first use of an inherited GPU file; key = struct file */
 	GCTX_STACK_CRASH = 4, /* fatal signal in a process with inherited state; trigger = sig */
-	GCTX_STACK_ROLE_MAX = 5,
+	GCTX_STACK_RAISE = 5, /* a Python exception in such a process; key = its seq (pyexc) */
+	GCTX_STACK_ROLE_MAX = 6,
 };
 
 /* Python frame walk outcome. */

@@ -3,7 +3,9 @@
 """Checks of the fork_query_* tests (childprobe.sh): what a user reads about a forked child
 whose only CUDA calls never reach the kernel.
 
-Usage: check_childprobe.py MODE REPORT.json CHECK-OUTPUT
+Usage: check_childprobe.py MODE REPORT.json CHECK-OUTPUT [WORKLOAD.py]
+MODE: count, errname, lookup, none (api_cuda_fork_query); py-torch, py-numba, py-noise
+(pyexc_job.py, WORKLOAD.py: its source, for the lines marked RAISE-*).
 """
 import json
 import os
@@ -12,8 +14,57 @@ import sys
 from check import check
 
 
+def line_of(path, mark):
+    for i, line in enumerate(open(path), 1):
+        if mark in line:
+            return i
+    check(False, "no line marked " + mark + " in " + path)
+
+
+def python_case(mode, rep, out, src):
+    """A Python child raised: the incident quotes the exception and its site."""
+    # (python3 may be pyenv's shim: a shell whose own helpers are forked too)
+    inc = [i for i in rep["incidents"]
+           if i["kind"] in ("poison-fork", "fork-with-gpu-state")]
+    check(len(inc) == 1, "one fork incident", rep["incidents"])
+    inc = inc[0]
+    check(len(inc["pids"]) == 1, "one forked child", inc)
+    child = [p for p in rep["processes"] if p["pid"] == inc["pids"][0]][0]
+    excs = [e for e in rep["python_exceptions"] if e["pid"] == child["pid"]]
+    check(excs, "the child's exceptions recorded", rep["python_exceptions"])
+    want = {"torch": ("RuntimeError", "Cannot re-initialize CUDA in forked subprocess",
+                      "RAISE-TORCH", "lazy_init"),
+            "numba": ("CudaDriverError", "CUDA initialized before forking", "RAISE-NUMBA",
+                      "get_device_count"),
+            "noise": ("KeyError", "x", "RAISE-NOISE", "worker")}[mode]
+    text = "%s: %s at %s:%d in %s" % (want[0], want[1], src, line_of(src, want[2]), want[3])
+    check(any(e["type"] == want[0] and e["message"] == want[1] for e in excs),
+          "the exception's type and message", excs)
+    check(inc["raised"] == text, "the incident quotes: " + text, inc)
+    if mode == "noise":
+        check(inc["kind"] == "fork-with-gpu-state" and inc["severity"] == "warning" and
+              inc["raised_about_gpu"] == 0, "nothing about the GPU: a warning", inc)
+        verdict = [ln for ln in out.splitlines() if ln.startswith("gpuctx check: GPU STATE")]
+        check(len(verdict) == 1 and "none used it." in verdict[0] and
+              "raised" not in verdict[0],
+              "none used it, and the verdict is not cluttered with it", out)
+        return
+    check("raised " + text in out, "check's verdict quotes it", out)
+    check(inc["kind"] == "poison-fork" and inc["severity"] == "error" and
+          inc["raised_about_gpu"] == 1 and inc["used"] == 1, "a poison-fork error", inc)
+    check("POISON FORK" in out, "check says POISON FORK", out)
+    if mode == "numba":
+        check(inc["first_use"] == "cuDeviceGetCount -> CUDA_ERROR_NOT_INITIALIZED",
+              "the refused call too", inc)
+    else:
+        check(inc["first_use"] is None and child["api_calls"] == 0,
+              "no driver call at all (PyTorch refuses in Python)", (inc, child))
+
+
 def main():
     mode, rep, out = sys.argv[1], json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+    if mode.startswith("py-"):
+        return python_case(mode[3:], rep, out, os.path.realpath(sys.argv[4]))
     procs = rep["processes"]
     parent = [p for p in procs
               if any(os.path.basename(e["filename"]) == "api_cuda_fork_query"

@@ -2,6 +2,7 @@
 /* Probes for one forked child alone (see childprobe.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,24 @@
 #include "lib/procmaps.h"
 #include "lib/strtab.h"
 #include "collect/childprobe.h"
+#include "collect/libfile.h"
 
 #define MAX_LIBS      16 /* API library files looked at */
 #define MAX_CHILD_LIB 4	 /* API libraries one child has probes on */
+#define MAX_PY	      16 /* interpreter files looked at */
+#define PY_RAISE_FN   "_PyErr_SetObject"
+
+static const __u8 endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+
+/* A CPython interpreter file (python3.X or libpython3.X.so): where its exception-setting
+ * function is (0: not found, not CPython), through the fd kept open. */
+struct cp_py {
+	__u32 kdev;
+	__u64 ino;
+	int fd;
+	char at[32];
+	__u64 raise_off;
+};
 
 /* The functions of one API library file, read once: probe offset and cookie of each. */
 struct cp_lib {
@@ -28,19 +44,22 @@ struct cp_lib {
 
 struct cp_child {
 	__u32 pid;
-	int fds[2 * MAX_CHILD_LIB];
+	int fds[2 * MAX_CHILD_LIB + 1]; /* the API links, and the Python one */
 	__u32 nfds;
 };
 
 struct gctx_childprobe {
 	struct gctx_uprobes *u;
 	bool verbose;
-	int enter_fd, ret_fd, names_fd;
+	struct gctx_uprobes_multi progs;
 	struct cp_lib libs[MAX_LIBS];
 	__u32 nlibs;
+	struct cp_py py[MAX_PY];
+	__u32 npy;
 	struct gctx_strtab *names; /* id = index in api_names */
 	struct cp_child kids[GCTX_CHILDPROBE_MAX_LIVE];
 	__u32 nkids;
+	int close_wr; /* link fds to the closer thread, -1 none (closed here) */
 	struct gctx_childprobe_stats st;
 };
 
@@ -52,6 +71,42 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* Closing a uprobe link waits for grace periods (~100 ms each here): a child's exit must
+ * not stop the collector that long, or the next children's holds wait behind it. A thread
+ * closes them, in the order they come. */
+static void *closer(void *arg)
+{
+	int rd = (int)(long)arg, fd;
+
+	while (read(rd, &fd, sizeof(fd)) == sizeof(fd))
+		close(fd);
+	close(rd);
+	return NULL;
+}
+
+static void closer_start(struct gctx_childprobe *c)
+{
+	pthread_t t;
+	int p[2];
+
+	c->close_wr = -1;
+	if (pipe2(p, O_CLOEXEC))
+		return;
+	if (pthread_create(&t, NULL, closer, (void *)(long)p[0])) {
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	pthread_detach(t);
+	c->close_wr = p[1];
+}
+
+static void link_close(struct gctx_childprobe *c, int fd)
+{
+	if (c->close_wr < 0 || write(c->close_wr, &fd, sizeof(fd)) != sizeof(fd))
+		close(fd);
+}
+
 struct gctx_childprobe *gctx_childprobe__new(struct gctx_uprobes *u, bool verbose)
 {
 	struct gctx_childprobe *c = calloc(1, sizeof(*c));
@@ -60,8 +115,9 @@ struct gctx_childprobe *gctx_childprobe__new(struct gctx_uprobes *u, bool verbos
 		return NULL;
 	c->u = u;
 	c->verbose = verbose;
+	closer_start(c);
 	c->names = gctx_strtab__new(GCTX_API_NAMES_MAX - 1, GCTX_API_STR_LEN - 1);
-	if (!c->names || gctx_uprobes__multi_progs(u, &c->enter_fd, &c->ret_fd, &c->names_fd)) {
+	if (!c->names || gctx_uprobes__multi_progs(u, &c->progs)) {
 		gctx_childprobe__free(c);
 		return NULL;
 	}
@@ -87,7 +143,6 @@ struct read_ctx {
 
 static void on_sym(void *ctx, const char *name, __u64 off)
 {
-	static const __u8 endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 	struct read_ctx *r = ctx;
 	struct cp_lib *l = r->l;
 	const struct gctx_api_sym *s = gctx_api_sym_lookup(name);
@@ -115,7 +170,7 @@ static void on_sym(void *ctx, const char *name, __u64 off)
 			char v[GCTX_API_STR_LEN] = {0};
 
 			snprintf(v, sizeof(v), "%s", name);
-			if (bpf_map_update_elem(r->c->names_fd, &id, v, BPF_ANY))
+			if (bpf_map_update_elem(r->c->progs.names_fd, &id, v, BPF_ANY))
 				return;
 		}
 		cookie = (__u64)fn | ((__u64)id << 32);
@@ -170,7 +225,7 @@ static int attach_lib(struct gctx_childprobe *c, struct cp_child *k, struct cp_l
 	__u32 n = 0;
 	int fd, ret = -ENOMEM;
 
-	if (!offs || !cookies || k->nfds + 2 > 2 * MAX_CHILD_LIB)
+	if (!offs || !cookies || k->nfds + 2 > sizeof(k->fds) / sizeof(k->fds[0]))
 		goto out;
 	for (__u32 i = 0; i < l->n; i++) {
 		if (gctx_uprobes__probed_at(c->u, l->kdev, l->ino, l->offs[i]))
@@ -181,13 +236,13 @@ static int attach_lib(struct gctx_childprobe *c, struct cp_child *k, struct cp_l
 	ret = 0;
 	if (!n)
 		goto out;
-	fd = gctx_uprobe_multi_link(c->enter_fd, ul->at, offs, cookies, n, false, k->pid);
+	fd = gctx_uprobe_multi_link(c->progs.enter_fd, ul->at, offs, cookies, n, false, k->pid);
 	if (fd < 0) {
 		ret = fd;
 		goto out;
 	}
 	k->fds[k->nfds++] = fd;
-	fd = gctx_uprobe_multi_link(c->ret_fd, ul->at, offs, cookies, n, true, k->pid);
+	fd = gctx_uprobe_multi_link(c->progs.ret_fd, ul->at, offs, cookies, n, true, k->pid);
 	if (fd < 0) {
 		ret = fd; /* entries alone would stash calls that never return: none at all */
 		close(k->fds[--k->nfds]);
@@ -203,10 +258,92 @@ out:
 	return ret;
 }
 
+static void on_py_func(void *ctx, const char *name, __u64 off)
+{
+	struct cp_py *p = ctx;
+
+	if (!p->raise_off && !strcmp(name, PY_RAISE_FN))
+		p->raise_off = off;
+}
+
+/* The interpreter file mapped at pm by pid, looked at once: NULL when it is not one. */
+static struct cp_py *py_get(struct gctx_childprobe *c, __u32 pid, const struct gctx_procmap *pm)
+{
+	__u32 kdev = gctx_procmap_kdev(pm);
+	char err[256], why[128];
+	struct cp_py *p;
+	struct stat st;
+	__u8 insn[4];
+
+	for (__u32 i = 0; i < c->npy; i++)
+		if (c->py[i].kdev == kdev && c->py[i].ino == pm->ino)
+			return c->py[i].raise_off ? &c->py[i] : NULL;
+	if (c->npy == MAX_PY)
+		return NULL;
+	p = &c->py[c->npy++];
+	memset(p, 0, sizeof(*p));
+	p->kdev = kdev;
+	p->ino = pm->ino;
+	/* the file the process maps (map_files, checked against dev and inode), never its
+	 * path; its symbol tables read by the validated reader, its code never run */
+	p->fd = gctx_libfile_open_mapping(pid, pm->start, pm->end, kdev, pm->ino, &st, err,
+					  sizeof(err));
+	if (p->fd < 0)
+		return NULL;
+	snprintf(p->at, sizeof(p->at), "/proc/self/fd/%d", p->fd);
+	if (gctx_elf_funcs_fd(p->fd, (__u64)st.st_size, on_py_func, p, why, sizeof(why)) < 0)
+		p->raise_off = 0;
+	if (p->raise_off && pread(p->fd, insn, sizeof(insn), p->raise_off) == sizeof(insn) &&
+	    !memcmp(insn, endbr64, sizeof(insn)))
+		p->raise_off += 4;
+	if (!p->raise_off) {
+		close(p->fd);
+		p->fd = -1;
+		return NULL;
+	}
+	return p;
+}
+
+/* Named like an interpreter: python3.X, libpython3.X.so (the file is checked after). */
+static bool py_named(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
+}
+
+/* Fault in, in the held child, the read-only data of its interpreter (the names of the
+ * built-in exception types): fork copies no page table entry of a file mapping, and a BPF
+ * program cannot fault a page in, so a child that never touched RuntimeError's name would
+ * raise it unnamed. Read through /proc/PID/mem (the kernel faults the pages in for the
+ * reader), at most PY_PREFAULT_MAX bytes per child. */
+#define PY_PREFAULT_MAX (16u << 20)
+
+static __u64 py_prefault(int mem_fd, __u64 start, __u64 end, __u64 budget)
+{
+	static char buf[64 << 10];
+	__u64 done = 0;
+
+	for (__u64 a = start; a < end && done < budget; a += sizeof(buf)) {
+		size_t n = end - a < sizeof(buf) ? end - a : sizeof(buf);
+
+		if (pread(mem_fd, buf, n, (off_t)a) <= 0)
+			break;
+		done += n;
+	}
+	return done;
+}
+
 struct walk {
 	struct gctx_childprobe *c;
 	struct cp_child *k;
 	int nfns, err;
+	bool py_done;
+	__u32 py_kdev; /* the interpreter file probed, its read-only data faulted in */
+	__u64 py_ino;
+	int mem_fd;
+	__u64 prefaulted;
 	struct {
 		__u32 kdev;
 		__u64 ino;
@@ -222,7 +359,32 @@ static int on_map(void *ctx, const struct gctx_procmap *pm)
 	struct cp_lib *l;
 	int ret;
 
-	if (pm->perms[2] != 'x' || !pm->ino || w->ndone == MAX_CHILD_LIB)
+	if (w->py_done && pm->ino == w->py_ino && gctx_procmap_kdev(pm) == w->py_kdev &&
+	    !strcmp(pm->perms, "r--p") && pm->pgoff && w->mem_fd >= 0 &&
+	    w->prefaulted < PY_PREFAULT_MAX) {
+		w->prefaulted +=
+		    py_prefault(w->mem_fd, pm->start, pm->end, PY_PREFAULT_MAX - w->prefaulted);
+		return 0;
+	}
+	if (pm->perms[2] != 'x' || !pm->ino)
+		return 0;
+	if (!w->py_done && py_named(pm->path)) {
+		struct cp_py *p = py_get(w->c, w->k->pid, pm);
+		__u64 cookie = 0;
+		int fd;
+
+		if (p) {
+			w->py_done = true;
+			w->py_kdev = p->kdev;
+			w->py_ino = p->ino;
+			fd = gctx_uprobe_multi_link(w->c->progs.raise_fd, p->at, &p->raise_off,
+						    &cookie, 1, false, w->k->pid);
+			if (fd >= 0)
+				w->k->fds[w->k->nfds++] = fd;
+		}
+		return 0;
+	}
+	if (w->ndone == MAX_CHILD_LIB)
 		return 0;
 	for (__u32 i = 0; i < w->ndone; i++)
 		if (w->done[i].kdev == kdev && w->done[i].ino == pm->ino)
@@ -259,14 +421,20 @@ int gctx_childprobe__attach(struct gctx_childprobe *c, __u32 pid)
 	w.k = &c->kids[c->nkids];
 	memset(w.k, 0, sizeof(*w.k));
 	w.k->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	w.mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
+		if (w.mem_fd >= 0)
+			close(w.mem_fd);
 		c->st.not_probed++;
 		return -errno;
 	}
 	ret = gctx_procmaps_read_fd(fd, on_map, &w, NULL);
 	close(fd);
+	if (w.mem_fd >= 0)
+		close(w.mem_fd);
 	if (ret < 0 || (w.err && !w.nfns)) {
 		for (__u32 i = 0; i < w.k->nfds; i++)
 			close(w.k->fds[i]);
@@ -291,7 +459,7 @@ void gctx_childprobe__forget(struct gctx_childprobe *c, __u32 pid)
 		if (c->kids[i].pid != pid)
 			continue;
 		for (__u32 j = 0; j < c->kids[i].nfds; j++)
-			close(c->kids[i].fds[j]);
+			link_close(c, c->kids[i].fds[j]);
 		c->kids[i] = c->kids[--c->nkids];
 		return;
 	}
@@ -315,6 +483,11 @@ void gctx_childprobe__free(struct gctx_childprobe *c)
 		free(c->libs[i].offs);
 		free(c->libs[i].cookies);
 	}
+	for (__u32 i = 0; i < c->npy; i++)
+		if (c->py[i].fd >= 0)
+			close(c->py[i].fd);
 	gctx_strtab__free(c->names);
+	if (c->close_wr >= 0)
+		close(c->close_wr); /* the thread closes what it has, then ends */
 	free(c);
 }

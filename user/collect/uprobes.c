@@ -170,6 +170,9 @@ struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *
 		u->skel->rodata->self_tgid = o->self_tgid;
 		bpf_program__set_autoload(u->skel->progs.api_enter_multi, multi);
 		bpf_program__set_autoload(u->skel->progs.api_return_multi, multi);
+		bpf_program__set_autoload(u->skel->progs.py_raise_multi, multi);
+		bpf_program__set_expected_attach_type(u->skel->progs.py_raise_multi,
+						      ATTACH_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(u->skel->progs.api_enter_multi,
 						      ATTACH_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(u->skel->progs.api_return_multi,
@@ -1079,14 +1082,14 @@ bool gctx_uprobes__probed_at(const struct gctx_uprobes *u, __u32 kdev, __u64 ino
 	return false;
 }
 
-int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, int *enter_fd, int *ret_fd,
-			      int *names_fd)
+int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, struct gctx_uprobes_multi *out)
 {
 	if (!u || !u->multi)
 		return -EOPNOTSUPP;
-	*enter_fd = bpf_program__fd(u->skel->progs.api_enter_multi);
-	*ret_fd = bpf_program__fd(u->skel->progs.api_return_multi);
-	*names_fd = bpf_map__fd(u->skel->maps.api_names);
+	out->enter_fd = bpf_program__fd(u->skel->progs.api_enter_multi);
+	out->ret_fd = bpf_program__fd(u->skel->progs.api_return_multi);
+	out->raise_fd = bpf_program__fd(u->skel->progs.py_raise_multi);
+	out->names_fd = bpf_map__fd(u->skel->maps.api_names);
 	return 0;
 }
 

@@ -66,8 +66,12 @@ bool gctx_uprobes__lib(const struct gctx_uprobes *u, __u32 kdev, __u64 ino,
 /* Is the file offset (a probed address, past an endbr64) probed for every process already? */
 bool gctx_uprobes__probed_at(const struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u64 off);
 /* The uprobe_multi programs and the api_names map; -EOPNOTSUPP without uprobe_multi. */
-int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, int *enter_fd, int *ret_fd,
-			      int *names_fd);
+struct gctx_uprobes_multi {
+	int enter_fd, ret_fd; /* API entry and return */
+	int raise_fd;	      /* CPython's _PyErr_SetObject */
+	int names_fd;	      /* api_names */
+};
+int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, struct gctx_uprobes_multi *out);
 /* A uprobe_multi link (BPF_TRACE_UPROBE_MULTI, raw syscall: libbpf 1.1 has no wrapper) on cnt
  * offsets of path; ret: return probes; pid: that process's address space alone, 0 all. The
  * link fd, or -errno. */

@@ -85,9 +85,14 @@ struct gctx_incident {
 	int crash_sig;
 	__u32 generations;   /* bursts of forks: a new one starts once the last ended */
 	char first_use[160]; /* "cuMemAlloc -> CUDA_ERROR_NOT_INITIALIZED", "RM_ALLOC ..." */
-	__u32 *pids;	     /* affected processes, in fork order */
-	__u32 *pid_gen;	     /* generation (1-based) of each */
-	__u32 *members;	     /* process index of each */
+	/* what a member raised in Python (the first one about the GPU, else any), with its
+	 * site: "RuntimeError: Cannot re-initialize CUDA in forked subprocess at t.py:9 in
+	 * work"; nraised: members whose exception was about the GPU or fork */
+	char raised[320];
+	__u32 nraised;
+	__u32 *pids;	/* affected processes, in fork order */
+	__u32 *pid_gen; /* generation (1-based) of each */
+	__u32 *members; /* process index of each */
 	__u32 npids;
 	__u32 *findings; /* finding ids */
 	__u32 nfindings;

@@ -553,6 +553,7 @@ static void apply(struct gctx_model *m, struct plan *pl)
 	mdl_callers_apply(m, &pl->r);
 	mdl_stacks_compact(m, &pl->r);
 	mdl_coverage_compact(m, &pl->r);
+	mdl_pyexc_compact(m, &pl->r);
 	for (__u32 i = 0; i < NMAPS; i++)
 		swap_map(model_map(m, i), &pl->maps[i]);
 	swap_map(&m->holder_map, &pl->holder_map);

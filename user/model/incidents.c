@@ -523,6 +523,7 @@ static int incident_from_group(struct gctx_analysis *a, struct group *g)
 {
 	const struct gctx_model *m = a->m;
 	const struct gctx_finding *use = NULL;
+	const struct gctx_pyexc *raised = NULL;
 	const struct gctx_api_ctx *c;
 	struct gctx_incident *in;
 	__u64 first_fork = 0;
@@ -558,10 +559,23 @@ static int incident_from_group(struct gctx_analysis *a, struct group *g)
 	for (__u32 i = 0; i < g->nm; i++) {
 		const struct member *mb = &g->mem[i];
 		const struct gctx_proc *p = gctx_model__proc(m, mb->proc_idx);
+		const struct gctx_pyexc *e = NULL;
+		bool refused = false;
+		__u32 total;
 
+		/* a Python child that raised about the GPU or fork attempted to use it, even
+		 * with no driver call (PyTorch refuses in Python) */
+		if (g->cls == CLS_FORK)
+			e = gctx_model__pyexc_of(m, mb->proc_idx, &total);
+		if (e && gctx_pyexc_about_gpu(e)) {
+			refused = true;
+			in->nraised++;
+		}
+		if (e && (!raised || (refused && !gctx_pyexc_about_gpu(raised))))
+			raised = e;
 		in->members[in->npids] = mb->proc_idx;
 		in->pids[in->npids++] = p->pid;
-		in->nused += mb->used;
+		in->nused += mb->used || refused;
 		in->napi_used += mb->api_used;
 		in->nkernel_used += mb->kernel_used;
 		if (mb->crashed && !in->ncrashed++) {
@@ -576,6 +590,8 @@ static int incident_from_group(struct gctx_analysis *a, struct group *g)
 	in->ninherited = g->nm;
 	if (use)
 		first_use_text(use, in->first_use, sizeof(in->first_use));
+	if (raised)
+		gctx_pyexc_text(m, raised, in->raised, sizeof(in->raised));
 
 	switch ((int)g->cls) {
 	case CLS_FORK:

@@ -98,6 +98,7 @@ void gctx_model__free(struct gctx_model *m)
 	gctx_hmap__free(&m->apierr_map);
 	free(m->probes);
 	mdl_coverage_free(m);
+	mdl_pyexc_free(m);
 	for (i = 0; i < m->files.n; i++)
 		free(F(m, i)->pub.holders);
 	gctx_chunks__free(&m->procs);
@@ -205,6 +206,8 @@ int gctx_model__feed(struct gctx_model *m, __u32 type, const void *data, __u32 l
 	case GCTX_REC_API_GAP:
 	case GCTX_REC_HOLD:
 		return mdl_coverage_feed(m, type, &r);
+	case GCTX_EV_PYEXC:
+		return mdl_pyexc_feed(m, &r.pyexc);
 	}
 	return 0;
 }

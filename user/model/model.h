@@ -390,6 +390,28 @@ const struct gctx_stack *gctx_model__stack(const struct gctx_model *m, __u32 idx
 /* The stack of this role taken in process pid. match: 0 = the first; else the fork of that
  * child pid (FORK, no fallback), or the init/use of that struct file (falls back to the
  * first). NULL if none. */
+/* An exception a Python child that inherited GPU state raised (pyexc.c). */
+struct gctx_pyexc {
+	__u32 pid, tid;
+	__u64 ts_ns;
+	__u32 seq;	 /* 1-based in its process; its GCTX_STACK_RAISE stack's key */
+	__u32 total;	 /* exceptions the process had raised by then (at least) */
+	bool count_only; /* past the kept ones: only total */
+	char type[GCTX_PYEXC_TYPE_LEN]; /* "RuntimeError", "" unread */
+	char msg[GCTX_PYEXC_MSG_LEN];	/* args[0], "" none or unread */
+};
+
+__u32 gctx_model__npyexcs(const struct gctx_model *m);
+const struct gctx_pyexc *gctx_model__pyexc(const struct gctx_model *m, __u32 i);
+/* The exception of process proc_idx to show: the first about the GPU, its driver or fork
+ * (gctx_pyexc_about_gpu), else its last; NULL none. *total: how many it raised, at least. */
+const struct gctx_pyexc *gctx_model__pyexc_of(const struct gctx_model *m, __u32 proc_idx,
+					      __u32 *total);
+/* Does it name CUDA, HIP, ROCm, NCCL, the GPU, a driver or fork (type or message)? */
+bool gctx_pyexc_about_gpu(const struct gctx_pyexc *e);
+/* "RuntimeError: message at file.py:12 in func" (printable; the site from its stack). */
+void gctx_pyexc_text(const struct gctx_model *m, const struct gctx_pyexc *e, char *buf, size_t len);
+
 const struct gctx_stack *gctx_model__stack_for(const struct gctx_model *m, __u32 pid, __u32 role,
 					       __u64 match);
 /* The site (user frame) of pid's first stack of this role, NULL if none. */

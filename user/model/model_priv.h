@@ -132,6 +132,7 @@ struct gctx_model {
 	struct mdl_stacks *stk;	     /* stacks.c */
 	struct mdl_coverage *cov;    /* API coverage (coverage.c), NULL until a record needs it */
 	struct mdl_callers *callers; /* callers.c, NULL until a record needs it */
+	struct mdl_pyexc *pyexc;     /* pyexc.c, NULL until a record needs it */
 	/* fold.c: exited processes in exit order, free slots, processes folded so far */
 	bool fold_on;
 	struct fold_ent *exq;
@@ -223,6 +224,7 @@ void mdl_callers_apply(struct gctx_model *m, const struct mdl_remap *r);
 void mdl_callers_abort(struct gctx_model *m);
 void mdl_stacks_compact(struct gctx_model *m, const struct mdl_remap *r);
 void mdl_coverage_compact(struct gctx_model *m, const struct mdl_remap *r);
+void mdl_pyexc_compact(struct gctx_model *m, const struct mdl_remap *r);
 
 /* trim.c: what a compaction keeps of what kept live processes accumulated (plan: the
  * objects kept, r->obj and its chains, after r->file and r->ctx; the new thread map, after
@@ -314,6 +316,8 @@ void mdl_callers_free(struct gctx_model *m);
 /* coverage.c */
 int mdl_coverage_feed(struct gctx_model *m, __u32 type, const void *rec);
 void mdl_coverage_free(struct gctx_model *m);
+int mdl_pyexc_feed(struct gctx_model *m, const struct gctx_ev_pyexc *e);
+void mdl_pyexc_free(struct gctx_model *m);
 
 void mdl_proc_free_arrays(struct proc_priv *p);
 

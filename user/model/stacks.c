@@ -204,10 +204,8 @@ const struct gctx_rec_stack_drops *gctx_model__stack_drops(const struct gctx_mod
 const char *gctx_stack_role_name(__u32 role)
 {
 	static const char *const names[GCTX_STACK_ROLE_MAX] = {
-	    [GCTX_STACK_INIT] = "init",
-	    [GCTX_STACK_FORK] = "fork",
-	    [GCTX_STACK_USE] = "use",
-	    [GCTX_STACK_CRASH] = "crash",
+	    [GCTX_STACK_INIT] = "init",	  [GCTX_STACK_FORK] = "fork",	[GCTX_STACK_USE] = "use",
+	    [GCTX_STACK_CRASH] = "crash", [GCTX_STACK_RAISE] = "raise",
 	};
 
 	return role < GCTX_STACK_ROLE_MAX && names[role] ? names[role] : "?";

@@ -164,11 +164,17 @@ static void fork_text(struct gctx_analysis *a, struct gctx_incident *in, char *b
 		cat(buf, len, off, " in %u generations (re-created after the previous ones exited)",
 		    in->generations);
 	cat(buf, len, off, "; %u inherited its GPU state, ", in->ninherited);
-	if (in->nused)
+	if (in->nused && (in->first_use[0] || !in->nraised))
 		cat(buf, len, off, "%u used it (first use: %s)", in->nused,
 		    in->first_use[0] ? in->first_use : "kernel-level");
+	else if (in->nused)
+		cat(buf, len, off, "%u used it", in->nused);
 	else
 		cat(buf, len, off, "none used it");
+	/* what the child raised in Python about the GPU: a framework may refuse before any
+	 * driver call (any other exception is in the JSON, not in this sentence) */
+	if (in->nraised && in->raised[0])
+		cat(buf, len, off, "; raised %s", in->raised);
 	if (in->ncrashed) {
 		signame(in->crash_sig, sig, sizeof(sig));
 		if (in->ncrashed == 1)

@@ -59,6 +59,8 @@ __u32 gctx_record_min_len(__u32 type)
 		return sizeof(struct gctx_rec_write_loss);
 	case GCTX_EV_APIMAP:
 		return sizeof(struct gctx_ev_apimap);
+	case GCTX_EV_PYEXC:
+		return sizeof(struct gctx_ev_pyexc);
 	case GCTX_EV_VMAS: /* the mappings of a stack: the collector's, kept in the trace */
 		return GCTX_EV_VMAS_HDR_LEN;
 	case GCTX_REC_API_GAP:

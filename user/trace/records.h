@@ -33,6 +33,7 @@ union gctx_record {
 	struct gctx_rec_api_present apip;
 	struct gctx_rec_write_loss wloss;
 	struct gctx_ev_apimap apimap;
+	struct gctx_ev_pyexc pyexc;
 	struct gctx_rec_api_gap gap;
 	struct gctx_rec_hold hold;
 	struct gctx_rec_caller caller;

@@ -214,6 +214,83 @@ static void test_refused_query_is_poison_fork(void **state)
 	gctx_analysis__free(a);
 }
 
+static void py_raise(struct gctx_model *m, __u32 pid, __u64 ts, __u32 seq, const char *type,
+		     const char *msg, __u32 flags)
+{
+	struct gctx_ev_pyexc e;
+
+	ev_init(&e, sizeof(e), GCTX_EV_PYEXC, pid, pid, ts, "python3");
+	e.seq = seq;
+	e.flags = flags | (flags & GCTX_PYEXC_COUNT ? 0 : GCTX_PYEXC_TYPE_OK | GCTX_PYEXC_MSG_OK);
+	snprintf(e.type, sizeof(e.type), "%s", type);
+	snprintf(e.msg, sizeof(e.msg), "%s", msg);
+	feed(m, GCTX_EV_PYEXC, &e, sizeof(e));
+}
+
+/* PyTorch refuses in Python, before any driver call: the exception is the use. The one about
+ * CUDA is shown, not the noise around it; count-only records raise the total. */
+static void test_python_refusal_is_poison_fork(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_incident *in;
+	const struct gctx_pyexc *e;
+	struct gctx_analysis *a;
+	__u32 total;
+
+	trainer(m, 100, 1000000, CTL, HCTX, true);
+	fork_(m, 100, 200, 2000000, "python3");
+	py_raise(m, 200, 2001000, 1, "KeyError", "x", 0);
+	py_raise(m, 200, 2002000, 2, "RuntimeError",
+		 "Cannot re-initialize CUDA in forked subprocess", 0);
+	py_raise(m, 200, 2003000, 3, "AttributeError", "no attribute '__cuda_array_interface__'",
+		 0);
+	py_raise(m, 200, 2004000, 64, "", "", GCTX_PYEXC_COUNT);
+	exit_(m, 200, 2100000, "python3", 1);
+	end(m);
+
+	e = gctx_model__pyexc_of(m, gctx_model__proc_by_pid(m, 200)->idx, &total);
+	assert_non_null(e);
+	assert_string_equal(e->type, "RuntimeError");
+	assert_int_equal(total, 64);
+	assert_int_equal(gctx_model__npyexcs(m), 3);
+	a = gctx_analysis__new(m, 0);
+	assert_non_null(a);
+	in = gctx_analysis__incident(a, 0);
+	assert_int_equal(in->kind, GCTX_INC_POISON_FORK);
+	assert_int_equal(in->severity, GCTX_SEV_ERROR);
+	assert_int_equal(in->nused, 1);
+	assert_int_equal(in->nraised, 1);
+	assert_string_equal(in->raised,
+			    "RuntimeError: Cannot re-initialize CUDA in forked subprocess");
+	assert_has(in->summary, "1 used it; raised RuntimeError: Cannot re-initialize CUDA in "
+				"forked subprocess.");
+	gctx_analysis__free(a);
+}
+
+/* An exception about nothing GPU is told, but is no use: a warning still. */
+static void test_python_noise_is_warning(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_incident *in;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, true);
+	fork_(m, 100, 200, 2000000, "python3");
+	py_raise(m, 200, 2001000, 1, "KeyError", "relationship\x01", 0);
+	exit_(m, 200, 2100000, "python3", 0);
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_non_null(a);
+	in = gctx_analysis__incident(a, 0);
+	assert_int_equal(in->kind, GCTX_INC_FORK_INHERIT);
+	assert_int_equal(in->nraised, 0);
+	/* the traced program's text, made printable */
+	assert_string_equal(in->raised, "KeyError: relationship?");
+	assert_has(in->summary, "none used it.");
+	assert_null(strstr(in->summary, "raised"));
+	gctx_analysis__free(a);
+}
+
 /* A child that calls nothing is still only a warning: "none used it". */
 static void test_child_without_calls_is_warning(void **state)
 {
@@ -816,6 +893,8 @@ int main(void)
 	    TEST(test_signal_without_gpu_is_no_problem),
 	    TEST(test_refused_query_is_poison_fork),
 	    TEST(test_child_without_calls_is_warning),
+	    TEST(test_python_refusal_is_poison_fork),
+	    TEST(test_python_noise_is_warning),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -167,6 +167,8 @@ static void rep_json_incident(struct gctx_json *j, const struct gctx_incident *i
 	key_u64(j, "crashed", in->ncrashed);
 	key_u64(j, "generations", in->generations);
 	key_str(j, "first_use", in->first_use[0] ? in->first_use : NULL);
+	key_str(j, "raised", in->raised[0] ? in->raised : NULL);
+	key_u64(j, "raised_about_gpu", in->nraised);
 	gctx_json__key(j, "where");
 	gctx_json__obj_begin(j);
 	for (int r = 0; r < GCTX_SITE_MAX; r++) {

@@ -734,6 +734,25 @@ int gctx_report__json_to(struct gctx_json *j, const struct gctx_model *m,
 	gctx_stack_stats_json(j, m);
 	rep_json_caller_stats(j, m);
 
+	/* what Python children that inherited GPU state raised (the kept ones) */
+	gctx_json__key(j, "python_exceptions");
+	gctx_json__arr_begin(j);
+	for (i = 0; i < gctx_model__npyexcs(m); i++) {
+		const struct gctx_pyexc *e = gctx_model__pyexc(m, i);
+
+		gctx_json__obj_begin(j);
+		rep_json_u64(j, "pid", e->pid);
+		rep_json_u64(j, "tid", e->tid);
+		rep_json_u64(j, "ts_ns", e->ts_ns);
+		rep_json_u64(j, "seq", e->seq);
+		rep_json_u64(j, "raised_so_far", e->total);
+		rep_json_fixed(j, "type", e->type, sizeof(e->type), true);
+		rep_json_fixed(j, "message", e->msg, sizeof(e->msg), true);
+		rep_json_bool(j, "about_gpu", !e->count_only && gctx_pyexc_about_gpu(e));
+		gctx_json__obj_end(j);
+	}
+	gctx_json__arr_end(j);
+
 	rep_json_counts(j, m);
 	rep_json_incidents(j, m, an);
 	gctx_json__obj_end(j);

@@ -48,6 +48,7 @@ static const char *const role_text[GCTX_STACK_ROLE_MAX] = {
     [GCTX_STACK_FORK] = "forked at",
     [GCTX_STACK_USE] = "used at",
     [GCTX_STACK_CRASH] = "crashed at",
+    [GCTX_STACK_RAISE] = "raised at",
 };
 
 void gctx_sites_print(FILE *out, const struct gctx_model *m, const struct gctx_finding *f)
