@@ -6,10 +6,11 @@ run in MODE says what the runtime did (WL: the job's output, which says it).
 fork: the worker got Numba's CudaDriverError; the report has exactly one incident, a
 poison-fork error naming the worker, that names the call libcuda refused
 (cuDeviceGetCount -> CUDA_ERROR_NOT_INITIALIZED) and what the worker raised
-(CudaDriverError: CUDA initialized before forking).
+(CudaDriverError: CUDA initialized before forking) and where (nb_job.py's worker).
 spawn, forkserver, subprocess, pool-spawn: no incident, NO PROBLEM FOUND.
 pool-cpu: no error incident."""
 import json
+import re
 import sys
 
 RAISED = ("CudaDriverError", "CUDA initialized before forking")
@@ -43,6 +44,9 @@ def main():
         for want in REFUSED + RAISED:
             if want not in text:
                 fail(f"the incident does not say {want!r}", i)
+        # and where the child raised it: nb_job.py's worker()
+        if not re.search(r"nb_job\.py:\d+ in worker", i.get("raised") or ""):
+            fail("the exception's site is not nb_job.py's worker()", i)
         if not verdict.startswith("POISON FORK"):
             fail("the verdict does not call it a poison fork: " + verdict)
         print(f"     (fork: {i['summary'][:160]})")

@@ -17,9 +17,6 @@
 #                    not; record --from-agent of a fork job gives the error too
 # Usage: tests/realdriver/numba.sh [CASE...]. Needs root and BTF; skips (exit 0, saying why)
 # when libcuda1 cannot be fetched or python3-numba is not installed (make test-deps).
-# Without CASEs, every case but the three that assert the exception (nb_fork, nb_attach_fork,
-# nb_agent: issue 42 requires the incident to say what the child raised, which gpuctx does not
-# record yet; run them by name).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -197,7 +194,8 @@ t_nb_attach_fork() { nb_attach nb_attach_fork fork 86; }
 t_nb_attach_spawn() { nb_attach nb_attach_spawn spawn 0; }
 t_nb_agent() { nb_agent; }
 
-tests=(nb_spawn nb_forkserver nb_subprocess nb_pool_spawn nb_pool_cpu nb_attach_spawn)
+tests=(nb_fork nb_spawn nb_forkserver nb_subprocess nb_pool_spawn nb_pool_cpu nb_attach_fork
+	nb_attach_spawn nb_agent)
 [ $# -gt 0 ] && tests=("$@")
 for t in "${tests[@]}"; do
 	"t_$t"
