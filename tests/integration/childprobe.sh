@@ -13,13 +13,16 @@
 #                       the exception and its file:line, on pyenv 3.11, Debian's 3.11 and pyenv
 #                       3.10/3.12/3.13), Numba's CudaDriverError after a refused
 #                       cuDeviceGetCount (numba), or a KeyError only (noise: a warning)
+#   fork_query_hip      the HIP double: the child's only call, hipGetDeviceCount, is answered
+#                       from the parent's state with no ioctl (as the real HIP runtime does):
+#                       an error naming it and its result
 # Every case also checks that the parent's own cuDeviceGetCount calls were not recorded: the
 # per-child probes are not in a healthy process's address space.
 # Sourced by run.sh (uses its record/result/$T/$W/$MNT/$DOUBLES).
 
 childprobe_tests=(fork_query_count fork_query_errname fork_query_lookup fork_query_none
 	fork_query_nostacks pyexc_torch pyexc_numba pyexc_noise pyexc_torch_debian pyexc_torch_310
-	pyexc_torch_312 pyexc_torch_313)
+	pyexc_torch_312 pyexc_torch_313 fork_query_hip)
 
 t_fork_query_count() { fork_query_case fork_query_count count 86; }
 t_fork_query_errname() { fork_query_case fork_query_errname errname 86; }
@@ -94,5 +97,55 @@ pyexc_case() {
 	[ $rc = 0 ] && { python3 "$top/tests/integration/check_childprobe.py" "py-$mode" \
 		"$T/$name.json" "$T/$name.check" \
 		"$top/tests/workloads/pyexc_job.py" >>"$T/$name.err" 2>&1; rc=$?; }
+	result "$name" $rc
+}
+
+t_fork_query_hip() {
+	local name=fork_query_hip rc st
+	if [ ! -e "$DOUBLES/libamdhip64.so.5" ]; then
+		echo "SKIP $name: build/doubles/libamdhip64.so.5 was not built (no HIP headers)"
+		return
+	fi
+	cat >"$T/$name.py" <<'EOS'
+import ctypes, os, sys
+hip = ctypes.CDLL("libamdhip64.so.5")
+assert hip.hipInit(0) == 0
+n = ctypes.c_int(-1)
+for _ in range(3):
+    assert hip.hipGetDeviceCount(ctypes.byref(n)) == 0  # the parent's: not probed
+pid = os.fork()
+if pid == 0:
+    os._exit(hip.hipGetDeviceCount(ctypes.byref(n)))
+_, st = os.waitpid(pid, 0)
+print("child", pid, "hipGetDeviceCount", os.WEXITSTATUS(st), flush=True)
+EOS
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES "$G" check -o "$T/$name.gctx" \
+		"${DEVS[@]}" --libhip "$DOUBLES/libamdhip64.so.5" -- \
+		python3 "$T/$name.py" >"$T/$name.check" 2>&1
+	st=$?
+	rc=0
+	if [ $st != 86 ]; then
+		echo "gpuctx check exited $st, expected 86" >>"$T/$name.err"
+		sed 's/^/check: /' "$T/$name.check" >>"$T/$name.err"
+		rc=1
+	fi
+	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+	[ $rc = 0 ] && { python3 - "$T/$name.json" "$T/$name.check" >>"$T/$name.err" 2>&1 <<'EOS'
+import json, re, sys
+rep, out = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+m = re.search(r"^child (\d+) hipGetDeviceCount (\d+)$", out, re.M)
+assert m, out
+child, code = int(m.group(1)), int(m.group(2))
+inc = [i for i in rep["incidents"] if i["kind"] == "poison-fork" and child in i["pids"]]
+assert len(inc) == 1 and inc[0]["severity"] == "error", rep["incidents"]
+icc = [f for f in rep["findings"]
+       if f["kind"] == "inherited-context-call" and f["pid"] == child]
+assert len(icc) == 1 and icc[0]["call"] == "hipGetDeviceCount" and icc[0]["api_ret"] == code, icc
+assert inc[0]["first_use"].startswith("hipGetDeviceCount -> "), inc
+assert inc[0]["api"] == "HIP" or "HIP" in inc[0]["summary"], inc
+parent = [p for p in rep["processes"] if p["pid"] == inc[0]["pid"]][0]
+assert parent["api_calls"] == 1, parent  # hipInit only: its hipGetDeviceCount not probed
+EOS
+		rc=$?; }
 	result "$name" $rc
 }
