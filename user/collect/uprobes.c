@@ -94,7 +94,7 @@ struct pending {
 struct rt_probe {
 	dev_t dev;
 	ino_t ino;
-	__u32 uid;
+	__u32 uid, pid;	     /* whose share it takes: the process's and its user's */
 	__u64 offs[RT_OFFS]; /* probed offsets (lib->probes) */
 	__u32 noffs;
 	__u32 mfd_from, mfd_to;	  /* u->mfds[from, to) */
@@ -628,6 +628,7 @@ static int probe_procaddr(struct gctx_uprobes *u, struct lib *l, __u32 pid, enum
 	if (pid) {
 		u->rt_armed = true; /* flush_probes keeps it (keep_rt) */
 		u->next_rt.uid = uid;
+		u->next_rt.pid = pid;
 	}
 	probe_one(u, l, s, name, off, GCTX_PROBE_PROC_ADDRESS);
 	return 0;
@@ -913,6 +914,11 @@ static void release_rt(struct gctx_uprobes *u, __u32 i)
 		u->nprocaddr--;
 	if (gctx_hmap__get(&u->per_user, r->uid, 0, &n) && n)
 		gctx_hmap__put(&u->per_user, r->uid, 0, n - 1);
+	/* its process maps the library no more: gone, or another program (a pid reused) */
+	if (gctx_hmap__get(&u->per_proc, r->pid, 0, &n) && n > 1)
+		gctx_hmap__put(&u->per_proc, r->pid, 0, n - 1);
+	else
+		gctx_hmap__del(&u->per_proc, r->pid, 0);
 	u->rt[i] = u->rt[--u->nrt];
 }
 
