@@ -63,9 +63,9 @@ GEN=$T/gen_trace
 build_gen() {
 	[ -x "$GEN" ] && return 0
 	make --no-print-directory -s .output/user/trace/tracefile.o .output/user/lib/crc32.o \
-		>/dev/null 2>&1 || true
+		.output/user/lib/infile.o >/dev/null 2>&1 || true
 	cc -O2 -D_GNU_SOURCE -Iinclude -Iuser "$HERE/gen_trace.c" .output/user/trace/tracefile.o \
-		.output/user/lib/crc32.o -lpthread -o "$GEN"
+		.output/user/lib/crc32.o .output/user/lib/infile.o -lpthread -o "$GEN"
 }
 
 # export_both NAME TRACE: NAME.pftrace, NAME.json, NAME.report.json in $T
