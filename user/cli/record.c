@@ -522,6 +522,7 @@ static int start_uprobes(struct record_state *st, struct gctx_collector *c,
 	}
 	gctx_uprobes__add_system_libs(st->uprobes);
 	gctx_libwatch__attach(st->libwatch, st->uprobes);
+	gctx_collector__set_early(c, gctx_libwatch__early, st->libwatch);
 	for (__u32 i = 0; i < seeds->n; i++)
 		gctx_uprobes__scan_pid(st->uprobes, seeds->pids[i]);
 	/* what the processes will load next, found the way their loader will find it */

@@ -445,6 +445,12 @@ int gctx_collector__holds_gpu(struct gctx_collector *c, __u32 tgid)
 	return bpf_map_update_elem(fd, &tgid, &v, BPF_ANY) ? -errno : 0;
 }
 
+void gctx_collector__set_early(struct gctx_collector *c, int (*fn)(void *, void *, size_t),
+			       void *ctx)
+{
+	gctx_ringread__set_early(c->rb, fn, ctx);
+}
+
 int gctx_collector__poll(struct gctx_collector *c, int timeout_ms)
 {
 	/* Records are mostly submitted without wakeup: this reads whatever is there. */

@@ -25,6 +25,7 @@
 #define FIND_TRIES  20	  /* a held mapping may still be completing: retry the maps this often */
 #define MAX_SEEN    65536 /* executable files looked at, remembered */
 #define MAX_PENDING 1024  /* execs whose libraries are predicted after the ring is drained */
+#define MAX_EARLY   64	  /* children acted on ahead, not yet in their turn */
 #define MAX_SNAP    65536 /* file mappings of one process kept from its last maps read */
 #define REREAD_MS   50	  /* a process's maps are read at most once per this (libraries) */
 #define MAX_LATER   1024  /* library mappings waiting for that */
@@ -48,13 +49,24 @@ struct maps_snap {
 	__u32 n, cap;
 };
 
+/* A child's probes attached and its hold ended, ahead of the record's turn (the look ahead):
+ * what to say about it once the records in front of it are in the trace and the model. */
+struct fork_done {
+	__u32 tgid;
+	__u64 ts_ns;
+	int n, rel;
+	__u64 now;
+};
+
 struct gctx_libwatch {
 	struct gctx_libwatch_opts o;
 	struct gctx_uprobes *u;
 	struct gctx_ldpath *p;
 	struct gctx_hold *hold;
-	struct gctx_childprobe *cp; /* probes of forked children with GPU state */
-	struct gctx_hmap seen;	    /* (dev, ino) of executable mappings already looked at */
+	struct gctx_childprobe *cp;	   /* probes of forked children with GPU state */
+	struct fork_done early[MAX_EARLY]; /* acted on ahead of their record's turn */
+	__u32 nearly;
+	struct gctx_hmap seen; /* (dev, ino) of executable mappings already looked at */
 	struct maps_snap snap;
 	__u64 maps_reads; /* /proc/PID/maps reads (verbose: said at the end) */
 	/* A loader maps its libraries one by one, and the collector's turns fall between them
@@ -386,19 +398,29 @@ static __u32 gap_reason(struct gctx_libwatch *w, __u32 flags, int rel, bool prob
 
 /* A child forked without exec from a process holding GPU state, back from fork: its own
  * probes on every API function, then resume it. */
-static void on_fork_child(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
+/* Attach the child's probes and end its hold: what must not wait. */
+static void fork_act(struct gctx_libwatch *w, const struct gctx_ev_apimap *m, struct fork_done *d)
 {
-	bool held = m->flags & GCTX_APIMAP_HELD;
-	char what[GCTX_PATH_LEN];
-	__u32 reason;
-	int n, rel = 0;
-	__u64 now;
-
 	if (w->o.verbose)
 		fprintf(stderr, "gpuctx: forked child %u: seen after %.2f ms\n", m->hdr.tgid,
 			(gctx_now_mono() - m->hdr.ts_ns) / 1e6);
-	n = gctx_childprobe__attach(w->cp, m->hdr.tgid);
-	now = gctx_now_mono();
+	d->tgid = m->hdr.tgid;
+	d->ts_ns = m->hdr.ts_ns;
+	d->n = gctx_childprobe__attach(w->cp, m->hdr.tgid);
+	d->now = gctx_now_mono();
+	d->rel = 0;
+	if (m->flags & GCTX_APIMAP_HELD)
+		d->rel = gctx_hold__release(w->hold, m->hdr.tgid, m->hdr.ts_ns);
+}
+
+/* The hold and gap records of a child acted on (in the record's turn). */
+static void fork_say(struct gctx_libwatch *w, const struct gctx_ev_apimap *m,
+		     const struct fork_done *d)
+{
+	char what[GCTX_PATH_LEN];
+	__u32 reason;
+	int n = d->n, rel = d->rel;
+
 	if (n > 0)
 		snprintf(what, sizeof(what), "forked child: %d API functions probed for it alone",
 			 n);
@@ -408,16 +430,44 @@ static void on_fork_child(struct gctx_libwatch *w, const struct gctx_ev_apimap *
 			 : n == -EDQUOT	    ? "over the cap of children probed at once"
 			 : n == -EOPNOTSUPP ? "no uprobe_multi in this kernel"
 					    : strerror(-n));
-	if (held) {
-		rel = gctx_hold__release(w->hold, m->hdr.tgid, m->hdr.ts_ns);
-		emit_hold(w, m, rel == 1 ? 0 : rel >= 2 ? (__u32)rel : 1, now, what);
-	}
+	if (m->flags & GCTX_APIMAP_HELD)
+		emit_hold(w, m, rel == 1 ? 0 : rel >= 2 ? (__u32)rel : 1, d->now, what);
 	if (n == 0)
 		return; /* no API library mapped: no call to miss */
 	reason = gap_reason(w, m->flags, rel, n > 0);
 	/* --no-hold says it once per library; a child not held misses little but says so */
 	if (reason && reason != GCTX_GAP_NO_HOLD)
-		emit_gap(w, &m->hdr, reason, 0, 0, n > 0 ? now : 0, what);
+		emit_gap(w, &m->hdr, reason, 0, 0, n > 0 ? d->now : 0, what);
+}
+
+/* A child forked without exec from a process holding GPU state, back from fork: its own
+ * probes on every API function, then resume it (done already when the look ahead saw it). */
+static void on_fork_child(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
+{
+	struct fork_done d;
+
+	for (__u32 i = 0; i < w->nearly; i++) {
+		if (w->early[i].tgid != m->hdr.tgid || w->early[i].ts_ns != m->hdr.ts_ns)
+			continue;
+		d = w->early[i];
+		w->early[i] = w->early[--w->nearly];
+		fork_say(w, m, &d);
+		return;
+	}
+	fork_act(w, m, &d);
+	fork_say(w, m, &d);
+}
+
+int gctx_libwatch__early(void *ctx, void *data, size_t len)
+{
+	struct gctx_libwatch *w = ctx;
+	const struct gctx_ev_apimap *m = data;
+
+	if (!w || len < sizeof(*m) || m->hdr.type != GCTX_EV_APIMAP ||
+	    !(m->flags & GCTX_APIMAP_FORK) || w->nearly == MAX_EARLY)
+		return 0;
+	fork_act(w, m, &w->early[w->nearly++]);
+	return 0;
 }
 
 /* A library named like an API library was mapped before its probes: probe it, resume the

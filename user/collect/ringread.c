@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include "gpuctx_events.h"
 #include "collect/ringread.h"
 
 /* Free space the kernel sees lags the reader by at most this much, or an eighth of the ring. */
@@ -32,6 +33,9 @@ struct gctx_ringread {
 	void *ro;		 /* producer page + data twice */
 	const unsigned long *prod_pos;
 	const __u8 *data;
+	gctx_ringread_fn early; /* sees each record once ahead of its turn, or NULL */
+	void *early_ctx;
+	unsigned long scan; /* where the look ahead stopped */
 };
 
 struct gctx_ringread *gctx_ringread__new(int map_fd, gctx_ringread_fn fn, void *ctx)
@@ -82,12 +86,51 @@ err:
 	return NULL;
 }
 
+void gctx_ringread__set_early(struct gctx_ringread *r, gctx_ringread_fn fn, void *ctx)
+{
+	r->early = fn;
+	r->early_ctx = ctx;
+}
+
+/* Hand every submitted record past cons, up to the first one still reserved, to the early
+ * callback, each once: a record that must not wait (a process held until the collector acts)
+ * is acted on before the slow work of the records in front of it. */
+static void look_ahead(struct gctx_ringread *r, unsigned long cons)
+{
+	unsigned long pos = r->scan > cons ? r->scan : cons,
+		      prod = __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE);
+
+	while (pos < prod) {
+		const __u32 *hdr = (const __u32 *)(r->data + (pos & r->mask));
+		__u32 len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+
+		if (len & BPF_RINGBUF_BUSY_BIT)
+			break;
+		if (!(len & BPF_RINGBUF_DISCARD_BIT))
+			r->early(r->early_ctx, (void *)(hdr + 2), len);
+		pos += ((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7UL;
+	}
+	r->scan = pos;
+}
+
+/* Records whose handling may take milliseconds (a stack, a process's end, a library): the
+ * look ahead runs again after each. */
+static bool slow_record(const void *data, __u32 len)
+{
+	__u32 type = len >= sizeof(type) ? *(const __u32 *)data : 0;
+
+	return type == GCTX_EV_STACK || type == GCTX_EV_VMAS || type == GCTX_EV_EXIT ||
+	       type == GCTX_EV_EXEC || type == GCTX_EV_LIBMAP || type == GCTX_EV_APIMAP;
+}
+
 int gctx_ringread__consume(struct gctx_ringread *r)
 {
 	unsigned long cons = *r->cons_pos, prod, published = cons;
 	int n = 0, ret = 0;
 
 	prod = __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE);
+	if (r->early)
+		look_ahead(r, cons);
 	for (;;) {
 		const __u32 *hdr;
 		__u32 len;
@@ -106,6 +149,8 @@ int gctx_ringread__consume(struct gctx_ringread *r)
 		if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
 			n++;
 			ret = r->fn(r->ctx, (void *)(hdr + 2), len & ~BPF_RINGBUF_DISCARD_BIT);
+			if (r->early && slow_record(hdr + 2, len & ~BPF_RINGBUF_DISCARD_BIT))
+				look_ahead(r, cons);
 		}
 		if (ret < 0 || cons - published >= r->publish) {
 			__atomic_store_n(r->cons_pos, cons, __ATOMIC_RELEASE);

@@ -13,6 +13,10 @@ typedef int (*gctx_ringread_fn)(void *ctx, void *data, size_t size);
 struct gctx_ringread *gctx_ringread__new(int map_fd, gctx_ringread_fn fn, void *ctx);
 /* Waits up to timeout_ms for a wakeup, then reads what is there: records read or -errno. */
 int gctx_ringread__poll(struct gctx_ringread *r, int timeout_ms);
+/* fn sees each record once before its turn (while the records in front of it are handled):
+ * for what must not wait behind them. Its return is ignored; the record is still handed to
+ * the main callback in its turn. */
+void gctx_ringread__set_early(struct gctx_ringread *r, gctx_ringread_fn fn, void *ctx);
 /* Reads what is there without waiting: records read, or the callback's negative return. */
 int gctx_ringread__consume(struct gctx_ringread *r);
 void gctx_ringread__free(struct gctx_ringread *r);
