@@ -124,7 +124,7 @@ int hold_waitid(struct gctx_tp_enter_waitid *ctx)
  * puts each job in one). A plain SIGCHLD handler is not a sign: every bash has one, and it
  * waits without WUNTRACED unless job control is on.
  */
-static __always_inline bool stop_watched(struct task_struct *t, struct task_struct *p)
+static __always_inline bool stop_watched(struct task_struct *t, struct task_struct *p, bool fork)
 {
 	struct k_sigaction *sa = &p->sighand->action[SIGCHLD_IDX];
 	unsigned long handler = (unsigned long)sa->sa.sa_handler, flags = sa->sa.sa_flags;
@@ -134,7 +134,12 @@ static __always_inline bool stop_watched(struct task_struct *t, struct task_stru
 
 	if (bpf_map_lookup_elem(&stop_watchers, &ptgid))
 		return true;
-	if ((p->blocked.sig[0] | p->group_leader->blocked.sig[0]) & (1ull << SIGCHLD_IDX))
+	/* Not for a child held back from fork: its parent, the process that just forked it, is
+	 * caught with SIGCHLD blocked by what blocks it for a moment (pthread_create and
+	 * posix_spawn block every signal, a SIGCHLD handler runs with SIGCHLD blocked: a
+	 * DataLoader's parent, every few epochs), and that child would go unprobed. */
+	if (!fork &&
+	    ((p->blocked.sig[0] | p->group_leader->blocked.sig[0]) & (1ull << SIGCHLD_IDX)))
 		return true;
 	if (handler > 1 && (flags & K_SA_SIGINFO) && !(flags & K_SA_NOCLDSTOP))
 		return true;
@@ -153,7 +158,7 @@ static __always_inline bool stop_watched(struct task_struct *t, struct task_stru
 
 /* GCTX_APIMAP_HELD-able (0), or why not: the parent is outside the traced job (-p, --cgroup),
  * or someone would see the stop. */
-static __always_inline __u32 hold_visible(void)
+static __always_inline __u32 hold_visible(bool fork)
 {
 	struct task_struct *t = bpf_get_current_task_btf(), *p = t->real_parent;
 	__u32 ptgid = p->tgid;
@@ -164,7 +169,7 @@ static __always_inline __u32 hold_visible(void)
 		return 0; /* gpuctx waits for its command without WUNTRACED, no SIGCHLD handler */
 	if (!follow_all && !bpf_map_lookup_elem(&followed, &ptgid))
 		return GCTX_APIMAP_OUTSIDE;
-	return stop_watched(t, p) ? GCTX_APIMAP_WATCHED : 0;
+	return stop_watched(t, p, fork) ? GCTX_APIMAP_WATCHED : 0;
 }
 
 /* Stop the current process (e's) until the collector has done what e asks, when holding is
@@ -175,7 +180,7 @@ static __always_inline void hold_current(struct gctx_ev_apimap *e, struct gctx_h
 
 	if (!hold_on || !ctl || !ctl->armed) {
 		e->flags |= GCTX_APIMAP_NO_HOLD;
-	} else if ((flags = hold_visible())) {
+	} else if ((flags = hold_visible(e->flags & GCTX_APIMAP_FORK))) {
 		e->flags |= flags; /* not held: GCTX_APIMAP_OUTSIDE or GCTX_APIMAP_WATCHED */
 	} else {
 		struct task_struct *t = bpf_get_current_task_btf();
