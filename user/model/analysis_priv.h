@@ -21,5 +21,8 @@ struct gctx_analysis {
 /* verdict.c */
 void ana_incident_text(struct gctx_analysis *a, struct gctx_incident *in);
 void ana_summary_text(struct gctx_analysis *a);
+/* A process that died by SIGTERM while its parent lived: most likely stopped by that parent
+ * (multiprocessing's Pool.terminate(), as leaving `with Pool(...)` does), not a crash. */
+bool ana_terminated_by_parent(const struct gctx_model *m, const struct gctx_proc *p);
 
 #endif /* __GPUCTX_ANALYSIS_PRIV_H */

@@ -7,6 +7,7 @@
  * fail to start) are grouped by the process they come from. Also the start-up times (seed 002).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +348,16 @@ static int group_findings(const struct gctx_model *m, struct groups *gs)
 
 /* Spawned Python workers (exec'd multiprocessing children) that exited with an error, by the
  * process that started them: re-running an unguarded main script is the usual cause. */
+bool ana_terminated_by_parent(const struct gctx_model *m, const struct gctx_proc *p)
+{
+	const struct gctx_proc *par;
+
+	if (p->signal != SIGTERM || p->parent_idx < 0)
+		return false;
+	par = gctx_model__proc(m, (__u32)p->parent_idx);
+	return par && (!par->exited || par->exit_ns > p->exit_ns);
+}
+
 static int group_spawn_failures(const struct gctx_model *m, struct groups *gs)
 {
 	for (__u32 i = 0; i < gctx_model__nprocs(m); i++) {
@@ -357,6 +368,8 @@ static int group_spawn_failures(const struct gctx_model *m, struct groups *gs)
 		if (!p->exited || p->parent_idx < 0 || !proc_is_mp_spawned(p))
 			continue;
 		if (p->signal == 0 && p->exit_code <= 0)
+			continue;
+		if (ana_terminated_by_parent(m, p))
 			continue;
 		g = group_get(gs, CLS_SPAWN, (__u32)p->parent_idx);
 		if (!g || !(mb = member_get(g, i)))

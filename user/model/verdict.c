@@ -299,7 +299,8 @@ static bool crash_text(struct gctx_analysis *a, size_t *off)
 
 	for (__u32 i = 0; i < gctx_model__nprocs(a->m); i++) {
 		p = gctx_model__proc(a->m, i);
-		if (p->signal && gctx_model__has_gpu_state(a->m, i) && !n++)
+		if (p->signal && !ana_terminated_by_parent(a->m, p) &&
+		    gctx_model__has_gpu_state(a->m, i) && !n++)
 			first = i;
 	}
 	s->ncrashed = n;

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -520,6 +521,56 @@ static void test_spawn_without_main_guard(void **state)
 	gctx_analysis__free(a);
 }
 
+/* `with Pool(...)` on spawn: leaving the block terminates the workers (SIGTERM from the live
+ * parent), which is no failure; a worker that crashed still is. */
+static void test_spawn_pool_terminated_is_clean(void **state)
+{
+	const struct gctx_incident *spawn_inc = NULL;
+	static const char spawn_args[] = "python3\0-c\0from multiprocessing.spawn import "
+					 "spawn_main\0--multiprocessing-fork";
+	struct gctx_model *m = *state;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	for (__u32 w = 0; w < 3; w++) {
+		fork_(m, 100, 200 + w, 2000000 + w, "python3");
+		exec_(m, 200 + w, 2000500 + w, "python3", spawn_args, sizeof(spawn_args));
+		exit_(m, 200 + w, 2900000 + w, "python3", SIGTERM);
+	}
+	exit_(m, 100, 3000000, "python3", 0);
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_int_equal(gctx_analysis__nincidents(a), 0);
+	assert_has(gctx_analysis__summary(a)->verdict, "NO PROBLEM FOUND");
+	gctx_analysis__free(a);
+
+	/* the same pool with a worker that crashed, and one terminated after its parent died */
+	gctx_model__free(m);
+	*state = m = gctx_model__new();
+	trainer(m, 100, 1000000, CTL, HCTX, false);
+	for (__u32 w = 0; w < 3; w++) {
+		fork_(m, 100, 200 + w, 2000000 + w, "python3");
+		exec_(m, 200 + w, 2000500 + w, "python3", spawn_args, sizeof(spawn_args));
+	}
+	exit_(m, 200, 2900000, "python3", SIGSEGV);
+	exit_(m, 201, 2900001, "python3", SIGTERM);
+	exit_(m, 100, 3000000, "python3", 0);
+	exit_(m, 202, 3100000, "python3", SIGTERM);
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	for (__u32 i = 0; i < gctx_analysis__nincidents(a); i++) {
+		const struct gctx_incident *in = gctx_analysis__incident(a, i);
+
+		if (in->kind != GCTX_INC_SPAWN_STARTUP)
+			continue;
+		spawn_inc = in;
+	}
+	assert_non_null(spawn_inc);
+	assert_int_equal(spawn_inc->npids, 2); /* 200 (SIGSEGV) and 202 (its parent gone) */
+	assert_has(spawn_inc->summary, "pids 200 202");
+	gctx_analysis__free(a);
+}
+
 /* Initialised (an import did it), never allocated, forked children that never touched it. */
 static void test_import_only_inherit_is_a_warning(void **state)
 {
@@ -878,6 +929,7 @@ int main(void)
 	    TEST(test_crash_api_only_inheritance),
 	    TEST(test_two_trainers_two_incidents),
 	    TEST(test_spawn_is_clean),
+	    TEST(test_spawn_pool_terminated_is_clean),
 	    TEST(test_spawn_without_main_guard),
 	    TEST(test_import_only_inherit_is_a_warning),
 	    TEST(test_import_init_names_the_library),
