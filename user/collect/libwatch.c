@@ -432,8 +432,10 @@ static void fork_say(struct gctx_libwatch *w, const struct gctx_ev_apimap *m,
 					    : strerror(-n));
 	if (m->flags & GCTX_APIMAP_HELD)
 		emit_hold(w, m, rel == 1 ? 0 : rel >= 2 ? (__u32)rel : 1, d->now, what);
-	if (n == 0)
-		return; /* no API library mapped: no call to miss */
+	/* no API library mapped: no call to miss; no uprobe_multi: the functions every process
+	 * has probed are seen as before, the others never are (docs/not-recorded.md) */
+	if (n == 0 || n == -EOPNOTSUPP)
+		return;
 	reason = gap_reason(w, m->flags, rel, n > 0);
 	/* --no-hold says it once per library; a child not held misses little but says so */
 	if (reason && reason != GCTX_GAP_NO_HOLD)
