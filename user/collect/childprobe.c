@@ -135,6 +135,22 @@ static enum gctx_api_fn api_family(const char *name)
 	return GCTX_API_NONE;
 }
 
+/* Exported HIP functions that return no hipError_t (a string, an int, a struct): their calls
+ * are recorded at entry, with no result, so that no pointer is read as an error code. Every
+ * exported cu* function returns a CUresult. From hip_runtime_api.h (ROCm 5.2). */
+static bool no_result(const char *name)
+{
+	static const char *const names[] = {
+	    "hipGetErrorName",	   "hipGetErrorString",	    "hipApiName",
+	    "hipKernelNameRef",	   "hipKernelNameRefByPtr", "hipGetStreamDeviceId",
+	    "hipCreateChannelDesc"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
 struct read_ctx {
 	struct gctx_childprobe *c;
 	struct cp_lib *l;
@@ -174,6 +190,8 @@ static void on_sym(void *ctx, const char *name, __u64 off)
 				return;
 		}
 		cookie = (__u64)fn | ((__u64)id << 32);
+		if (no_result(name))
+			cookie |= GCTX_COOKIE_ENTRY_ONLY;
 	}
 	/* past an endbr64, as the probes of every process (uprobes.c): 10x cheaper */
 	if (pread(r->fd, insn, sizeof(insn), off) == sizeof(insn) &&
@@ -222,7 +240,7 @@ static int attach_lib(struct gctx_childprobe *c, struct cp_child *k, struct cp_l
 {
 	__u64 *offs = calloc(l->n + 1, sizeof(*offs)),
 	      *cookies = calloc(l->n + 1, sizeof(*cookies));
-	__u32 n = 0;
+	__u32 n = 0, nret = 0;
 	int fd, ret = -ENOMEM;
 
 	if (!offs || !cookies || k->nfds + 2 > sizeof(k->fds) / sizeof(k->fds[0]))
@@ -242,13 +260,23 @@ static int attach_lib(struct gctx_childprobe *c, struct cp_child *k, struct cp_l
 		goto out;
 	}
 	k->fds[k->nfds++] = fd;
-	fd = gctx_uprobe_multi_link(c->progs.ret_fd, ul->at, offs, cookies, n, true, k->pid);
-	if (fd < 0) {
+	/* the return probes: all but the entry-only ones, packed in front */
+	for (__u32 i = 0; i < n; i++) {
+		if (cookies[i] & GCTX_COOKIE_ENTRY_ONLY)
+			continue;
+		offs[nret] = offs[i];
+		cookies[nret++] = cookies[i];
+	}
+	fd = nret ? gctx_uprobe_multi_link(c->progs.ret_fd, ul->at, offs, cookies, nret, true,
+					   k->pid)
+		  : -ENOENT;
+	if (nret && fd < 0) {
 		ret = fd; /* entries alone would stash calls that never return: none at all */
 		close(k->fds[--k->nfds]);
 		goto out;
 	}
-	k->fds[k->nfds++] = fd;
+	if (fd >= 0)
+		k->fds[k->nfds++] = fd;
 	c->st.fns_over_cap += l->over;
 	l->over = 0; /* counted once per library */
 	ret = (int)n;
