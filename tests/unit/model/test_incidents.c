@@ -292,6 +292,32 @@ static void test_python_noise_is_warning(void **state)
 	gctx_analysis__free(a);
 }
 
+/* A HIP child: a call recorded with no result (hipGetErrorName returns a string) is a use
+ * but refuses nothing; the first refusal named is the later hipMalloc's. */
+static void test_call_without_result_refuses_nothing(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_finding *f;
+	struct gctx_ev_api e;
+
+	trainer(m, 100, 1000000, CTL, HCTX, true);
+	call(m, 100, 1500000, "python3", GCTX_HIP_INIT, 0, 0, 0, 0);
+	fork_(m, 100, 200, 2000000, "python3");
+	named_call(m, 200, 2001000, GCTX_HIP_OTHER, "hipGetDeviceCount", 0);
+	e = ev_api(200, 200, 2002000, "python3", 0, GCTX_HIP_OTHER, 685500103, 0);
+	e.flags = GCTX_API_NAMED; /* entry only: no GCTX_API_RETURNED */
+	snprintf(e.str, sizeof(e.str), "%s", "hipGetErrorName");
+	feed(m, GCTX_EV_API, &e, sizeof(e));
+	call(m, 200, 2003000, "python3", GCTX_HIP_MALLOC, 2, 0, PCTX, 1 << 26);
+	end(m);
+	f = find_kind(m, GCTX_FIND_INHERITED_CONTEXT_CALL, 200);
+	assert_non_null(f);
+	assert_string_equal(f->call, "hipGetDeviceCount");
+	assert_string_equal(f->refused_call, "hipMalloc");
+	assert_string_equal(f->refused_ret_name, "hipErrorOutOfMemory");
+	assert_int_equal(f->uses, 3);
+}
+
 /* A child that calls nothing is still only a warning: "none used it". */
 static void test_child_without_calls_is_warning(void **state)
 {
@@ -945,6 +971,7 @@ int main(void)
 	    TEST(test_signal_without_gpu_is_no_problem),
 	    TEST(test_refused_query_is_poison_fork),
 	    TEST(test_child_without_calls_is_warning),
+	    TEST(test_call_without_result_refuses_nothing),
 	    TEST(test_python_refusal_is_poison_fork),
 	    TEST(test_python_noise_is_warning),
 	};
