@@ -634,7 +634,7 @@ static int probe_procaddr(struct gctx_uprobes *u, struct lib *l, __u32 pid, enum
 	return 0;
 }
 
-static struct lib *find_lib(struct gctx_uprobes *u, dev_t dev, ino_t ino)
+static struct lib *find_lib(const struct gctx_uprobes *u, dev_t dev, ino_t ino)
 {
 	for (__u32 i = 0; i < u->nlibs; i++)
 		if (u->libs[i].dev == dev && u->libs[i].ino == ino)
@@ -1065,27 +1065,19 @@ void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *dat
 bool gctx_uprobes__lib(const struct gctx_uprobes *u, __u32 kdev, __u64 ino,
 		       struct gctx_uprobes_lib *out)
 {
-	dev_t dev = makedev(kdev >> 20, kdev & 0xfffff);
+	const struct lib *l = u ? find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino) : NULL;
 
-	for (__u32 i = 0; u && i < u->nlibs; i++) {
-		const struct lib *l = &u->libs[i];
-
-		if (l->dev != dev || l->ino != (ino_t)ino || l->fd < 0 || !l->nexports)
-			continue;
-		*out = (struct gctx_uprobes_lib){l->fd, l->size, l->at, l->path};
-		return true;
-	}
-	return false;
+	if (!l || l->fd < 0 || !l->nexports)
+		return false;
+	*out = (struct gctx_uprobes_lib){l->fd, l->size, l->at, l->path};
+	return true;
 }
 
 bool gctx_uprobes__probed_at(const struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u64 off)
 {
-	dev_t dev = makedev(kdev >> 20, kdev & 0xfffff);
+	const struct lib *l = u ? find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino) : NULL;
 
-	for (__u32 i = 0; u && i < u->nlibs; i++)
-		if (u->libs[i].dev == dev && u->libs[i].ino == (ino_t)ino)
-			return lib_has_probe(&u->libs[i], off);
-	return false;
+	return l && lib_has_probe(l, off);
 }
 
 int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, struct gctx_uprobes_multi *out)
