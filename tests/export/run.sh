@@ -16,6 +16,8 @@ G=$top/build/gpuctx
 HERE=$top/tests/export
 GOLD=$HERE/golden
 CHECK="python3 $HERE/check_export.py"
+SUITE=export
+. "$top/tests/lib.sh"
 update=0
 if [ "${1:-}" = --update-golden ]; then
 	update=1
@@ -30,33 +32,15 @@ done
 
 T=$(mktemp -d /tmp/gpuctx-export.XXXXXX)
 . "$top/tests/integration/libs.sh"
-FAKE=
 MNT=$T/gpu
 cleanup() {
-	if [ -n "$FAKE" ]; then
-		kill "$FAKE" 2>/dev/null
-		wait "$FAKE" 2>/dev/null
-		mountpoint -q "$MNT" && umount "$MNT"
-	fi
+	fakegpu_stop
 	rm -rf "$T" "$DOUBLES"
 }
 trap cleanup EXIT
 
-pass=0
-fail=0
-failed=()
-result() {
-	local name=$1 rc=$2
-	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok   $name"
-	else
-		fail=$((fail + 1))
-		failed+=("$name")
-		echo "FAIL $name"
-		[ -s "$T/$name.err" ] && sed 's/^/     | /' "$T/$name.err" | tail -30
-	fi
-}
+RESULT_FILES=(err)
+RESULT_TAIL=30
 
 # The generator of synthetic traces, built against the pure trace writer.
 GEN=$T/gen_trace
@@ -105,13 +89,7 @@ start_fakegpu() {
 		return 1
 	fi
 	[ -n "$FAKE" ] && return 0
-	mkdir -p "$MNT"
-	"$top/build/fakegpu" "$MNT" 2>"$T/fakegpu.log" &
-	FAKE=$!
-	for _ in $(seq 100); do
-		[ -e "$MNT/nvidiactl" ] && return 0
-		sleep 0.05
-	done
+	fakegpu_start && return 0
 	echo "fakegpu did not mount" >"$T/$name.err"
 	return 1
 }
@@ -323,5 +301,4 @@ all_tests=(demo api launches attach fork_storm stacks synthetic torture errors m
 for t in "${all_tests[@]}"; do
 	"t_$t"
 done
-echo "export: $pass passed, $fail failed${failed:+: ${failed[*]}}"
-[ $fail = 0 ]
+suite_summary

@@ -17,6 +17,8 @@ cd "$top" || exit 1
 G=$top/build/gpuctx
 W=$top/build/workloads
 HERE=$top/tests/html
+SUITE=html
+. "$top/tests/lib.sh"
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 
 [ -n "$CHROMIUM" ] ||
@@ -31,44 +33,17 @@ T=$(mktemp -d /tmp/gpuctx-html.XXXXXX)
 SHOTS=${GPUCTX_HTML_SHOTS:-$T}
 mkdir -p "$SHOTS"
 MNT=$T/gpu
-mkdir -p "$MNT"
-"$top/build/fakegpu" "$MNT" 2>"$T/fakegpu.log" &
-FAKE=$!
 cleanup() {
-	kill "$FAKE" 2>/dev/null
-	wait "$FAKE" 2>/dev/null
-	mountpoint -q "$MNT" && umount "$MNT"
-	[ -n "${GPUCTX_IT_KEEP:-}" ] && echo "html: kept $T" >&2 && return
-	rm -rf "$T"
+	fakegpu_stop
+	keep_or_remove GPUCTX_IT_KEEP "$T"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do
-	[ -e "$MNT/nvidiactl" ] && break
-	sleep 0.05
-done
-[ -e "$MNT/nvidiactl" ] || { echo "html: FAIL: fakegpu did not mount" >&2; exit 1; }
-DEVS=(--device "$MNT/nvidiactl:nvidiactl" --device "$MNT/nvidia0:nvidia"
-	--device "$MNT/nvidia-uvm:nvidia-uvm" --device "$MNT/kfd:kfd"
-	--device "$MNT/renderD128:drm-render")
+fakegpu_up # on $MNT; DEVS names its nodes to gpuctx
 
-pass=0
-fail=0
-failed=()
-result() {
-	local name=$1 rc=$2
-	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok   $name"
-	else
-		fail=$((fail + 1))
-		failed+=("$name")
-		echo "FAIL $name"
-		[ -s "$T/$name.err" ] && sed 's/^/     | /' "$T/$name.err" | tail -30
-		return
-	fi
-	# what it measured: the page's size and time, Chromium's load
-	grep -hE '^(report --html|page )' "$T/$name.err" | sed 's/^/     | /'
-}
+RESULT_FILES=(err)
+RESULT_TAIL=30
+# after an ok, what it measured: the page's size and time, Chromium's load
+RESULT_OK_GREP='^(report --html|page )'
 
 # page NAME MAX_MS TRACE...: NAME.html from `report --html` in at most MAX_MS milliseconds,
 # and NAME.json
@@ -205,5 +180,4 @@ all=(demo merged big hostile output_rules)
 for t in "${all[@]}"; do
 	"t_$t"
 done
-echo "html: $pass passed, $fail failed${failed[*]:+: ${failed[*]}}"
-[ "$fail" = 0 ]
+suite_summary

@@ -19,33 +19,18 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 1
 fi
 
+SUITE=integration
+. "$top/tests/lib.sh"
 T=$(mktemp -d /tmp/gpuctx-it.XXXXXX)
 . "$top/tests/integration/libs.sh"
 MNT=$T/gpu
-mkdir -p "$MNT"
-"$top/build/fakegpu" "$MNT" 2>"$T/fakegpu.log" &
-FAKE=$!
 cleanup() {
-	kill "$FAKE" 2>/dev/null
-	wait "$FAKE" 2>/dev/null
-	mountpoint -q "$MNT" && umount "$MNT"
+	fakegpu_stop
 	# GPUCTX_IT_KEEP=1 keeps the traces and logs for a look after a failure
-	[ -n "${GPUCTX_IT_KEEP:-}" ] && echo "integration: kept $T" >&2 && return
-	rm -rf "$T" "$DOUBLES"
+	keep_or_remove GPUCTX_IT_KEEP "$T" "$DOUBLES"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do
-	[ -e "$MNT/nvidiactl" ] && break
-	sleep 0.05
-done
-[ -e "$MNT/nvidiactl" ] || { echo "integration: FAIL: fakegpu did not mount" >&2; exit 1; }
-DEVS=(--device "$MNT/nvidiactl:nvidiactl" --device "$MNT/nvidia0:nvidia"
-	--device "$MNT/nvidia-uvm:nvidia-uvm" --device "$MNT/kfd:kfd"
-	--device "$MNT/renderD128:drm-render")
-
-pass=0
-fail=0
-failed=()
+fakegpu_up # on $MNT; DEVS names its nodes to gpuctx
 
 # record NAME [gpuctx record options...] -- CMD...: trace into $T/NAME.gctx, JSON in $T/NAME.json
 record() {
@@ -55,21 +40,6 @@ record() {
 	local rc=$?
 	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || return 99
 	return $rc
-}
-
-result() {
-	local name=$1 rc=$2
-	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok   $name"
-	else
-		fail=$((fail + 1))
-		failed+=("$name")
-		echo "FAIL $name"
-		for f in "$T/$name.out" "$T/$name.err"; do
-			[ -s "$f" ] && sed 's/^/     | /' "$f" | tail -20
-		done
-	fi
 }
 
 # Scenario: record a workload, then run its checks.
@@ -866,5 +836,4 @@ all_tests+=("${childprobe_tests[@]}")
 for t in "${all_tests[@]}"; do
 	"t_$t"
 done
-echo "integration: $pass passed, $fail failed${failed:+: ${failed[*]}}"
-[ $fail = 0 ]
+suite_summary

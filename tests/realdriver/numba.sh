@@ -24,9 +24,8 @@ G=$top/build/gpuctx
 R=$top/build/realdriver
 PY=/usr/bin/python3
 JOB=$top/tests/workloads/nb_job.py
-pass=0
-fail=0
-failed=()
+SUITE=numba
+. "$top/tests/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "numba: FAIL: needs root (BPF, mount namespaces)" >&2
@@ -44,45 +43,25 @@ nv_lib numba
 
 T=$(mktemp -d /tmp/gpuctx-nb.XXXXXX)
 MNT=$T/gpu
-mkdir -p "$MNT"
-build/fakegpu -v -n "$version" "$MNT" 2>"$T/fakegpu.log" &
-FAKE=$!
 AGENT=
 cleanup() {
 	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	kill "$FAKE" 2>/dev/null
-	wait "$FAKE" 2>/dev/null
-	mountpoint -q "$MNT" && umount "$MNT"
-	[ -n "${GPUCTX_NB_KEEP:-}" ] && echo "numba: kept $T" >&2 && return
-	rm -rf "$T"
+	fakegpu_stop
+	keep_or_remove GPUCTX_NB_KEEP "$T"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do
-	[ -e "$MNT/nvidiactl" ] && break
-	sleep 0.05
-done
-[ -e "$MNT/nvidiactl" ] || { echo "numba: FAIL: fakegpu did not mount" >&2; exit 1; }
+fakegpu_up -v -n "$version"
 
+# the real driver's nodes only
 DEVS=(--device "$MNT/nvidiactl:nvidiactl" --device "$MNT/nvidia0:nvidia"
 	--device "$MNT/nvidia-uvm:nvidia-uvm")
 # the job's command line, in the harness's namespace, with the real libcuda
 JOBCMD=(tests/realdriver/nv_ns.sh "$MNT" -- env GPUCTX_FAKEGPU_DIR="$MNT"
 	NUMBA_CUDA_DRIVER="$lib/libcuda.so.1" LD_PRELOAD="$R/nv_redirect.so" "$PY" "$JOB")
 
-result() {
-	local name=$1 rc=$2
-	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok   numba: $name"
-	else
-		fail=$((fail + 1))
-		failed+=("$name")
-		echo "FAIL numba: $name"
-		for f in "$T/$name.wl" "$T/$name.out" "$T/$name.err"; do
-			[ -s "$f" ] && sed 's/^/     | /' "$f" | tail -25
-		done
-	fi
-}
+RESULT_LABEL="numba: "
+RESULT_FILES=(wl out err)
+RESULT_TAIL=25
 
 # verdict NAME REPORT.json MODE WL: the report says what MODE's job should get (check_numba.py)
 verdict() {
@@ -200,5 +179,4 @@ tests=(nb_fork nb_spawn nb_forkserver nb_subprocess nb_pool_spawn nb_pool_cpu nb
 for t in "${tests[@]}"; do
 	"t_$t"
 done
-echo "numba: $pass passed, $fail failed${failed:+: ${failed[*]}}"
-[ $fail = 0 ]
+suite_summary

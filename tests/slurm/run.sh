@@ -37,6 +37,8 @@ cd "$top" || exit 1
 G=$top/build/gpuctx
 W=$top/build/workloads
 SO=$top/build/gpuctx_spank.so
+SUITE=slurm
+. "$top/tests/lib.sh"
 
 for b in slurmctld slurmd munged srun; do
 	if ! command -v $b >/dev/null && [ ! -x /usr/sbin/$b ]; then
@@ -66,17 +68,14 @@ cleanup() {
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
 	done
-	mountpoint -q "$MNT" && umount "$MNT"
+	fakegpu_stop # after its clients
 	[ "$MADE_USER" = 1 ] && userdel "$TU" 2>/dev/null
 	[ -n "${KEEP:-}" ] && { echo "slurm: kept $T"; return; }
 	rm -rf "$T"
 }
 trap cleanup EXIT
 
-"$top/build/fakegpu" "$MNT" 2>"$T/fakegpu.log" &
-PIDS+=($!)
-for _ in $(seq 100); do [ -e "$MNT/nvidiactl" ] && break; sleep 0.05; done
-[ -e "$MNT/nvidiactl" ] || { echo "slurm: FAIL: fakegpu did not mount" >&2; exit 1; }
+fakegpu_up
 
 # munge: a key of our own, its socket in $T (reached by the user's srun too)
 dd if=/dev/urandom of="$T/munge/munge.key" bs=1024 count=1 status=none
@@ -154,23 +153,7 @@ UW=$T/uwork
 mkdir -p "$UW"
 chown "$TU:" "$UW"
 
-pass=0
-fail=0
-failed=()
-result() {
-	local name=$1 rc=$2
-	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok   $name"
-	else
-		fail=$((fail + 1))
-		failed+=("$name")
-		echo "FAIL $name"
-		for f in "$T/$name.out" "$T/$name.err" "$T/$name.why"; do
-			[ -s "$f" ] && sed 's/^/     | /' "$f" | tail -20
-		done
-	fi
-}
+RESULT_FILES=(out err why)
 
 why() { echo "$2" >>"$T/$1.why"; }
 
@@ -525,5 +508,4 @@ if [ -n "$root" ] && [ -e "$root/slurm_gpuctx_$CLUSTER" ]; then
 	why cgroups "left behind: $(find "$root/slurm_gpuctx_$CLUSTER" -type d)"
 	result cgroups 1
 fi
-echo "slurm: $pass passed, $fail failed${failed:+: ${failed[*]}}"
-[ $fail = 0 ]
+suite_summary
