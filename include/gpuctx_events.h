@@ -442,7 +442,8 @@ struct gctx_rec_api_gap {
 	__u32 pid;
 	__u32 tid;    /* the thread that mapped the library */
 	__u32 reason; /* enum gctx_gap_reason */
-	__u32 dev;    /* kernel dev_t of the library file */
+	__u32 dev;    /* kernel dev_t of the library file; with ino 0 and a pid: a child forked
+		       * with GPU state ran before its own probes were in (lib says what) */
 	__u64 ino;
 	__u64 from_ns;		 /* the library was mapped (calls possible from here) */
 	__u64 to_ns;		 /* its probes were live; 0: never (to the end of the trace) */

@@ -5,7 +5,8 @@ whose only CUDA calls never reach the kernel.
 
 Usage: check_childprobe.py MODE REPORT.json CHECK-OUTPUT [WORKLOAD.py]
 MODE: count, errname, lookup, none (api_cuda_fork_query); py-torch, py-numba, py-noise
-(pyexc_job.py, WORKLOAD.py: its source, for the lines marked RAISE-*).
+(pyexc_job.py, WORKLOAD.py: its source, for the lines marked RAISE-*); blocked (the Python
+job of fork_blocked_output, CHECK-OUTPUT: gpuctx report's text).
 """
 import json
 import os
@@ -61,10 +62,29 @@ def python_case(mode, rep, out, src):
               "no driver call at all (PyTorch refuses in Python)", (inc, child))
 
 
+def blocked_case(rep, out):
+    """The child forked while record's main loop was blocked: its refused call still seen."""
+    inc = [i for i in rep["incidents"] if i["kind"] == "poison-fork"]
+    check(len(inc) == 1 and inc[0]["severity"] == "error", "a poison-fork error",
+          rep["incidents"])
+    inc = inc[0]
+    check(len(inc["pids"]) == 1 and inc["used"] == 1, "its one child used it", inc)
+    check(inc["first_use"] == "cuDeviceGetCount -> CUDA_ERROR_NOT_INITIALIZED",
+          "the child's refused call", inc)
+    check("POISON FORK" in out and "Coverage incomplete" not in out,
+          "the report says POISON FORK, with nothing unseen", out)
+    check(not rep["api_coverage"]["gaps"], "no API coverage gap", rep["api_coverage"])
+    holds = [h for h in rep["api_coverage"]["fork_holds"] if h["pid"] == inc["pids"][0]]
+    check(len(holds) == 1 and holds[0]["released_by"] == "collector",
+          "the child was held until its probes were in", rep["api_coverage"])
+
+
 def main():
     mode, rep, out = sys.argv[1], json.load(open(sys.argv[2])), open(sys.argv[3]).read()
     if mode.startswith("py-"):
         return python_case(mode[3:], rep, out, os.path.realpath(sys.argv[4]))
+    if mode == "blocked":
+        return blocked_case(rep, out)
     procs = rep["processes"]
     parent = [p for p in procs
               if any(os.path.basename(e["filename"]) == "api_cuda_fork_query"

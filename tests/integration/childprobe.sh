@@ -16,13 +16,18 @@
 #   fork_query_hip      the HIP double: the child's only call, hipGetDeviceCount, is answered
 #                       from the parent's state with no ioctl (as the real HIP runtime does):
 #                       an error naming it and its result
+#   fork_blocked_output record's live output goes to a pipe nobody reads (`gpuctx record |
+#                       less`, not scrolled): its main loop is blocked on it when the child
+#                       forks, and the child must still get its probes before it runs (the
+#                       ring's look ahead thread acts on it), not be let go unseen by the
+#                       hold's timeout
 # Every case also checks that the parent's own cuDeviceGetCount calls were not recorded: the
 # per-child probes are not in a healthy process's address space.
 # Sourced by run.sh (uses its record/result/$T/$W/$MNT/$DOUBLES).
 
 childprobe_tests=(fork_query_count fork_query_errname fork_query_lookup fork_query_none
 	fork_query_nostacks pyexc_torch pyexc_numba pyexc_noise pyexc_torch_debian pyexc_torch_310
-	pyexc_torch_312 pyexc_torch_313 fork_query_hip)
+	pyexc_torch_312 pyexc_torch_313 fork_query_hip fork_blocked_output)
 
 t_fork_query_count() { fork_query_case fork_query_count count 86; }
 t_fork_query_errname() { fork_query_case fork_query_errname errname 86; }
@@ -147,5 +152,60 @@ parent = [p for p in rep["processes"] if p["pid"] == inc[0]["pid"]][0]
 assert parent["api_calls"] == 1, parent  # hipInit only: its hipGetDeviceCount not probed
 EOS
 		rc=$?; }
+	result "$name" $rc
+}
+
+t_fork_blocked_output() {
+	local name=fork_blocked_output rc
+	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
+		echo "SKIP $name: build/doubles/libcuda.so.1 was not built (no CUDA headers)"
+		return
+	fi
+	cat >"$T/$name.py" <<EOS
+import ctypes, os
+os.environ["GPUCTX_FAKEGPU_DIR"] = "$MNT"
+lib = ctypes.CDLL("$DOUBLES/libcuda.so.1")
+assert lib.cuInit(0) == 0
+ctx = ctypes.c_void_p()
+assert lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+assert lib.cuCtxSetCurrent(ctx) == 0
+p = ctypes.c_uint64()
+for _ in range(2000):  # live lines: far more than a pipe holds
+    assert lib.cuMemAlloc_v2(ctypes.byref(p), 4096) == 0
+    assert lib.cuMemFree_v2(p) == 0
+pid = os.fork()
+if pid == 0:
+    n = ctypes.c_int()
+    os._exit(0 if lib.cuDeviceGetCount(ctypes.byref(n)) == 3 else 1)
+_, st = os.waitpid(pid, 0)
+open("$T/$name.done", "w").close()
+exit(os.waitstatus_to_exitcode(st))
+EOS
+	# the reader drains the pipe only once the job's child has ended
+	"$G" record -o "$T/$name.gctx" "${DEVS[@]}" --libcuda "$DOUBLES/libcuda.so.1" -- \
+		/usr/bin/python3 "$T/$name.py" 2>"$T/$name.err" |
+		{
+			for _ in $(seq 300); do
+				[ -e "$T/$name.done" ] && break
+				sleep 0.1
+			done
+			cat >"$T/$name.out"
+		}
+	rc=${PIPESTATUS[0]}
+	if [ ! -e "$T/$name.done" ]; then
+		echo "the job did not end within 30 s" >>"$T/$name.err"
+		rc=1
+	elif [ "$(wc -l <"$T/$name.out")" -lt 4000 ]; then
+		echo "fewer live lines than the test needs to fill the pipe" >>"$T/$name.err"
+		rc=1
+	elif [ $rc = 0 ]; then
+		"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" &&
+			"$G" report "$T/$name.gctx" >"$T/$name.report" 2>>"$T/$name.err" &&
+			python3 "$top/tests/integration/check_childprobe.py" blocked "$T/$name.json" \
+				"$T/$name.report" >>"$T/$name.err" 2>&1
+		rc=$?
+	else
+		echo "record or the job exited $rc" >>"$T/$name.err"
+	fi
 	result "$name" $rc
 }

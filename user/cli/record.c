@@ -522,7 +522,8 @@ static int start_uprobes(struct record_state *st, struct gctx_collector *c,
 	}
 	gctx_uprobes__add_system_libs(st->uprobes);
 	gctx_libwatch__attach(st->libwatch, st->uprobes);
-	gctx_collector__set_early(c, gctx_libwatch__early, st->libwatch);
+	gctx_collector__set_early(c, gctx_libwatch__early_wants, gctx_libwatch__early,
+				  st->libwatch);
 	for (__u32 i = 0; i < seeds->n; i++)
 		gctx_uprobes__scan_pid(st->uprobes, seeds->pids[i]);
 	/* what the processes will load next, found the way their loader will find it */
@@ -1166,6 +1167,7 @@ no_trace_file:
 	gctx_detach_after_exit(); /* the links are released after we return */
 
 cleanup_collector:
+	gctx_collector__stop_early(c); /* it uses the probes freed below */
 	gctx_cgpaths__free(st.cgpaths);
 	gctx_uprobes__free(st.uprobes);
 	gctx_callers__free(st.callers);

@@ -2,12 +2,14 @@
 /* Probes for one forked child alone (see childprobe.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include "decode/api.h"
 #include "lib/elfsyms.h"
@@ -44,11 +46,15 @@ struct cp_lib {
 
 struct cp_child {
 	__u32 pid;
+	int pidfd; /* readable once it has exited: its end is seen even if its record is lost */
 	int fds[2 * MAX_CHILD_LIB + 1]; /* the API links, and the Python one */
 	__u32 nfds;
 };
 
+/* Attach runs on the ring's look ahead thread and in the main loop; forget in the main loop:
+ * mu orders them. */
 struct gctx_childprobe {
+	pthread_mutex_t mu;
 	struct gctx_uprobes *u;
 	bool verbose;
 	struct gctx_uprobes_multi progs;
@@ -113,6 +119,7 @@ struct gctx_childprobe *gctx_childprobe__new(struct gctx_uprobes *u, bool verbos
 
 	if (!c)
 		return NULL;
+	pthread_mutex_init(&c->mu, NULL);
 	c->u = u;
 	c->verbose = verbose;
 	closer_start(c);
@@ -433,15 +440,42 @@ static int on_map(void *ctx, const struct gctx_procmap *pm)
 	return 0;
 }
 
-int gctx_childprobe__attach(struct gctx_childprobe *c, __u32 pid)
+static void forget_at(struct gctx_childprobe *c, __u32 i)
+{
+	for (__u32 j = 0; j < c->kids[i].nfds; j++)
+		link_close(c, c->kids[i].fds[j]);
+	if (c->kids[i].pidfd >= 0)
+		close(c->kids[i].pidfd);
+	c->kids[i] = c->kids[--c->nkids];
+}
+
+/* Children gone whose exit record never came (a ring buffer full in a busy agent): their
+ * links would stay, and take the place of live children, for as long as gpuctx runs. */
+static void reap(struct gctx_childprobe *c)
+{
+	struct pollfd p[GCTX_CHILDPROBE_MAX_LIVE];
+	__u32 n = c->nkids;
+
+	for (__u32 i = 0; i < n; i++)
+		p[i] = (struct pollfd){.fd = c->kids[i].pidfd, .events = POLLIN};
+	if (!n || poll(p, n, 0) <= 0)
+		return;
+	for (__u32 i = n; i-- > 0;) {
+		if (!(p[i].revents & (POLLIN | POLLHUP)))
+			continue;
+		forget_at(c, i);
+		c->st.reaped++;
+	}
+}
+
+static int attach(struct gctx_childprobe *c, __u32 pid)
 {
 	struct walk w = {.c = c};
 	__u64 t0 = mono_ns();
 	char path[64];
 	int fd, ret;
 
-	if (!c)
-		return -EOPNOTSUPP;
+	reap(c);
 	if (c->nkids == GCTX_CHILDPROBE_MAX_LIVE) {
 		c->st.not_probed++;
 		return -EDQUOT;
@@ -449,15 +483,20 @@ int gctx_childprobe__attach(struct gctx_childprobe *c, __u32 pid)
 	w.k = &c->kids[c->nkids];
 	memset(w.k, 0, sizeof(*w.k));
 	w.k->pid = pid;
+	/* before the maps are read: a later pid of the same number is not this child */
+	w.k->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
 	w.mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
+		ret = -errno;
 		if (w.mem_fd >= 0)
 			close(w.mem_fd);
+		if (w.k->pidfd >= 0)
+			close(w.k->pidfd);
 		c->st.not_probed++;
-		return -errno;
+		return ret;
 	}
 	ret = gctx_procmaps_read_fd(fd, on_map, &w, NULL);
 	close(fd);
@@ -466,12 +505,16 @@ int gctx_childprobe__attach(struct gctx_childprobe *c, __u32 pid)
 	if (ret < 0 || (w.err && !w.nfns)) {
 		for (__u32 i = 0; i < w.k->nfds; i++)
 			close(w.k->fds[i]);
+		if (w.k->pidfd >= 0)
+			close(w.k->pidfd);
 		c->st.not_probed++;
 		return ret < 0 ? ret : w.err;
 	}
 	if (w.k->nfds) {
 		c->nkids++;
 		c->st.children++;
+	} else if (w.k->pidfd >= 0) {
+		close(w.k->pidfd);
 	}
 	c->st.attach_ns += mono_ns() - t0;
 	if (c->verbose)
@@ -481,24 +524,46 @@ int gctx_childprobe__attach(struct gctx_childprobe *c, __u32 pid)
 	return w.nfns;
 }
 
-void gctx_childprobe__forget(struct gctx_childprobe *c, __u32 pid)
+int gctx_childprobe__attach(struct gctx_childprobe *c, __u32 pid)
 {
-	for (__u32 i = 0; c && i < c->nkids; i++) {
-		if (c->kids[i].pid != pid)
-			continue;
-		for (__u32 j = 0; j < c->kids[i].nfds; j++)
-			link_close(c, c->kids[i].fds[j]);
-		c->kids[i] = c->kids[--c->nkids];
-		return;
+	int ret;
+
+	if (!c)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&c->mu);
+	ret = attach(c, pid);
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
+static void forget(struct gctx_childprobe *c, __u32 pid)
+{
+	for (__u32 i = 0; i < c->nkids; i++) {
+		if (c->kids[i].pid == pid) {
+			forget_at(c, i);
+			return;
+		}
 	}
 }
 
-void gctx_childprobe__stats(const struct gctx_childprobe *c, struct gctx_childprobe_stats *s)
+void gctx_childprobe__forget(struct gctx_childprobe *c, __u32 pid)
 {
-	if (c)
-		*s = c->st;
-	else
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	forget(c, pid);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void gctx_childprobe__stats(struct gctx_childprobe *c, struct gctx_childprobe_stats *s)
+{
+	if (!c) {
 		memset(s, 0, sizeof(*s));
+		return;
+	}
+	pthread_mutex_lock(&c->mu);
+	*s = c->st;
+	pthread_mutex_unlock(&c->mu);
 }
 
 void gctx_childprobe__free(struct gctx_childprobe *c)
@@ -506,7 +571,7 @@ void gctx_childprobe__free(struct gctx_childprobe *c)
 	if (!c)
 		return;
 	while (c->nkids)
-		gctx_childprobe__forget(c, c->kids[0].pid);
+		forget_at(c, 0);
 	for (__u32 i = 0; i < c->nlibs; i++) {
 		free(c->libs[i].offs);
 		free(c->libs[i].cookies);
@@ -517,5 +582,6 @@ void gctx_childprobe__free(struct gctx_childprobe *c)
 	gctx_strtab__free(c->names);
 	if (c->close_wr >= 0)
 		close(c->close_wr); /* the thread closes what it has, then ends */
+	pthread_mutex_destroy(&c->mu);
 	free(c);
 }

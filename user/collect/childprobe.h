@@ -6,7 +6,9 @@
  * parent's state: only its calls show that it used what it inherited. Every exported CUDA
  * driver (cu*) and HIP runtime (hip*) function of the API libraries it maps gets an entry and
  * a return probe, as two uprobe_multi links per library filtered to the child's address
- * space: a healthy process's calls never hit them. Its links are closed at its exec or exit.
+ * space: a healthy process's calls never hit them. Its links are closed at its exec or exit
+ * (or, should that record be lost, when it is found gone). Thread-safe: attach runs on the
+ * ring's look ahead thread too.
  */
 #ifndef __GPUCTX_CHILDPROBE_H
 #define __GPUCTX_CHILDPROBE_H
@@ -24,6 +26,7 @@ struct gctx_childprobe_stats {
 	__u64 not_probed;   /* children not given them: over GCTX_CHILDPROBE_MAX_LIVE, or failed */
 	__u64 fns_over_cap; /* exported functions left out: over GCTX_CHILDPROBE_MAX_FNS */
 	__u64 attach_ns;    /* time spent attaching, all children */
+	__u64 reaped;	    /* children found gone whose exit was not seen: links closed then */
 };
 
 /* NULL when there is no uprobe_multi here (kernel before 6.6): children get no probes. */
@@ -33,7 +36,7 @@ struct gctx_childprobe *gctx_childprobe__new(struct gctx_uprobes *u, bool verbos
 int gctx_childprobe__attach(struct gctx_childprobe *c, __u32 pid);
 /* pid exec'd or exited: its probes go. */
 void gctx_childprobe__forget(struct gctx_childprobe *c, __u32 pid);
-void gctx_childprobe__stats(const struct gctx_childprobe *c, struct gctx_childprobe_stats *s);
+void gctx_childprobe__stats(struct gctx_childprobe *c, struct gctx_childprobe_stats *s);
 void gctx_childprobe__free(struct gctx_childprobe *c);
 
 #endif /* __GPUCTX_CHILDPROBE_H */

@@ -445,10 +445,22 @@ int gctx_collector__holds_gpu(struct gctx_collector *c, __u32 tgid)
 	return bpf_map_update_elem(fd, &tgid, &v, BPF_ANY) ? -errno : 0;
 }
 
-void gctx_collector__set_early(struct gctx_collector *c, int (*fn)(void *, void *, size_t),
-			       void *ctx)
+void gctx_collector__set_early(struct gctx_collector *c, bool (*want)(const void *, size_t),
+			       int (*fn)(void *, void *, size_t), void *ctx)
 {
-	gctx_ringread__set_early(c->rb, fn, ctx);
+	int err = gctx_ringread__set_early(c->rb, want, fn, ctx);
+
+	if (err)
+		fprintf(stderr,
+			"gpuctx: warning: no thread to act on held children at once (%s): the "
+			"main loop does, between records\n",
+			strerror(-err));
+}
+
+void gctx_collector__stop_early(struct gctx_collector *c)
+{
+	if (c)
+		gctx_ringread__stop_early(c->rb);
 }
 
 int gctx_collector__poll(struct gctx_collector *c, int timeout_ms)

@@ -62,9 +62,11 @@ struct gctx_collector;
 struct gctx_collector *gctx_collector__new(const struct gctx_collector_opts *o, char *err,
 					   size_t errlen);
 int gctx_collector__follow(struct gctx_collector *c, __u32 tgid);
-/* fn sees each ring record once before its turn (collect/ringread.h). */
-void gctx_collector__set_early(struct gctx_collector *c, int (*fn)(void *, void *, size_t),
-			       void *ctx);
+/* fn sees each ring record want() picks once before its turn, on a thread of its own
+ * (collect/ringread.h); stop_early ends that before what fn uses is freed. */
+void gctx_collector__set_early(struct gctx_collector *c, bool (*want)(const void *, size_t),
+			       int (*fn)(void *, void *, size_t), void *ctx);
+void gctx_collector__stop_early(struct gctx_collector *c);
 /* tgid held GPU files at attach: its children forked without exec are probed (childprobe.h). */
 int gctx_collector__holds_gpu(struct gctx_collector *c, __u32 tgid);
 /* Wait up to timeout_ms, then drain everything ready. Returns records or -errno. */

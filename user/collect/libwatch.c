@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +64,11 @@ struct gctx_libwatch {
 	struct gctx_uprobes *u;
 	struct gctx_ldpath *p;
 	struct gctx_hold *hold;
-	struct gctx_childprobe *cp;	   /* probes of forked children with GPU state */
-	struct fork_done early[MAX_EARLY]; /* acted on ahead of their record's turn */
+	struct gctx_childprobe *cp; /* probes of forked children with GPU state */
+	/* Children acted on ahead of their record's turn, by the ring's look ahead thread (which
+	 * alone adds) for the main loop (which alone takes out). */
+	pthread_mutex_t early_mu;
+	struct fork_done early[MAX_EARLY];
 	__u32 nearly;
 	struct gctx_hmap seen; /* (dev, ino) of executable mappings already looked at */
 	struct maps_snap snap;
@@ -96,6 +100,7 @@ struct gctx_libwatch *gctx_libwatch__new(const struct gctx_libwatch_opts *o, cha
 		return NULL;
 	}
 	w->o = *o;
+	pthread_mutex_init(&w->early_mu, NULL);
 	if (o->ctl_fd >= 0 && gctx_hold__set_self(o->ctl_fd) && o->verbose)
 		fprintf(stderr, "gpuctx: cannot exempt gpuctx's own processes from holds\n");
 	if (o->hold) {
@@ -447,28 +452,49 @@ static void fork_say(struct gctx_libwatch *w, const struct gctx_ev_apimap *m,
 static void on_fork_child(struct gctx_libwatch *w, const struct gctx_ev_apimap *m)
 {
 	struct fork_done d;
+	bool found = false;
 
+	pthread_mutex_lock(&w->early_mu);
 	for (__u32 i = 0; i < w->nearly; i++) {
 		if (w->early[i].tgid != m->hdr.tgid || w->early[i].ts_ns != m->hdr.ts_ns)
 			continue;
 		d = w->early[i];
 		w->early[i] = w->early[--w->nearly];
-		fork_say(w, m, &d);
-		return;
+		found = true;
+		break;
 	}
-	fork_act(w, m, &d);
+	pthread_mutex_unlock(&w->early_mu);
+	if (!found)
+		fork_act(w, m, &d);
 	fork_say(w, m, &d);
+}
+
+bool gctx_libwatch__early_wants(const void *data, size_t len)
+{
+	const struct gctx_ev_apimap *m = data;
+
+	return len >= sizeof(*m) && m->hdr.type == GCTX_EV_APIMAP && (m->flags & GCTX_APIMAP_FORK);
 }
 
 int gctx_libwatch__early(void *ctx, void *data, size_t len)
 {
 	struct gctx_libwatch *w = ctx;
 	const struct gctx_ev_apimap *m = data;
+	struct fork_done d;
+	bool room;
 
-	if (!w || len < sizeof(*m) || m->hdr.type != GCTX_EV_APIMAP ||
-	    !(m->flags & GCTX_APIMAP_FORK) || w->nearly == MAX_EARLY)
+	if (!w || !gctx_libwatch__early_wants(data, len))
 		return 0;
-	fork_act(w, m, &w->early[w->nearly++]);
+	/* only this thread adds: room now is room after acting */
+	pthread_mutex_lock(&w->early_mu);
+	room = w->nearly < MAX_EARLY;
+	pthread_mutex_unlock(&w->early_mu);
+	if (!room)
+		return 0; /* the main loop acts in the record's turn */
+	fork_act(w, m, &d);
+	pthread_mutex_lock(&w->early_mu);
+	w->early[w->nearly++] = d;
+	pthread_mutex_unlock(&w->early_mu);
 	return 0;
 }
 
@@ -661,9 +687,9 @@ void gctx_libwatch__finish(struct gctx_libwatch *w, __u64 apimap_lost)
 	if (w->o.verbose && (cs.children || cs.not_probed))
 		fprintf(stderr,
 			"gpuctx: %llu forked children probed alone (%.2f ms attaching), %llu "
-			"not\n",
+			"not, %llu found gone without their exit record\n",
 			(unsigned long long)cs.children, cs.attach_ns / 1e6,
-			(unsigned long long)cs.not_probed);
+			(unsigned long long)cs.not_probed, (unsigned long long)cs.reaped);
 	if (!apimap_lost)
 		return;
 	snprintf(what, sizeof(what), "%llu library mapping(s) not reported",
@@ -685,5 +711,6 @@ void gctx_libwatch__free(struct gctx_libwatch *w)
 	gctx_ldpath__free(w->p);
 	gctx_hmap__free(&w->seen);
 	gctx_hmap__free(&w->read_at);
+	pthread_mutex_destroy(&w->early_mu);
 	free(w);
 }

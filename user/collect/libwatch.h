@@ -43,8 +43,10 @@ void gctx_libwatch__on_lib(void *ctx, const char *path, dev_t dev, ino_t ino, in
 void gctx_libwatch__on_record(struct gctx_libwatch *w, __u32 type, const void *data, __u32 len);
 /* For gctx_collector__set_early(): a forked child held for its probes is acted on as soon as
  * its record is in the ring, not after the records in front of it (stacks, exits): its hold
- * lasts only as long as that. Its hold and gap records follow in the record's turn. */
+ * lasts only as long as that. Its hold and gap records follow in the record's turn. Runs on
+ * the ring's look ahead thread, beside the main loop's calls here. */
 int gctx_libwatch__early(void *ctx, void *data, size_t len);
+bool gctx_libwatch__early_wants(const void *data, size_t len);
 void gctx_libwatch__tick(struct gctx_libwatch *w);
 /* End of the recording: mappings the kernel could not report are a gap of unknown place. */
 void gctx_libwatch__finish(struct gctx_libwatch *w, __u64 apimap_lost);

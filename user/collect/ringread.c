@@ -9,10 +9,13 @@
  * position, then the data pages mapped twice, so a record that wraps reads contiguously.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -21,6 +24,8 @@
 
 /* Free space the kernel sees lags the reader by at most this much, or an eighth of the ring. */
 #define PUBLISH_BYTES (256 << 10)
+#define EARLY_MAX     512 /* bytes of a record the look ahead copies: the ones it wants are small */
+#define EARLY_WAIT_MS 50  /* the look ahead's own poll, should a wakeup be missed */
 
 struct gctx_ringread {
 	gctx_ringread_fn fn;
@@ -33,9 +38,20 @@ struct gctx_ringread {
 	void *ro;		 /* producer page + data twice */
 	const unsigned long *prod_pos;
 	const __u8 *data;
-	gctx_ringread_fn early; /* sees each record once ahead of its turn, or NULL */
+	int map_fd;
+	/* The look ahead (gctx_ringread__set_early): a thread of its own, so that a record that
+	 * must not wait is acted on while the main loop is busy with a slow one (a stack, a
+	 * library to probe, an agent's dump). ahead_mu orders it with the main loop: whoever
+	 * moves scan past a wanted record owns it. */
+	gctx_ringread_want_fn want;
+	gctx_ringread_fn early;
 	void *early_ctx;
-	unsigned long scan; /* where the look ahead stopped */
+	pthread_mutex_t ahead_mu;
+	unsigned long scan; /* wanted records before this are the look ahead's or claimed */
+	pthread_t ahead;
+	bool ahead_on;
+	int ahead_ep; /* its epoll: the ring (edge-triggered) and stop_fd */
+	int stop_fd;  /* eventfd: ends the thread */
 };
 
 struct gctx_ringread *gctx_ringread__new(int map_fd, gctx_ringread_fn fn, void *ctx)
@@ -58,6 +74,10 @@ struct gctx_ringread *gctx_ringread__new(int map_fd, gctx_ringread_fn fn, void *
 		return NULL;
 	r->fn = fn;
 	r->ctx = ctx;
+	r->map_fd = map_fd;
+	r->stop_fd = -1;
+	r->ahead_ep = -1;
+	pthread_mutex_init(&r->ahead_mu, NULL);
 	r->page = sysconf(_SC_PAGESIZE);
 	r->mask = info.max_entries - 1;
 	r->publish = info.max_entries / 8 < PUBLISH_BYTES ? info.max_entries / 8 : PUBLISH_BYTES;
@@ -86,31 +106,124 @@ err:
 	return NULL;
 }
 
-void gctx_ringread__set_early(struct gctx_ringread *r, gctx_ringread_fn fn, void *ctx)
+/* Hand every wanted record past the scan position, up to the first one still reserved, to the
+ * early callback, each once (under ahead_mu). Records behind the reader's published position
+ * may be overwritten by now: each is copied, then kept only if the producer has not come
+ * round to it since. */
+static void look_ahead(struct gctx_ringread *r)
 {
-	r->early = fn;
-	r->early_ctx = ctx;
-}
+	unsigned long pos, prod, cons = __atomic_load_n(r->cons_pos, __ATOMIC_ACQUIRE);
+	__u8 copy[EARLY_MAX];
 
-/* Hand every submitted record past cons, up to the first one still reserved, to the early
- * callback, each once: a record that must not wait (a process held until the collector acts)
- * is acted on before the slow work of the records in front of it. */
-static void look_ahead(struct gctx_ringread *r, unsigned long cons)
-{
-	unsigned long pos = r->scan > cons ? r->scan : cons,
-		      prod = __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE);
-
+	pos = r->scan > cons ? r->scan : cons;
+	prod = __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE);
 	while (pos < prod) {
 		const __u32 *hdr = (const __u32 *)(r->data + (pos & r->mask));
-		__u32 len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+		__u32 len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE), n;
+		bool copied = false;
 
 		if (len & BPF_RINGBUF_BUSY_BIT)
 			break;
-		if (!(len & BPF_RINGBUF_DISCARD_BIT))
-			r->early(r->early_ctx, (void *)(hdr + 2), len);
-		pos += ((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7UL;
+		n = len & ~BPF_RINGBUF_DISCARD_BIT;
+		if (!(len & BPF_RINGBUF_DISCARD_BIT) && n <= sizeof(copy)) {
+			memcpy(copy, hdr + 2, n);
+			copied = true;
+		}
+		/* the producer came round to it while we read: the main loop reads from here */
+		if (n > r->mask ||
+		    __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE) - pos > r->mask + 1)
+			break;
+		if (copied && r->want(copy, n))
+			r->early(r->early_ctx, copy, n);
+		pos += (n + BPF_RINGBUF_HDR_SZ + 7) & ~7UL;
 	}
 	r->scan = pos;
+}
+
+static void *ahead_thread(void *arg)
+{
+	struct gctx_ringread *r = arg;
+
+	for (;;) {
+		struct epoll_event got[2];
+		int n = epoll_wait(r->ahead_ep, got, 2, EARLY_WAIT_MS);
+
+		for (int i = 0; i < n; i++)
+			if (got[i].data.u32 == 1)
+				return NULL;
+		pthread_mutex_lock(&r->ahead_mu);
+		look_ahead(r);
+		pthread_mutex_unlock(&r->ahead_mu);
+	}
+}
+
+static void ahead_close(struct gctx_ringread *r)
+{
+	if (r->ahead_ep >= 0)
+		close(r->ahead_ep);
+	if (r->stop_fd >= 0)
+		close(r->stop_fd);
+	r->ahead_ep = r->stop_fd = -1;
+}
+
+int gctx_ringread__set_early(struct gctx_ringread *r, gctx_ringread_want_fn want,
+			     gctx_ringread_fn fn, void *ctx)
+{
+	/* edge-triggered: the ring stays readable while the main loop lags behind, and a level
+	 * would spin; every wanted record is submitted with a wakeup */
+	struct epoll_event ring = {.events = EPOLLIN | EPOLLET, .data.u32 = 0},
+			   stop = {.events = EPOLLIN, .data.u32 = 1};
+	int err;
+
+	if (r->ahead_on)
+		return -EBUSY;
+	r->want = want;
+	r->early = fn;
+	r->early_ctx = ctx;
+	r->scan = *r->cons_pos;
+	/* without a thread, the main loop looks ahead between slow records alone */
+	r->stop_fd = eventfd(0, EFD_CLOEXEC);
+	r->ahead_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (r->stop_fd < 0 || r->ahead_ep < 0 ||
+	    epoll_ctl(r->ahead_ep, EPOLL_CTL_ADD, r->map_fd, &ring) ||
+	    epoll_ctl(r->ahead_ep, EPOLL_CTL_ADD, r->stop_fd, &stop)) {
+		err = -errno;
+		ahead_close(r);
+		return err;
+	}
+	err = pthread_create(&r->ahead, NULL, ahead_thread, r);
+	if (err) {
+		ahead_close(r);
+		return -err;
+	}
+	r->ahead_on = true;
+	return 0;
+}
+
+void gctx_ringread__stop_early(struct gctx_ringread *r)
+{
+	__u64 one = 1;
+
+	if (!r)
+		return;
+	if (r->ahead_on) {
+		/* an eventfd's count cannot overflow from one write: the thread sees it */
+		(void)!write(r->stop_fd, &one, sizeof(one));
+		pthread_join(r->ahead, NULL);
+		r->ahead_on = false;
+	}
+	ahead_close(r);
+	r->early = NULL;
+}
+
+/* A wanted record at pos, ending at next, in the main loop's turn: the look ahead's if it
+ * got there first (it acted under the lock, before letting go), else the main loop's. */
+static void claim(struct gctx_ringread *r, unsigned long pos, unsigned long next)
+{
+	pthread_mutex_lock(&r->ahead_mu);
+	if (r->scan <= pos)
+		r->scan = next;
+	pthread_mutex_unlock(&r->ahead_mu);
 }
 
 /* Records whose handling may take milliseconds (a stack, a process's end, a library): the
@@ -129,9 +242,13 @@ int gctx_ringread__consume(struct gctx_ringread *r)
 	int n = 0, ret = 0;
 
 	prod = __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE);
-	if (r->early)
-		look_ahead(r, cons);
+	if (r->early && !r->ahead_on) {
+		pthread_mutex_lock(&r->ahead_mu);
+		look_ahead(r);
+		pthread_mutex_unlock(&r->ahead_mu);
+	}
 	for (;;) {
+		unsigned long at;
 		const __u32 *hdr;
 		__u32 len;
 
@@ -145,12 +262,21 @@ int gctx_ringread__consume(struct gctx_ringread *r)
 		len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
 		if (len & BPF_RINGBUF_BUSY_BIT)
 			break; /* reserved, not yet submitted: the next batch reads it */
+		at = cons;
 		cons += ((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7UL;
 		if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
+			void *data = (void *)(hdr + 2);
+			__u32 size = len & ~BPF_RINGBUF_DISCARD_BIT;
+
 			n++;
-			ret = r->fn(r->ctx, (void *)(hdr + 2), len & ~BPF_RINGBUF_DISCARD_BIT);
-			if (r->early && slow_record(hdr + 2, len & ~BPF_RINGBUF_DISCARD_BIT))
-				look_ahead(r, cons);
+			if (r->early && r->want(data, size))
+				claim(r, at, cons);
+			ret = r->fn(r->ctx, data, size);
+			if (r->early && !r->ahead_on && slow_record(data, size)) {
+				pthread_mutex_lock(&r->ahead_mu);
+				look_ahead(r);
+				pthread_mutex_unlock(&r->ahead_mu);
+			}
 		}
 		if (ret < 0 || cons - published >= r->publish) {
 			__atomic_store_n(r->cons_pos, cons, __ATOMIC_RELEASE);
@@ -177,6 +303,8 @@ void gctx_ringread__free(struct gctx_ringread *r)
 {
 	if (!r)
 		return;
+	gctx_ringread__stop_early(r);
+	pthread_mutex_destroy(&r->ahead_mu);
 	if (r->epfd >= 0)
 		close(r->epfd);
 	if (r->ro)

@@ -7,6 +7,7 @@
  * there), and attach the generic entry/return programs with a cookie naming the function.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <limits.h>
@@ -102,6 +103,10 @@ struct rt_probe {
 };
 
 struct gctx_uprobes {
+	/* The forked-child probes (childprobe.c) read the library table from the ring's look
+	 * ahead thread while the main loop adds to it: every public function takes mu
+	 * (recursive: the record callback may come back in). */
+	pthread_mutex_t mu;
 	struct api_bpf *skel;
 	struct gctx_uprobes_opts o;
 	bool multi;		 /* uprobe_multi links work here */
@@ -147,6 +152,16 @@ static bool is_gpu_lib(const char *path)
 	return !strncmp(base, "libcuda.so", 10) || !strncmp(base, "libamdhip64.so", 14);
 }
 
+static void mu_init(pthread_mutex_t *mu)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(mu, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
 struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *err, size_t errlen)
 {
 	struct gctx_uprobes *u = calloc(1, sizeof(*u));
@@ -157,6 +172,7 @@ struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *
 		return NULL;
 	}
 	u->o = *o;
+	mu_init(&u->mu);
 	/* uprobe_multi programs first; a kernel before 6.6 refuses them: load without */
 	/* GPUCTX_NO_UPROBE_MULTI=1 takes the older kernels' path here too (tests use it) */
 	for (int multi = !getenv("GPUCTX_NO_UPROBE_MULTI"); multi >= 0; multi--) {
@@ -743,7 +759,12 @@ int gctx_uprobes__add_lib_fd(struct gctx_uprobes *u, int fd, const struct stat *
 			     const char *shown, const char *root, const char *inpath, char *err,
 			     size_t errlen)
 {
-	return add_lib_fd(u, fd, st, shown, root, inpath, err, errlen);
+	int ret;
+
+	pthread_mutex_lock(&u->mu);
+	ret = add_lib_fd(u, fd, st, shown, root, inpath, err, errlen);
+	pthread_mutex_unlock(&u->mu);
+	return ret;
 }
 
 int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, size_t errlen)
@@ -758,7 +779,7 @@ int gctx_uprobes__add_lib(struct gctx_uprobes *u, const char *path, char *err, s
 		return fd;
 	if (!realpath(path, real))
 		real[0] = '\0';
-	return add_lib_fd(u, fd, &st, path, "/", real, err, errlen);
+	return gctx_uprobes__add_lib_fd(u, fd, &st, path, "/", real, err, errlen);
 }
 
 void gctx_uprobes__add_system_libs(struct gctx_uprobes *u)
@@ -986,7 +1007,9 @@ static int scan_one(void *ctx, const struct mapping *m)
 
 void gctx_uprobes__scan_pid(struct gctx_uprobes *u, __u32 pid)
 {
+	pthread_mutex_lock(&u->mu);
 	walk_maps(pid, scan_one, u);
+	pthread_mutex_unlock(&u->mu);
 }
 
 struct addr_ctx {
@@ -1050,34 +1073,54 @@ void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *dat
 	if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
 		const struct gctx_ev_libmap *m = data;
 
+		pthread_mutex_lock(&u->mu);
 		if (!was_seen(u, m->dev, m->ino))
 			gctx_uprobes__scan_pid(u, m->hdr.tgid);
 		mark_seen(u, m->dev, m->ino);
+		pthread_mutex_unlock(&u->mu);
 	} else if (type == GCTX_EV_API && len >= sizeof(struct gctx_ev_api)) {
 		const struct gctx_ev_api *a = data;
 
 		if (a->fn == GCTX_CU_GET_PROC_ADDRESS && a->ret == 0 &&
-		    (a->flags & GCTX_API_OUT_OK) && (a->flags & GCTX_API_STR_OK) && a->out)
+		    (a->flags & GCTX_API_OUT_OK) && (a->flags & GCTX_API_STR_OK) && a->out) {
+			pthread_mutex_lock(&u->mu);
 			follow_proc_address(u, a);
+			pthread_mutex_unlock(&u->mu);
+		}
 	}
 }
 
-bool gctx_uprobes__lib(const struct gctx_uprobes *u, __u32 kdev, __u64 ino,
-		       struct gctx_uprobes_lib *out)
+bool gctx_uprobes__lib(struct gctx_uprobes *u, __u32 kdev, __u64 ino, struct gctx_uprobes_lib *out)
 {
-	const struct lib *l = u ? find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino) : NULL;
+	const struct lib *l;
+	bool ret = false;
 
-	if (!l || l->fd < 0 || !l->nexports)
+	if (!u)
 		return false;
-	*out = (struct gctx_uprobes_lib){l->fd, l->size, l->at, l->path};
-	return true;
+	pthread_mutex_lock(&u->mu);
+	l = find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino);
+	if (l && l->fd >= 0 && l->nexports) {
+		out->fd = l->fd;
+		out->size = l->size;
+		snprintf(out->at, sizeof(out->at), "%s", l->at);
+		ret = true;
+	}
+	pthread_mutex_unlock(&u->mu);
+	return ret;
 }
 
-bool gctx_uprobes__probed_at(const struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u64 off)
+bool gctx_uprobes__probed_at(struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u64 off)
 {
-	const struct lib *l = u ? find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino) : NULL;
+	const struct lib *l;
+	bool ret;
 
-	return l && lib_has_probe(l, off);
+	if (!u)
+		return false;
+	pthread_mutex_lock(&u->mu);
+	l = find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino);
+	ret = l && lib_has_probe(l, off);
+	pthread_mutex_unlock(&u->mu);
+	return ret;
 }
 
 int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, struct gctx_uprobes_multi *out)

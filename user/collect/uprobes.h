@@ -52,19 +52,17 @@ void gctx_uprobes__scan_pid(struct gctx_uprobes *u, __u32 pid);
 void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len);
 __u32 gctx_uprobes__nlibs(const struct gctx_uprobes *u);
 
-/* For probes of one process alone (childprobe.h). A probed library file, by kernel dev_t and
- * inode: the fd it was checked through, its size, the path handed to the kernel
- * ("/proc/self/fd/N") and the one shown. */
+/* For probes of one process alone (childprobe.h), from any thread. A probed library file, by
+ * kernel dev_t and inode: the fd it was checked through, its size, the path handed to the
+ * kernel. */
 struct gctx_uprobes_lib {
-	int fd;
+	int fd; /* stays open as long as the probes (never closed before __free) */
 	__u64 size;
-	const char *at;
-	const char *path;
+	char at[32]; /* "/proc/self/fd/N" */
 };
-bool gctx_uprobes__lib(const struct gctx_uprobes *u, __u32 kdev, __u64 ino,
-		       struct gctx_uprobes_lib *out);
+bool gctx_uprobes__lib(struct gctx_uprobes *u, __u32 kdev, __u64 ino, struct gctx_uprobes_lib *out);
 /* Is the file offset (a probed address, past an endbr64) probed for every process already? */
-bool gctx_uprobes__probed_at(const struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u64 off);
+bool gctx_uprobes__probed_at(struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u64 off);
 /* The uprobe_multi programs and the api_names map; -EOPNOTSUPP without uprobe_multi. */
 struct gctx_uprobes_multi {
 	int enter_fd, ret_fd; /* API entry and return */

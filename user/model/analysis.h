@@ -79,6 +79,7 @@ struct gctx_incident {
 	__u64 first_ns, last_ns; /* first and last finding of the incident */
 	__u32 ninherited;	 /* member processes that inherited it */
 	__u32 nused;		 /* ... that used it (kernel- or API-level) */
+	__u32 nunseen; /* ... not seen using it, whose CUDA/HIP calls could not all be seen */
 	__u32 napi_used, nkernel_used;
 	__u32 ncrashed;	 /* ... that died by a fatal signal */
 	__u32 crash_pid; /* the first of those, 0 none */

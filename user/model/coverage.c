@@ -38,6 +38,7 @@ static int ev_gap(struct gctx_model *m, struct mdl_coverage *c, const struct gct
 	if (!p)
 		return 0;
 	p->pinned = true; /* the gap names its slot */
+	p->pub.api_gaps++;
 	if (mdl_unseen_raise(m, p, r))
 		return -ENOMEM;
 	g->finding_id = m->findings.n;

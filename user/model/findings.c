@@ -287,7 +287,10 @@ int mdl_fws_raise(struct gctx_model *m, struct proc_priv *c, bool at_finish)
 		  c->pub.pid, c->pub.comm, par->pub.pid, par->pub.comm, c->fws_nfiles,
 		  c->fws_nfiles == 1 ? "" : "s", gctx_dev_kind_name(f->pub.kind), f->pub.id, opener,
 		  chain, at_finish ? "was still running at the end of the trace" : "exited",
-		  uses ? "used" : "never used", c->fws_nfiles == 1 ? "it" : "them");
+		  uses		    ? "used"
+		  : c->pub.api_gaps ? "was not seen using" /* its calls could not all be seen */
+				    : "never used",
+		  c->fws_nfiles == 1 ? "it" : "them");
 	finding_emit(m, fd);
 	return 0;
 }
@@ -593,6 +596,20 @@ int mdl_unseen_raise(struct gctx_model *m, struct proc_priv *p, const struct gct
 	fd->time_ns = g->from_ns;
 	fd->event_type = GCTX_REC_API_GAP;
 	gctx_copy_str(lib, sizeof(lib), g->lib, sizeof(g->lib));
+	/* a child held back from fork for probes of its own (libwatch.c): no library, no file */
+	if (!g->dev && !g->ino) {
+		if (g->to_ns && g->to_ns >= g->from_ns)
+			mdl_textf(span, sizeof(span), "for %.1f ms", (g->to_ns - g->from_ns) / 1e6);
+		else
+			mdl_textf(span, sizeof(span), "to its end");
+		mdl_textf(fd->detail, sizeof(fd->detail),
+			  "pid %u (%s), forked holding its parent's GPU state, ran without its "
+			  "own CUDA/HIP probes %s: %s; a use of what it inherited may be missing, "
+			  "so the trace cannot show that it used none",
+			  p->pub.pid, p->pub.comm, span, gap_why(g->reason));
+		finding_emit(m, fd);
+		return 0;
+	}
 	if (g->to_ns && g->to_ns >= g->from_ns)
 		mdl_textf(span, sizeof(span), "for %.1f ms after it mapped",
 			  (g->to_ns - g->from_ns) / 1e6);

@@ -589,6 +589,7 @@ static int incident_from_group(struct gctx_analysis *a, struct group *g)
 		in->members[in->npids] = mb->proc_idx;
 		in->pids[in->npids++] = p->pid;
 		in->nused += mb->used || refused;
+		in->nunseen += !(mb->used || refused) && p->api_gaps;
 		in->napi_used += mb->api_used;
 		in->nkernel_used += mb->kernel_used;
 		if (mb->crashed && !in->ncrashed++) {

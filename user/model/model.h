@@ -89,6 +89,7 @@ struct gctx_proc {
 	__u32 *children;	/* indices of fork children, in fork order */
 	__u32 nchildren;
 	__u64 nioctls, nmmaps; /* GPU ioctls and mmaps issued */
+	__u32 api_gaps;	       /* windows in which its CUDA/HIP calls could not be seen */
 	const char *exe;       /* present-at-attach exe (exec filename otherwise); never NULL */
 	const char *args;      /* present-at-attach argv (NUL-separated); never NULL */
 	__u32 args_len;

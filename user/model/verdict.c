@@ -169,8 +169,13 @@ static void fork_text(struct gctx_analysis *a, struct gctx_incident *in, char *b
 		    in->first_use[0] ? in->first_use : "kernel-level");
 	else if (in->nused)
 		cat(buf, len, off, "%u used it", in->nused);
+	else if (in->nunseen)
+		cat(buf, len, off, "none was seen using it");
 	else
 		cat(buf, len, off, "none used it");
+	if (in->nunseen)
+		cat(buf, len, off, "; %u could have used it unseen (api-calls-unseen)",
+		    in->nunseen);
 	/* what the child raised in Python about the GPU: a framework may refuse before any
 	 * driver call (any other exception is in the JSON, not in this sentence) */
 	if (in->nraised && in->raised[0])

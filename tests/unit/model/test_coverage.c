@@ -32,6 +32,8 @@ static struct gctx_rec_api_gap gap(__u32 pid, __u32 reason, __u64 from, __u64 to
 	g.reason = reason;
 	g.from_ns = from;
 	g.to_ns = to;
+	g.dev = 0x800001; /* a library gap names its file */
+	g.ino = 4242;
 	snprintf(g.lib, sizeof(g.lib), "%s", LIB);
 	return g;
 }
@@ -120,6 +122,32 @@ static char *report(const struct gctx_model *m, bool json)
 }
 
 /* A gap to the end of the trace, a gap of a process not in the trace, a short record. */
+/* A child forked with GPU state that ran before its own probes were in (no file): the finding
+ * says so, and the fork's warning says the child was not seen using the files rather than
+ * that it never used them. */
+static void test_gap_fork(void **state)
+{
+	struct gctx_model *m = family();
+	struct gctx_rec_api_gap g = gap(102, GCTX_GAP_HOLD_TIMEOUT, T0 + 30 * MS, 0);
+	const struct gctx_finding *f;
+
+	(void)state;
+	g.dev = 0;
+	g.ino = 0;
+	snprintf(g.lib, sizeof(g.lib), "forked child: no API function probed for it");
+	feed(m, GCTX_REC_API_GAP, &g, sizeof(g));
+	assert_int_equal(gctx_model__nfindings(m), 1);
+	f = gctx_model__finding(m, 0);
+	assert_int_equal(f->kind, GCTX_FIND_API_CALLS_UNSEEN);
+	assert_non_null(strstr(f->detail, "pid 102 (python3), forked holding its parent's GPU "
+					  "state, ran without its own CUDA/HIP probes to its end"));
+	assert_non_null(strstr(f->detail, "--hold-timeout"));
+	assert_null(strstr(f->detail, "mapped"));
+	assert_int_equal(gctx_model__proc_by_pid(m, 102)->api_gaps, 1);
+	assert_int_equal(gctx_model__proc_by_pid(m, 101)->api_gaps, 0);
+	gctx_model__free(m);
+}
+
 static void test_gap_edges(void **state)
 {
 	struct gctx_model *m = family();
@@ -203,6 +231,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_gap_finding),
+	    cmocka_unit_test(test_gap_fork),
 	    cmocka_unit_test(test_gap_edges),
 	    cmocka_unit_test(test_report_complete),
 	    cmocka_unit_test(test_report_incomplete),

@@ -164,6 +164,7 @@ static void rep_json_incident(struct gctx_json *j, const struct gctx_incident *i
 	key_u64(j, "used", in->nused);
 	key_u64(j, "used_api", in->napi_used);
 	key_u64(j, "used_kernel", in->nkernel_used);
+	key_u64(j, "unseen", in->nunseen);
 	key_u64(j, "crashed", in->ncrashed);
 	key_u64(j, "generations", in->generations);
 	key_str(j, "first_use", in->first_use[0] ? in->first_use : NULL);
