@@ -7,7 +7,9 @@ what=${1:-build}
 pkgs="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev liblzma-dev libbz2-dev zlib1g-dev libzstd-dev pkg-config"
 pkgs="$pkgs libfuse3-dev fuse3"
 case "$what" in
-test) pkgs="$pkgs libcmocka-dev clang-format python3 dpkg-dev man-db protobuf-compiler libamdhip64-dev libclang-rt-14-dev python3-torch chromium python3-numba strace" ;;
+# test: slurm-wlm, libslurm-dev and munge too, so that make test builds the Slurm plugin and runs
+# tests/slurm/run.sh on a real Slurm (it runs as root and handles users' paths: not a test to skip)
+test) pkgs="$pkgs libcmocka-dev clang-format python3 dpkg-dev man-db protobuf-compiler libamdhip64-dev libclang-rt-14-dev python3-torch chromium python3-numba strace slurm-wlm libslurm-dev munge" ;;
 bench) pkgs="$pkgs bpftrace strace python3 binutils" ;;
 # the Slurm plugin (built with libslurm-dev) and its test on a real Slurm (tests/slurm/run.sh)
 slurm) pkgs="$pkgs slurm-wlm libslurm-dev munge python3" ;;

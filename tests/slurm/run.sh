@@ -29,7 +29,8 @@
 #   user_agent  the agent serves the user's step after root loaded a libcuda in another user's
 #               directory: the user's trace names no library their step did not map but root's
 #   user_untraced  a tracer that cannot start: the step passes untraced, no empty trace is left
-# Needs root, Debian's slurm-wlm and munge (tools/install-deps.sh slurm); skipped without them.
+# Needs root, Debian's slurm-wlm, libslurm-dev and munge (make test installs them:
+# tools/install-deps.sh test); skipped without them when run by hand.
 # Usage: tests/slurm/run.sh [TEST...]
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
