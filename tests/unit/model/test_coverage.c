@@ -230,10 +230,8 @@ static void test_report_incomplete(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gap_finding),
-	    cmocka_unit_test(test_gap_fork),
-	    cmocka_unit_test(test_gap_edges),
-	    cmocka_unit_test(test_report_complete),
+	    cmocka_unit_test(test_gap_finding),	      cmocka_unit_test(test_gap_fork),
+	    cmocka_unit_test(test_gap_edges),	      cmocka_unit_test(test_report_complete),
 	    cmocka_unit_test(test_report_incomplete),
 	};
 
