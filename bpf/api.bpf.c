@@ -220,11 +220,13 @@ int BPF_KRETPROBE(api_return_multi)
 #define PY_EXC_ARGS	     24
 #define PY_TUPLE_SIZE	     16
 #define PY_TUPLE_ITEM0	     24
+#define PY_STR_LENGTH	     16
 #define PY_STR_STATE	     32
 #define PY_TPF_TUPLE	     (1ul << 26)
 #define PY_TPF_UNICODE	     (1ul << 28)
 #define PY_TPF_BASE_EXC	     (1ul << 30)
 #define PY_STR_COMPACT_ASCII (3u << 5)
+#define PY_STR_COMPACT	     (1u << 5)
 
 /* tgid -> exceptions counted (those kept and those past GCTX_PYEXC_KEEP). */
 struct {
@@ -249,32 +251,52 @@ static __always_inline __u64 py_type_flags(__u64 obj)
 }
 
 /* The message of value (an exception instance, its args tuple, or a str): args[0] when a
- * compact ASCII str. The str layout (its data offset) is the process's (pyinfo). */
-static __always_inline bool py_message(struct gctx_ev_pyexc *e, __u64 value, __u32 tgid)
+ * compact str. Where its data starts is the process's layout (pyinfo, with stacks), else the
+ * probe's cookie: childprobe.c reads the interpreter's version from its file name (ASCII data
+ * offset in bits 0-15, non-ASCII in 16-31). A non-ASCII one is sent as raw code units
+ * (GCTX_PYEXC_MSG_RAW), for the collector to turn into UTF-8. */
+static __always_inline void py_message(struct gctx_ev_pyexc *e, __u64 value, __u32 tgid,
+				       __u64 cookie)
 {
 	struct gctx_py_layout *l = bpf_map_lookup_elem(&pyinfo, &tgid);
-	__u64 flags = py_type_flags(value);
-	__u32 state = 0;
+	__u64 flags = py_type_flags(value), ascii_off, compact_off, len = 0;
+	__u32 state = 0, kind, n;
 
-	if (!l || !l->supported || !value)
-		return false;
+	ascii_off = l && l->supported ? l->str_ascii_data : cookie & 0xffff;
+	compact_off = l && l->supported ? l->str_compact_data : (cookie >> 16) & 0xffff;
+	if (!ascii_off || !value)
+		return;
 	if (flags & PY_TPF_BASE_EXC) {
 		value = py_word(value + PY_EXC_ARGS);
 		flags = py_type_flags(value);
 	}
 	if (flags & PY_TPF_TUPLE) {
 		if ((__s64)py_word(value + PY_TUPLE_SIZE) < 1)
-			return false;
+			return;
 		value = py_word(value + PY_TUPLE_ITEM0);
 		flags = py_type_flags(value);
 	}
 	if (!(flags & PY_TPF_UNICODE))
-		return false;
+		return;
 	bpf_probe_read_user(&state, sizeof(state), (void *)(value + PY_STR_STATE));
-	if ((state & PY_STR_COMPACT_ASCII) != PY_STR_COMPACT_ASCII)
-		return false;
-	return bpf_probe_read_user_str(e->msg, sizeof(e->msg),
-				       (void *)(value + l->str_ascii_data)) > 0;
+	if ((state & PY_STR_COMPACT_ASCII) == PY_STR_COMPACT_ASCII) {
+		if (bpf_probe_read_user_str(e->msg, sizeof(e->msg), (void *)(value + ascii_off)) >
+		    0)
+			e->flags |= GCTX_PYEXC_MSG_OK;
+		return;
+	}
+	kind = (state >> 2) & 7;
+	if (!(state & PY_STR_COMPACT) || !compact_off || (kind != 1 && kind != 2 && kind != 4))
+		return;
+	bpf_probe_read_user(&len, sizeof(len), (void *)(value + PY_STR_LENGTH));
+	/* whole characters that fit, one byte short of the buffer */
+	n = (__s64)len < 0			? 0
+	    : len > (sizeof(e->msg) - 1) / kind ? (sizeof(e->msg) - 1) / kind
+						: len;
+	n *= kind;
+	if (n && n < sizeof(e->msg) &&
+	    !bpf_probe_read_user(e->msg, n & (sizeof(e->msg) - 1), (void *)(value + compact_off)))
+		e->flags |= GCTX_PYEXC_MSG_RAW | kind << 8 | n << 16;
 }
 
 /* Control flow, raised and caught all the time: not a failure, not counted. */
@@ -331,8 +353,7 @@ int BPF_KPROBE(py_raise_multi)
 	if (bpf_probe_read_user_str(e->type, sizeof(e->type), (void *)py_word(type + PY_TP_NAME)) >
 	    0)
 		e->flags |= GCTX_PYEXC_TYPE_OK;
-	if (py_message(e, PT_REGS_PARM3(ctx), tgid))
-		e->flags |= GCTX_PYEXC_MSG_OK;
+	py_message(e, PT_REGS_PARM3(ctx), tgid, bpf_get_attach_cookie(ctx));
 	submit(e, false);
 	if (stacks_on)
 		stack_emit(ctx, 1, GCTX_STACK_RAISE, 0, seq);

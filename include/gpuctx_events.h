@@ -286,6 +286,12 @@ struct gctx_ev_api {
 #define GCTX_PYEXC_TYPE_OK  0x1 /* type holds the type's tp_name */
 #define GCTX_PYEXC_MSG_OK   0x2 /* msg holds the message: args[0] or the value, a str */
 #define GCTX_PYEXC_COUNT    0x4 /* past GCTX_PYEXC_KEEP: seq only */
+/* From the kernel only (the collector turns it into UTF-8 and GCTX_PYEXC_MSG_OK before the
+ * record goes anywhere): msg holds a non-ASCII compact str's raw code units, kind (1, 2 or 4
+ * bytes a character) in bits 8-10 and their byte count in bits 16-23. */
+#define GCTX_PYEXC_MSG_RAW	0x8
+#define GCTX_PYEXC_RAW_KIND(f)	(((f) >> 8) & 7)
+#define GCTX_PYEXC_RAW_BYTES(f) (((f) >> 16) & 0xff)
 
 struct gctx_ev_pyexc {
 	struct gctx_ev_hdr hdr;

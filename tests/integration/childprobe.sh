@@ -27,7 +27,8 @@
 
 childprobe_tests=(fork_query_count fork_query_errname fork_query_lookup fork_query_none
 	fork_query_nostacks pyexc_torch pyexc_numba pyexc_noise pyexc_torch_debian pyexc_torch_310
-	pyexc_torch_312 pyexc_torch_313 fork_query_hip fork_blocked_output)
+	pyexc_torch_312 pyexc_torch_313 pyexc_torch_nostacks pyexc_latin1 pyexc_emoji_nostacks
+	fork_query_hip fork_blocked_output)
 
 t_fork_query_count() { fork_query_case fork_query_count count 86; }
 t_fork_query_errname() { fork_query_case fork_query_errname errname 86; }
@@ -70,6 +71,11 @@ t_pyexc_torch_debian() { pyexc_case pyexc_torch_debian torch 86 /usr/bin/python3
 t_pyexc_torch_310() { pyexc_case pyexc_torch_310 torch 86 "$(pyenv_python 3.10)"; }
 t_pyexc_torch_312() { pyexc_case pyexc_torch_312 torch 86 "$(pyenv_python 3.12)"; }
 t_pyexc_torch_313() { pyexc_case pyexc_torch_313 torch 86 "$(pyenv_python 3.13)"; }
+# --no-stacks: the message is still read (the interpreter's layout from its file, by the probe's
+# cookie), the site is not; non-ASCII messages come out as UTF-8, with and without stacks
+t_pyexc_torch_nostacks() { pyexc_case pyexc_torch_nostacks torch 86 "$(command -v python3)" --no-stacks; }
+t_pyexc_latin1() { pyexc_case pyexc_latin1 latin1 86 "$(pyenv_python 3.12)"; }
+t_pyexc_emoji_nostacks() { pyexc_case pyexc_emoji_nostacks emoji 86 /usr/bin/python3 --no-stacks; }
 
 pyenv_python() {
 	local root
@@ -77,9 +83,11 @@ pyenv_python() {
 	ls -d "$root"/versions/"$1".*/bin/python"$1" 2>/dev/null | tail -1
 }
 
-# pyexc_case NAME MODE CHECK-STATUS PYTHON
+# pyexc_case NAME MODE CHECK-STATUS PYTHON [CHECK-OPTION...]
 pyexc_case() {
-	local name=$1 mode=$2 want=$3 py=$4 rc st
+	local name=$1 mode=$2 want=$3 py=$4 rc st site=
+	shift 4
+	[[ " $* " == *" --no-stacks "* ]] && site=-nosite
 	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
 		echo "SKIP $name: build/doubles/libcuda.so.1 was not built (no CUDA headers)"
 		return
@@ -89,7 +97,7 @@ pyexc_case() {
 		return
 	fi
 	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES "$G" check -o "$T/$name.gctx" \
-		"${DEVS[@]}" --libcuda "$DOUBLES/libcuda.so.1" -- \
+		"${DEVS[@]}" --libcuda "$DOUBLES/libcuda.so.1" "$@" -- \
 		"$py" "$top/tests/workloads/pyexc_job.py" "$MNT" "$mode" >"$T/$name.check" 2>&1
 	st=$?
 	rc=0
@@ -99,7 +107,7 @@ pyexc_case() {
 		rc=1
 	fi
 	"$G" report --json "$T/$name.gctx" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
-	[ $rc = 0 ] && { python3 "$top/tests/integration/check_childprobe.py" "py-$mode" \
+	[ $rc = 0 ] && { python3 "$top/tests/integration/check_childprobe.py" "py-$mode$site" \
 		"$T/$name.json" "$T/$name.check" \
 		"$top/tests/workloads/pyexc_job.py" >>"$T/$name.err" 2>&1; rc=$?; }
 	result "$name" $rc

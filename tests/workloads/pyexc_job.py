@@ -7,6 +7,8 @@ fails the way real frameworks do in a forked child (issue 42):
   numba    calls cuDeviceGetCount (refused in user space: 3), then raises its own
            CudaDriverError, as Numba does
   noise    raises and catches a KeyError only: nothing about the GPU
+  latin1   as torch, a message with non-ASCII Latin-1 characters (a 1-byte compact str)
+  emoji    as torch, a message with a character past the BMP (a 4-byte compact str)
 The worker catches what it raised and exits 1 (0 for noise). The lines marked RAISE-* are the
 sites the report must name."""
 import ctypes
@@ -20,8 +22,13 @@ class CudaDriverError(Exception):
     pass
 
 
+MESSAGES = {"torch": "Cannot re-initialize CUDA in forked subprocess",
+            "latin1": "déjà vu: CUDA in forked subprocess, ½ done",
+            "emoji": "CUDA in forked subprocess \U0001F6AB"}
+
+
 def lazy_init():
-    raise RuntimeError("Cannot re-initialize CUDA in forked subprocess")  # RAISE-TORCH
+    raise RuntimeError(MESSAGES[MODE])  # RAISE-TORCH
 
 
 def get_device_count(cuda):
@@ -34,7 +41,7 @@ def get_device_count(cuda):
 
 def worker(cuda):
     try:
-        if MODE == "torch":
+        if MODE in MESSAGES:
             lazy_init()
         elif MODE == "numba":
             get_device_count(cuda)

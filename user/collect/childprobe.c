@@ -17,6 +17,7 @@
 #include "lib/strtab.h"
 #include "collect/childprobe.h"
 #include "collect/libfile.h"
+#include "collect/pyprobe.h"
 
 #define MAX_LIBS      16 /* API library files looked at */
 #define MAX_CHILD_LIB 4	 /* API libraries one child has probes on */
@@ -33,6 +34,7 @@ struct cp_py {
 	int fd;
 	char at[32];
 	__u64 raise_off;
+	__u64 cookie; /* where a str's data starts, for the message (api.bpf.c py_message) */
 };
 
 /* The functions of one API library file, read once: probe offset and cookie of each. */
@@ -306,6 +308,7 @@ static struct cp_py *py_get(struct gctx_childprobe *c, __u32 pid, const struct g
 {
 	__u32 kdev = gctx_procmap_kdev(pm);
 	char err[256], why[128];
+	struct gctx_py_layout l;
 	struct cp_py *p;
 	struct stat st;
 	__u8 insn[4];
@@ -336,6 +339,10 @@ static struct cp_py *py_get(struct gctx_childprobe *c, __u32 pid, const struct g
 		p->fd = -1;
 		return NULL;
 	}
+	/* the kernel reads the process's own layout when stacks are on; this one is for
+	 * --no-stacks, where nothing else knows it */
+	if (gctx_pyprobe_file_layout(p->fd, pm->path, &l))
+		p->cookie = l.str_ascii_data | (__u64)l.str_compact_data << 16;
 	return p;
 }
 
@@ -405,7 +412,6 @@ static int on_map(void *ctx, const struct gctx_procmap *pm)
 		return 0;
 	if (!w->py_done && py_named(pm->path)) {
 		struct cp_py *p = py_get(w->c, w->k->pid, pm);
-		__u64 cookie = 0;
 		int fd;
 
 		if (p) {
@@ -413,7 +419,7 @@ static int on_map(void *ctx, const struct gctx_procmap *pm)
 			w->py_kdev = p->kdev;
 			w->py_ino = p->ino;
 			fd = gctx_uprobe_multi_link(w->c->progs.raise_fd, p->at, &p->raise_off,
-						    &cookie, 1, false, w->k->pid);
+						    &p->cookie, 1, false, w->k->pid);
 			if (fd >= 0)
 				w->k->fds[w->k->nfds++] = fd;
 		}

@@ -15,6 +15,7 @@
 #include "collect/collector.h"
 #include "collect/ringread.h"
 #include "collect/tpformat.h"
+#include "decode/pystack.h"
 #include "gpuctx.skel.h"
 
 struct gctx_collector {
@@ -36,12 +37,29 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return verbose_libbpf ? vfprintf(stderr, fmt, args) : 0;
 }
 
+/* A Python child's exception message as raw code units (non-ASCII): UTF-8 from here on. */
+static int pyexc_utf8(struct gctx_collector *c, const struct gctx_ev_pyexc *raw)
+{
+	struct gctx_ev_pyexc e = *raw;
+	__u32 n = GCTX_PYEXC_RAW_BYTES(raw->flags);
+
+	memset(e.msg, 0, sizeof(e.msg));
+	e.flags &= ~(GCTX_PYEXC_MSG_RAW | 0x7u << 8 | 0xffu << 16);
+	if (n <= sizeof(raw->msg) &&
+	    gctx_py_str_utf8(raw->msg, n, GCTX_PYEXC_RAW_KIND(raw->flags), e.msg, sizeof(e.msg)))
+		e.flags |= GCTX_PYEXC_MSG_OK;
+	return c->cb(c->cb_ctx, e.hdr.type, &e, sizeof(e));
+}
+
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct gctx_collector *c = ctx;
 
 	if (size < sizeof(__u32) || !c->cb)
 		return 0;
+	if (*(__u32 *)data == GCTX_EV_PYEXC && size == sizeof(struct gctx_ev_pyexc) &&
+	    (((struct gctx_ev_pyexc *)data)->flags & GCTX_PYEXC_MSG_RAW))
+		return pyexc_utf8(c, data);
 	/* as the kernel sent it: a packed ioctl record is stored packed (trace/ring.h) */
 	return c->cb(c->cb_ctx, *(__u32 *)data, data, size);
 }

@@ -127,6 +127,20 @@ static void layout_of(int minor, __u64 dbg, bool free_threaded, struct gctx_py_l
 		l->version = dbg;
 }
 
+bool gctx_pyprobe_file_layout(int fd, const char *path, struct gctx_py_layout *l)
+{
+	__u64 addr = 0, dbg = 0;
+	int minor = path_minor(path);
+	bool ft = false;
+
+	if (minor < 0 || !find_runtime(fd, &addr, &dbg, &ft)) {
+		memset(l, 0, sizeof(*l));
+		return false;
+	}
+	layout_of(minor, dbg, ft, l);
+	return l->supported;
+}
+
 /* The interpreter executable open at fd, whose _PyRuntime is at addr (its sh_addr) and
  * whose layout is l: tell the kernel, once per file, so that later execs of it get their
  * layout at exec (bpf/stack.bpf.h stack_py_exec). */

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "gpuctx_events.h"
+#include "gpuctx_stack.h"
 
 struct gctx_pyprobe;
 
@@ -29,6 +30,9 @@ void gctx_pyprobe__on_record(struct gctx_pyprobe *p, __u32 type, const void *dat
 /* Called with each process found to run Python (e.g. to watch its mappings). */
 void gctx_pyprobe__set_found_cb(struct gctx_pyprobe *p, void (*cb)(void *ctx, __u32 pid),
 				void *ctx);
+/* The layout of the interpreter file open at fd, named path in the process's maps (3.13+
+ * says its version itself; before, the name does); false when unknown or unsupported. */
+bool gctx_pyprobe_file_layout(int fd, const char *path, struct gctx_py_layout *l);
 /* Retry the pending checks (call on each poll). */
 void gctx_pyprobe__tick(struct gctx_pyprobe *p);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lib/grow.h"
+#include "lib/utf8.h"
 #include "lib/str.h"
 #include "model/model_priv.h"
 
@@ -158,12 +159,32 @@ const struct gctx_pyexc *gctx_model__pyexc_of(const struct gctx_model *m, __u32 
 	return about ? about : last;
 }
 
-/* Printable: a message is the traced program's text. */
+/* Code points that would act on a terminal or reorder the line rather than show: C1
+ * controls, and the bidirectional marks, embeddings, overrides and isolates. */
+static bool acts(unsigned int cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* Printable: a message is the traced program's text. Its characters stay (déjà, ✓, 🚫: a
+ * message in any language reads as written); a control, a mark that acts, or a byte that is
+ * not UTF-8 becomes '?', byte for byte. */
 static void printable(char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < ' ' || (unsigned char)*s >= 0x7f)
-			*s = '?';
+	unsigned char *p = (unsigned char *)s;
+	size_t n = strlen(s), i = 0, len, bad;
+
+	while (i < n) {
+		len = gctx_utf8_seq(p + i, n - i, &bad);
+		if (len && (p[i] < ' ' || p[i] == 0x7f || acts(gctx_utf8_cp(p + i, len)))) {
+			bad = len;
+			len = 0;
+		}
+		if (!len)
+			memset(p + i, '?', bad);
+		i += len ? len : bad;
+	}
 }
 
 void gctx_pyexc_text(const struct gctx_model *m, const struct gctx_pyexc *e, char *buf, size_t len)

@@ -292,6 +292,32 @@ static void test_python_noise_is_warning(void **state)
 	gctx_analysis__free(a);
 }
 
+/* A message in any language reads as written; what would act on a terminal (a C1 control, a
+ * right-to-left override) or is not UTF-8 becomes '?', byte for byte. */
+static void test_python_message_utf8(void **state)
+{
+	struct gctx_model *m = *state;
+	const struct gctx_incident *in;
+	struct gctx_analysis *a;
+
+	trainer(m, 100, 1000000, CTL, HCTX, true);
+	fork_(m, 100, 200, 2000000, "python3");
+	py_raise(m, 200, 2001000, 1, "RuntimeError",
+		 "d\xc3\xa9j\xc3\xa0 CUDA \xf0\x9f\x9a\xab \xe2\x80\xae"
+		 "evil\xc2\x9b\xff\x21",
+		 0);
+	exit_(m, 200, 2100000, "python3", 1);
+	end(m);
+	a = gctx_analysis__new(m, 0);
+	assert_non_null(a);
+	in = gctx_analysis__incident(a, 0);
+	assert_int_equal(in->kind, GCTX_INC_POISON_FORK);
+	assert_string_equal(in->raised,
+			    "RuntimeError: d\xc3\xa9j\xc3\xa0 CUDA \xf0\x9f\x9a\xab ???evil???"
+			    "!");
+	gctx_analysis__free(a);
+}
+
 /* A HIP child: a call recorded with no result (hipGetErrorName returns a string) is a use
  * but refuses nothing; the first refusal named is the later hipMalloc's. */
 static void test_call_without_result_refuses_nothing(void **state)
@@ -974,6 +1000,7 @@ int main(void)
 	    TEST(test_call_without_result_refuses_nothing),
 	    TEST(test_python_refusal_is_poison_fork),
 	    TEST(test_python_noise_is_warning),
+	    TEST(test_python_message_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
