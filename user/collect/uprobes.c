@@ -5,11 +5,11 @@
  * a file offset through the PT_LOAD headers, look at the first instruction (a probe on endbr64
  * is single-stepped, ~10 us here; the next instruction is emulated or rewritten, so we probe
  * there), and attach the generic entry/return programs with a cookie naming the function.
+ * The addresses cuGetProcAddress hands out are followed in procaddr.c.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,114 +24,18 @@
 #include "api.skel.h"
 #include "lib/elfsyms.h"
 #include "lib/esc.h"
-#include "lib/hmap.h"
 #include "lib/procmaps.h"
 #include "collect/libfile.h"
 #include "collect/resolver.h"
 #include "collect/collector.h"
-#include "collect/discover.h"
-#include "collect/uprobes.h"
-
-#define MAX_SEEN 4096
-
-/* Probes an address cuGetProcAddress hands out may cause: a library answering with a new
- * address each call must not make gpuctx hold thousands of links (each costs fds and a
- * uprobe every process on the machine runs). Over the caps an address is refused, counted
- * and reported. The double hands out 2 non-exported addresses; real drivers export what
- * they hand out (gpu-facts 6.1). */
-#define PROCADDR_MAX_LIB   128 /* per library file */
-#define PROCADDR_MAX_PROC  64  /* per process asking */
-#define PROCADDR_MAX_TOTAL 256 /* at once: at most 512 link fds */
-/* per user at once (the uid of the process asking), so that one user's crafted library never
- * spends what later jobs need: their probes go, and their share comes back, once no process
- * maps the library any more (looked for when a cap is reached, every RECLAIM_EVERY_NS) */
-#define PROCADDR_MAX_USER 64
-#define RECLAIM_EVERY_NS  (2 * 1000000000ull)
-#define RT_OFFS		  4
-#define REFUSED_RECORDS	  32 /* refusals recorded one by one; the rest only counted */
+#include "collect/uprobes_priv.h"
 
 /* From the kernel's UAPI (Linux 6.6), newer than the headers libbpf 1.1 builds against. */
 #define ATTACH_UPROBE_MULTI 48 /* BPF_TRACE_UPROBE_MULTI */
 #define UPROBE_MULTI_RETURN 1  /* BPF_F_UPROBE_MULTI_RETURN */
 #define CMD_LINK_CREATE	    28 /* BPF_LINK_CREATE */
 
-struct probe_at {
-	__u64 off; /* probed file offset */
-	enum gctx_api_fn fn;
-};
-
-struct lib {
-	dev_t dev;
-	ino_t ino;
-	int fd; /* the file checked; probes attach through /proc/self/fd/N */
-	__u64 size;
-	char path[4096 + 64]; /* as named (shown in probe records) */
-	char at[32];	      /* "/proc/self/fd/N": the path handed to the kernel */
-	struct probe_at *probes;
-	__u32 nprobes;
-	__u32 nexports; /* CUDA/HIP functions it exports: it defines the API (0: fd closed) */
-	__u64 *entries; /* function entries its own symbol tables name (sorted file offsets) */
-	__u32 nentries;
-	bool entries_read;
-	__u32 nprocaddr;  /* probes cuGetProcAddress addresses caused here */
-	bool has_getproc; /* exports cuGetProcAddress_v2 */
-};
-
-struct file_id {
-	__u32 dev; /* kernel encoding */
-	__u64 ino;
-};
-
-/* A probe waiting to be attached with the others of its library. */
-struct pending {
-	struct gctx_rec_probe r;
-	__u64 cookie_entry;
-	__u64 cookie_ret;
-	bool entry_only;
-};
-
-/* Probes a process's cuGetProcAddress answer caused: released (links closed, the user's share
- * given back) once no process maps their library. */
-struct rt_probe {
-	dev_t dev;
-	ino_t ino;
-	__u32 uid, pid;	     /* whose share it takes: the process's and its user's */
-	__u64 offs[RT_OFFS]; /* probed offsets (lib->probes) */
-	__u32 noffs;
-	__u32 mfd_from, mfd_to;	  /* u->mfds[from, to) */
-	__u32 link_from, link_to; /* u->links[from, to) */
-};
-
-struct gctx_uprobes {
-	/* The forked-child probes (childprobe.c) read the library table from the ring's look
-	 * ahead thread while the main loop adds to it: every public function takes mu
-	 * (recursive: the record callback may come back in). */
-	pthread_mutex_t mu;
-	struct api_bpf *skel;
-	struct gctx_uprobes_opts o;
-	bool multi;		 /* uprobe_multi links work here */
-	struct bpf_link **links; /* one-probe links (fallback) */
-	__u32 nlinks, caplinks;
-	int *mfds; /* uprobe_multi link fds */
-	__u32 nmfds;
-	struct pending *pend;
-	__u32 npend, cappend;
-	struct lib *libs;
-	__u32 nlibs;
-	struct file_id seen[MAX_SEEN]; /* executable files already looked at */
-	__u32 nseen;
-	struct gctx_hmap per_proc; /* tgid -> probes its cuGetProcAddress calls caused */
-	__u32 nprocaddr;	   /* all such probes */
-	struct gctx_hmap per_user; /* uid -> those of its processes, not yet released */
-	struct rt_probe *rt;	   /* the releasable ones */
-	__u32 nrt;
-	bool rt_armed; /* the next flush attaches a runtime probe of next_rt.uid */
-	struct rt_probe next_rt;
-	__u64 last_reclaim;
-	__u64 refused[2]; /* addresses not probed: [0] not a function entry, [1] caps */
-};
-
-static const __u8 endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+const __u8 uprb_endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 
 /* The shared ring buffer's size, for the wakeup threshold (the default when unreadable). */
 static __u32 ring_size(int events_fd)
@@ -278,7 +182,7 @@ static int add_link(struct gctx_uprobes *u, struct bpf_link *l)
 	return 0;
 }
 
-static bool lib_has_probe(const struct lib *l, __u64 off)
+bool uprb_lib_has_probe(const struct lib *l, __u64 off)
 {
 	for (__u32 i = 0; i < l->nprobes; i++)
 		if (l->probes[i].off == off)
@@ -297,8 +201,8 @@ static void lib_add_probe(struct lib *l, __u64 off, enum gctx_api_fn fn)
 }
 
 /* Queue entry (and return) probes at a function's file offset, past an endbr64. */
-static void probe_one(struct gctx_uprobes *u, struct lib *l, const struct gctx_api_sym *s,
-		      const char *symbol, __u64 sym_off, __u32 how)
+void uprb_probe_one(struct gctx_uprobes *u, struct lib *l, const struct gctx_api_sym *s,
+		    const char *symbol, __u64 sym_off, __u32 how)
 {
 	struct pending *p;
 
@@ -321,8 +225,8 @@ static void probe_one(struct gctx_uprobes *u, struct lib *l, const struct gctx_a
 	p->r.sym_offset = sym_off;
 	if (pread(l->fd, p->r.insn, sizeof(p->r.insn), sym_off) != sizeof(p->r.insn))
 		memset(p->r.insn, 0, sizeof(p->r.insn));
-	p->r.offset = memcmp(p->r.insn, endbr64, sizeof(endbr64)) ? sym_off : sym_off + 4;
-	if (lib_has_probe(l, p->r.offset))
+	p->r.offset = memcmp(p->r.insn, uprb_endbr64, sizeof(uprb_endbr64)) ? sym_off : sym_off + 4;
+	if (uprb_lib_has_probe(l, p->r.offset))
 		return;
 	snprintf(p->r.symbol, sizeof(p->r.symbol), "%s", symbol);
 	snprintf(p->r.lib, sizeof(p->r.lib), "%.*s", (int)sizeof(p->r.lib) - 1, l->path);
@@ -421,34 +325,9 @@ out:
 	return ok;
 }
 
-/* The runtime probe just attached (probe_procaddr armed it), kept to be released once its
- * library is mapped no more. One that cannot be kept stays, its share taken. */
-static void keep_rt(struct gctx_uprobes *u, struct lib *l, __u32 mfd_from, __u32 link_from)
-{
-	struct rt_probe *r = &u->next_rt, *v;
-
-	u->rt_armed = false;
-	if (u->npend > RT_OFFS)
-		return;
-	r->dev = l->dev;
-	r->ino = l->ino;
-	r->mfd_from = mfd_from;
-	r->mfd_to = u->nmfds;
-	r->link_from = link_from;
-	r->link_to = u->nlinks;
-	r->noffs = 0;
-	for (__u32 i = 0; i < u->npend; i++)
-		r->offs[r->noffs++] = u->pend[i].r.offset;
-	v = realloc(u->rt, (u->nrt + 1) * sizeof(*v));
-	if (!v)
-		return;
-	u->rt = v;
-	u->rt[u->nrt++] = *r;
-}
-
 /* Attach what probe_one queued for this library; emit a probe record for each. Returns how
  * many are attached. */
-static int flush_probes(struct gctx_uprobes *u, struct lib *l)
+int uprb_flush_probes(struct gctx_uprobes *u, struct lib *l)
 {
 	__u32 mfd_from = u->nmfds, link_from = u->nlinks;
 	int nok = 0;
@@ -459,7 +338,7 @@ static int flush_probes(struct gctx_uprobes *u, struct lib *l)
 		for (__u32 i = 0; i < u->npend; i++)
 			attach_single(u, l, &u->pend[i]);
 	if (u->rt_armed)
-		keep_rt(u, l, mfd_from, link_from);
+		uprb_keep_rt(u, l, mfd_from, link_from);
 	for (__u32 i = 0; i < u->npend; i++) {
 		struct gctx_rec_probe *r = &u->pend[i].r;
 
@@ -496,7 +375,7 @@ static void on_elf_sym(void *ctx, const char *name, __u64 off)
 	if (!strcmp(name, "cuGetProcAddress_v2"))
 		c->l->has_getproc = true;
 	c->l->nexports++;
-	probe_one(c->u, c->l, s, name, off, GCTX_PROBE_SYMBOL);
+	uprb_probe_one(c->u, c->l, s, name, off, GCTX_PROBE_SYMBOL);
 }
 
 static int probe_symbols(struct gctx_uprobes *u, struct lib *l, char *err, size_t errlen)
@@ -510,147 +389,10 @@ static int probe_symbols(struct gctx_uprobes *u, struct lib *l, char *err, size_
 		u->npend = 0;
 		return -ENOEXEC;
 	}
-	return flush_probes(u, l);
+	return uprb_flush_probes(u, l);
 }
 
-static const struct gctx_api_sym *sym_for_fn(enum gctx_api_fn fn)
-{
-	const struct gctx_api_sym *syms;
-	__u32 n;
-
-	syms = gctx_api_syms(&n);
-	for (__u32 i = 0; i < n; i++)
-		if (syms[i].fn == fn)
-			return &syms[i];
-	return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void on_func(void *ctx, const char *name, __u64 off)
-{
-	struct lib *l = ctx;
-	__u64 *e;
-
-	if (l->nentries % 1024 == 0) {
-		e = realloc(l->entries, (l->nentries + 1024) * sizeof(*e));
-		if (!e)
-			return;
-		l->entries = e;
-	}
-	l->entries[l->nentries++] = off;
-}
-
-/* Is off the first byte of a function, as the library's own .dynsym or .symtab says? */
-static bool is_func_entry(struct lib *l, __u64 off)
-{
-	char why[128];
-
-	if (!l->entries_read) {
-		l->entries_read = true;
-		if (gctx_elf_funcs_fd(l->fd, l->size, on_func, l, why, sizeof(why)) < 0)
-			l->nentries = 0; /* a table we cannot trust: no entry at all */
-		else if (l->nentries)
-			qsort(l->entries, l->nentries, sizeof(*l->entries), cmp_u64);
-	}
-	return l->nentries && bsearch(&off, l->entries, l->nentries, sizeof(*l->entries), cmp_u64);
-}
-
-/* An address not probed: counted, and the first ones recorded (the report lists them). */
-static void refuse(struct gctx_uprobes *u, const char *lib, enum gctx_api_fn fn, const char *name,
-		   __u64 off, int why)
-{
-	struct gctx_rec_probe r = {
-	    .fn = fn, .how = GCTX_PROBE_REFUSED, .offset = off, .sym_offset = off, .err = why};
-	__u64 all = ++u->refused[why == -EPERM ? 0 : 1];
-
-	all += u->refused[why == -EPERM ? 1 : 0];
-	if (u->o.verbose) {
-		char esc[GCTX_ESC_SIZE(256)];
-
-		gctx_format_str(esc, sizeof(esc), lib, 256);
-		fprintf(stderr, "gpuctx: not probed: %s+0x%llx for %s: %s\n", esc,
-			(unsigned long long)off, gctx_api_fn_name(fn),
-			why == -EPERM ? "not a function entry of a library defining the API"
-				      : "over the probe cap");
-	}
-	if (all > REFUSED_RECORDS || !u->o.cb)
-		return;
-	snprintf(r.symbol, sizeof(r.symbol), "%.*s", (int)sizeof(r.symbol) - 1, name);
-	snprintf(r.lib, sizeof(r.lib), "%.*s", (int)sizeof(r.lib) - 1, lib);
-	u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &r, sizeof(r));
-}
-
-/* Probe an address cuGetProcAddress hands out (asked by pid, 0: pre-resolution), unless it is
- * a function already probed. Only a function entry of a library that defines the API (it
- * exports CUDA/HIP functions), as that library's own symbol tables name it: never an
- * arbitrary offset, never another library (a uprobe affects every process mapping the
- * file). 0 when probed or already probed, -EPERM or -EDQUOT (over a cap) when refused. */
-static void reclaim(struct gctx_uprobes *u);
-
-/* Whose share a process's probes take: its uid ((__u32)-1 when it is gone: one share). */
-static __u32 uid_of(__u32 pid)
-{
-	char path[32];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%u", pid);
-	return stat(path, &st) ? (__u32)-1 : (__u32)st.st_uid;
-}
-
-static int probe_procaddr(struct gctx_uprobes *u, struct lib *l, __u32 pid, enum gctx_api_fn fn,
-			  const char *name, __u64 off)
-{
-	const struct gctx_api_sym *s = sym_for_fn(fn);
-	__u32 nproc = 0, nuser = 0, uid = 0;
-	__u8 insn[4];
-
-	if (!s || (s->launch && !u->o.launches))
-		return 0;
-	if (!l->nexports || !is_func_entry(l, off)) {
-		refuse(u, l->path, fn, name, off, -EPERM);
-		return -EPERM;
-	}
-	if (lib_has_probe(l, off))
-		return 0;
-	if (pread(l->fd, insn, sizeof(insn), off) == sizeof(insn) &&
-	    !memcmp(insn, endbr64, sizeof(insn)) && lib_has_probe(l, off + 4))
-		return 0; /* the exported function, already probed past its endbr64 */
-	if (pid) {
-		gctx_hmap__get(&u->per_proc, pid, 0, &nproc);
-		uid = uid_of(pid);
-		gctx_hmap__get(&u->per_user, uid, 0, &nuser);
-		if (nuser >= PROCADDR_MAX_USER || u->nprocaddr >= PROCADDR_MAX_TOTAL ||
-		    l->nprocaddr >= PROCADDR_MAX_LIB) {
-			reclaim(u); /* what libraries no longer mapped hold comes back */
-			nuser = 0;
-			gctx_hmap__get(&u->per_user, uid, 0, &nuser);
-		}
-	}
-	if (l->nprocaddr >= PROCADDR_MAX_LIB || nproc >= PROCADDR_MAX_PROC ||
-	    u->nprocaddr >= PROCADDR_MAX_TOTAL || nuser >= PROCADDR_MAX_USER ||
-	    (pid && (gctx_hmap__put(&u->per_proc, pid, 0, nproc + 1) ||
-		     gctx_hmap__put(&u->per_user, uid, 0, nuser + 1)))) {
-		refuse(u, l->path, fn, name, off, -EDQUOT);
-		return -EDQUOT;
-	}
-	l->nprocaddr++;
-	u->nprocaddr++;
-	if (pid) {
-		u->rt_armed = true; /* flush_probes keeps it (keep_rt) */
-		u->next_rt.uid = uid;
-		u->next_rt.pid = pid;
-	}
-	probe_one(u, l, s, name, off, GCTX_PROBE_PROC_ADDRESS);
-	return 0;
-}
-
-static struct lib *find_lib(const struct gctx_uprobes *u, dev_t dev, ino_t ino)
+struct lib *uprb_find_lib(const struct gctx_uprobes *u, dev_t dev, ino_t ino)
 {
 	for (__u32 i = 0; i < u->nlibs; i++)
 		if (u->libs[i].dev == dev && u->libs[i].ino == ino)
@@ -703,8 +445,8 @@ static void preresolve(struct gctx_uprobes *u, struct lib *l, const char *root, 
 	if (why[0])
 		not_preresolved(u, l, 0, why); /* answers cut short */
 	for (__u32 i = 0; i < n; i++)
-		probe_procaddr(u, l, 0, recs[i].fn, recs[i].name, recs[i].off);
-	flush_probes(u, l);
+		uprb_probe_procaddr(u, l, 0, recs[i].fn, recs[i].name, recs[i].off);
+	uprb_flush_probes(u, l);
 	free(recs);
 }
 
@@ -716,7 +458,7 @@ static int add_lib_fd(struct gctx_uprobes *u, int fd, const struct stat *st, con
 	struct lib *libs, *l;
 	int ret;
 
-	if (find_lib(u, st->st_dev, st->st_ino)) {
+	if (uprb_find_lib(u, st->st_dev, st->st_ino)) {
 		close(fd);
 		return 0;
 	}
@@ -817,14 +559,6 @@ static bool was_seen(const struct gctx_uprobes *u, __u32 dev, __u64 ino)
 	return false;
 }
 
-struct mapping {
-	__u32 pid;
-	__u64 start, end, pgoff, ino;
-	__u32 kdev;	  /* kernel encoding */
-	bool exec;	  /* mapped executable */
-	const char *path; /* as /proc/PID/maps shows it: for display, never opened */
-};
-
 struct walk_ctx {
 	__u32 pid;
 	int (*fn)(void *ctx, const struct mapping *m);
@@ -851,7 +585,7 @@ static int walk_one(void *ctx, const struct gctx_procmap *pm)
 
 /* Walk /proc/PID/maps (procfs: never blocks), whole lines only: fn(ctx, m) for file mappings
  * until it returns nonzero. */
-static int walk_maps(__u32 pid, int (*fn)(void *ctx, const struct mapping *m), void *ctx)
+int uprb_walk_maps(__u32 pid, int (*fn)(void *ctx, const struct mapping *m), void *ctx)
 {
 	struct walk_ctx w = {pid, fn, ctx};
 	char path[64];
@@ -866,116 +600,8 @@ static int walk_maps(__u32 pid, int (*fn)(void *ctx, const struct mapping *m), v
 	return ret;
 }
 
-struct mapped_ctx {
-	struct rt_probe *libs; /* the libraries asked about (dev, ino); noffs: 1 when mapped */
-	__u32 n, left;
-};
-
-static int mapped_one(void *ctx, const struct mapping *m)
-{
-	struct mapped_ctx *c = ctx;
-	dev_t dev = makedev(m->kdev >> 20, m->kdev & 0xfffff);
-
-	for (__u32 i = 0; i < c->n; i++)
-		if (!c->libs[i].noffs && c->libs[i].dev == dev && c->libs[i].ino == m->ino) {
-			c->libs[i].noffs = 1;
-			c->left--;
-		}
-	return !c->left;
-}
-
-/* Which of the libraries any process maps, in one walk of every process's maps (all of them
- * mapped when /proc cannot say). */
-static void libs_mapped(struct mapped_ctx *c)
-{
-	struct dirent *de;
-	DIR *d = opendir("/proc");
-
-	c->left = c->n;
-	for (__u32 i = 0; i < c->n; i++)
-		c->libs[i].noffs = !d;
-	if (!d)
-		return;
-	while (c->left && (de = readdir(d)))
-		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
-			walk_maps(strtoul(de->d_name, NULL, 10), mapped_one, c);
-	closedir(d);
-}
-
-static void lib_del_probe(struct lib *l, __u64 off)
-{
-	for (__u32 i = 0; i < l->nprobes; i++)
-		if (l->probes[i].off == off) {
-			l->probes[i] = l->probes[--l->nprobes];
-			return;
-		}
-}
-
-/* Detach a runtime probe and give its share back. */
-static void release_rt(struct gctx_uprobes *u, __u32 i)
-{
-	struct rt_probe *r = &u->rt[i];
-	struct lib *l = find_lib(u, r->dev, r->ino);
-	__u32 n = 0;
-
-	for (__u32 k = r->mfd_from; k < r->mfd_to; k++)
-		if (u->mfds[k] >= 0) {
-			close(u->mfds[k]);
-			u->mfds[k] = -1;
-		}
-	for (__u32 k = r->link_from; k < r->link_to; k++) {
-		bpf_link__destroy(u->links[k]);
-		u->links[k] = NULL;
-	}
-	for (__u32 k = 0; l && k < r->noffs; k++)
-		lib_del_probe(l, r->offs[k]);
-	if (l && l->nprocaddr)
-		l->nprocaddr--;
-	if (u->nprocaddr)
-		u->nprocaddr--;
-	if (gctx_hmap__get(&u->per_user, r->uid, 0, &n) && n)
-		gctx_hmap__put(&u->per_user, r->uid, 0, n - 1);
-	/* its process maps the library no more: gone, or another program (a pid reused) */
-	if (gctx_hmap__get(&u->per_proc, r->pid, 0, &n) && n > 1)
-		gctx_hmap__put(&u->per_proc, r->pid, 0, n - 1);
-	else
-		gctx_hmap__del(&u->per_proc, r->pid, 0);
-	u->rt[i] = u->rt[--u->nrt];
-}
-
-/* The runtime probes of libraries no process maps any more go (one walk of every process's
- * maps: only when a cap is reached, every RECLAIM_EVERY_NS at most). */
-static void reclaim(struct gctx_uprobes *u)
-{
-	struct mapped_ctx c = {};
-	__u64 now = gctx_now_mono();
-
-	if (!u->nrt || (u->last_reclaim && now < u->last_reclaim + RECLAIM_EVERY_NS))
-		return;
-	u->last_reclaim = now;
-	c.libs = calloc(u->nrt, sizeof(*c.libs));
-	if (!c.libs)
-		return;
-	for (__u32 i = 0; i < u->nrt; i++) {
-		bool seen = false;
-
-		for (__u32 k = 0; k < c.n && !seen; k++)
-			seen = c.libs[k].dev == u->rt[i].dev && c.libs[k].ino == u->rt[i].ino;
-		if (!seen) {
-			c.libs[c.n].dev = u->rt[i].dev;
-			c.libs[c.n++].ino = u->rt[i].ino;
-		}
-	}
-	libs_mapped(&c);
-	for (__u32 k = 0; k < c.n; k++)
-		for (__u32 i = u->nrt; !c.libs[k].noffs && i-- > 0;)
-			if (u->rt[i].dev == c.libs[k].dev && u->rt[i].ino == c.libs[k].ino)
-				release_rt(u, i);
-	free(c.libs);
-}
-
 /* Open a mapped GPU library through map_files and add it. */
-static void add_mapped_lib(struct gctx_uprobes *u, const struct mapping *m)
+void uprb_add_mapped_lib(struct gctx_uprobes *u, const struct mapping *m)
 {
 	char err[512], shown[4096 + 64], root[48];
 	struct stat st;
@@ -1001,71 +627,15 @@ static int scan_one(void *ctx, const struct mapping *m)
 
 	mark_seen(u, m->kdev, m->ino);
 	if (is_gpu_lib(m->path))
-		add_mapped_lib(u, m);
+		uprb_add_mapped_lib(u, m);
 	return 0;
 }
 
 void gctx_uprobes__scan_pid(struct gctx_uprobes *u, __u32 pid)
 {
 	pthread_mutex_lock(&u->mu);
-	walk_maps(pid, scan_one, u);
+	uprb_walk_maps(pid, scan_one, u);
 	pthread_mutex_unlock(&u->mu);
-}
-
-struct addr_ctx {
-	struct gctx_uprobes *u;
-	__u64 addr;
-	struct mapping m;
-	char path[GCTX_PATH_LEN];
-	bool found;
-};
-
-static int find_addr(void *ctx, const struct mapping *m)
-{
-	struct addr_ctx *a = ctx;
-
-	if (a->addr < m->start || a->addr >= m->end)
-		return 0;
-	a->m = *m;
-	snprintf(a->path, sizeof(a->path), "%s", m->path);
-	a->m.path = a->path;
-	a->found = true;
-	return 1;
-}
-
-/* cuGetProcAddress returned an address: make sure calls through it are seen, when it is a
- * function of a library that defines the API. */
-static void follow_proc_address(struct gctx_uprobes *u, const struct gctx_ev_api *ev)
-{
-	struct addr_ctx a = {.u = u, .addr = ev->out};
-	char name[GCTX_API_STR_LEN];
-	enum gctx_api_fn fn;
-	struct lib *l;
-	__u64 off;
-
-	fn = gctx_api_procaddr_fn(ev->str, ev->args[2], ev->args[3]);
-	if (fn == GCTX_API_NONE)
-		return;
-	if (walk_maps(ev->hdr.tgid, find_addr, &a) <= 0 || !a.found)
-		return; /* the process is gone, or the address is in no file it maps */
-	snprintf(name, sizeof(name), "%.*s", (int)sizeof(ev->str) - 1, ev->str);
-	off = a.addr - a.m.start + a.m.pgoff;
-	if (!a.m.exec) {
-		refuse(u, a.m.path, fn, name, off, -EPERM);
-		return;
-	}
-	l = find_lib(u, makedev(a.m.kdev >> 20, a.m.kdev & 0xfffff), a.m.ino);
-	if (!l) {
-		/* a library we had not seen: probe its exports first */
-		add_mapped_lib(u, &a.m);
-		l = find_lib(u, makedev(a.m.kdev >> 20, a.m.kdev & 0xfffff), a.m.ino);
-	}
-	if (!l) {
-		refuse(u, a.m.path, fn, name, off, -EPERM);
-		return;
-	}
-	if (!probe_procaddr(u, l, ev->hdr.tgid, fn, name, off))
-		flush_probes(u, l);
 }
 
 void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len)
@@ -1084,7 +654,7 @@ void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *dat
 		if (a->fn == GCTX_CU_GET_PROC_ADDRESS && a->ret == 0 &&
 		    (a->flags & GCTX_API_OUT_OK) && (a->flags & GCTX_API_STR_OK) && a->out) {
 			pthread_mutex_lock(&u->mu);
-			follow_proc_address(u, a);
+			uprb_follow_proc_address(u, a);
 			pthread_mutex_unlock(&u->mu);
 		}
 	}
@@ -1098,7 +668,7 @@ bool gctx_uprobes__lib(struct gctx_uprobes *u, __u32 kdev, __u64 ino, struct gct
 	if (!u)
 		return false;
 	pthread_mutex_lock(&u->mu);
-	l = find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino);
+	l = uprb_find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino);
 	if (l && l->fd >= 0 && l->nexports) {
 		out->fd = l->fd;
 		out->size = l->size;
@@ -1117,8 +687,8 @@ bool gctx_uprobes__probed_at(struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u6
 	if (!u)
 		return false;
 	pthread_mutex_lock(&u->mu);
-	l = find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino);
-	ret = l && lib_has_probe(l, off);
+	l = uprb_find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino);
+	ret = l && uprb_lib_has_probe(l, off);
 	pthread_mutex_unlock(&u->mu);
 	return ret;
 }
@@ -1143,31 +713,6 @@ void gctx_uprobes__drops(const struct gctx_uprobes *u, __u64 *drops, __u64 *miss
 {
 	*drops = u ? __atomic_load_n(&u->skel->bss->api_drops, __ATOMIC_RELAXED) : 0;
 	*missed = u ? __atomic_load_n(&u->skel->bss->api_missed, __ATOMIC_RELAXED) : 0;
-}
-
-void gctx_uprobes__finish(struct gctx_uprobes *u)
-{
-	__u64 all;
-
-	if (!u)
-		return;
-	all = u->refused[0] + u->refused[1];
-	if (!all)
-		return;
-	fprintf(stderr,
-		"gpuctx: warning: %llu address(es) cuGetProcAddress handed out were not probed: "
-		"%llu not a function entry of a library that defines the API, %llu over the "
-		"probe caps (%u a library, %u a process, %u a user, %u in all at once)\n",
-		(unsigned long long)all, (unsigned long long)u->refused[0],
-		(unsigned long long)u->refused[1], PROCADDR_MAX_LIB, PROCADDR_MAX_PROC,
-		PROCADDR_MAX_USER, PROCADDR_MAX_TOTAL);
-	if (all > REFUSED_RECORDS && u->o.cb) {
-		struct gctx_rec_probe r = {.how = GCTX_PROBE_REFUSED, .err = -EDQUOT};
-
-		snprintf(r.symbol, sizeof(r.symbol), "%llu more not probed",
-			 (unsigned long long)(all - REFUSED_RECORDS));
-		u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &r, sizeof(r));
-	}
 }
 
 void gctx_uprobes__free(struct gctx_uprobes *u)
