@@ -105,10 +105,23 @@ def check_format(tl, fmt, scenario, pipe):
             k = [f[0] for f in cs].index(fr[i]) if fr[i] in [f[0] for f in cs] else -1
             if k < 0 or not cs[k][1] or not cs[k][2]:
                 fail("perfetto: %s: frame %r has no source file and line: %s" % (role, fn, cs))
-    # what a Python child that inherited GPU state raised has no event of its own: its stack
-    # is the instant "stack: raise" at the moment it was raised (issue 42)
-    extra = [e for e in with_stack if e["seq"] not in seen and
-             not (e["name"] == "stack: raise" and tl.tracks[e["track"]]["pid"] == child)]
+    # what a Python child that inherited GPU state raised is an instant "raised TYPE: message"
+    # on its thread, with the raise's stack (ctypes' look-ups of cuMemAlloc_v2 raise
+    # AttributeError in blame.py's worker); read from a pipe, a stack written after its
+    # exception is the instant "stack: raise" instead
+    raised = [e for e in tl.events if e["cat"] == "python" and e["ph"] == "I" and
+              e["name"].startswith("raised ") and tl.tracks[e["track"]]["pid"] == child]
+    if scenario == "py" and not any(e in with_stack for e in raised):
+        fail("%s: no \"raised ...\" instant with its stack in the child: %s" % (
+            fmt, [(e["name"], e["args"]) for e in raised]))
+    if scenario == "py" and any(not e["args"].get("exception") or
+                                e["name"] != ("raised " + e["args"]["exception"])[:87] and
+                                not e["name"].endswith("...") for e in raised):
+        fail("%s: a raised instant's name is not its exception: %s" % (
+            fmt, [(e["name"], e["args"]) for e in raised]))
+    extra = [e for e in with_stack if e["seq"] not in seen and e not in raised and
+             not (pipe and e["name"] == "stack: raise" and
+                  tl.tracks[e["track"]]["pid"] == child)]
     if extra:
         fail("%s: stacks on unexpected events: %s" % (fmt, [(e["cat"], e["name"], e["args"].get(
             "site")) for e in extra]))

@@ -410,6 +410,8 @@ const struct gctx_pyexc *gctx_model__pyexc_of(const struct gctx_model *m, __u32 
 					      __u32 *total);
 /* Does it name CUDA, HIP, ROCm, NCCL, the GPU, a driver or fork (type or message)? */
 bool gctx_pyexc_about_gpu(const struct gctx_pyexc *e);
+/* "RuntimeError: message" (printable). */
+void gctx_pyexc_name(const struct gctx_pyexc *e, char *buf, size_t len);
 /* "RuntimeError: message at file.py:12 in func" (printable; the site from its stack). */
 void gctx_pyexc_text(const struct gctx_model *m, const struct gctx_pyexc *e, char *buf, size_t len);
 

@@ -187,19 +187,27 @@ static void printable(char *s)
 	}
 }
 
-void gctx_pyexc_text(const struct gctx_model *m, const struct gctx_pyexc *e, char *buf, size_t len)
+void gctx_pyexc_name(const struct gctx_pyexc *e, char *buf, size_t len)
 {
-	const struct gctx_stack *s = gctx_model__stack_for(m, e->pid, GCTX_STACK_RAISE, e->seq);
-	char type[GCTX_PYEXC_TYPE_LEN], msg[GCTX_PYEXC_MSG_LEN], at[160] = "";
+	char type[GCTX_PYEXC_TYPE_LEN], msg[GCTX_PYEXC_MSG_LEN];
 
 	snprintf(type, sizeof(type), "%s", e->type[0] ? e->type : "an exception");
 	snprintf(msg, sizeof(msg), "%s", e->msg);
 	printable(type);
 	printable(msg);
+	snprintf(buf, len, "%s%s%s", type, msg[0] ? ": " : "", msg);
+}
+
+void gctx_pyexc_text(const struct gctx_model *m, const struct gctx_pyexc *e, char *buf, size_t len)
+{
+	const struct gctx_stack *s = gctx_model__stack_for(m, e->pid, GCTX_STACK_RAISE, e->seq);
+	char name[GCTX_PYEXC_TYPE_LEN + GCTX_PYEXC_MSG_LEN + 2], at[160] = "";
+
+	gctx_pyexc_name(e, name, sizeof(name));
 	/* the key is the exception's seq: a stack of another raise is not this one's */
 	if (s && s->key == e->seq && s->site >= 0 && s->nframes) {
 		memcpy(at, " at ", 4);
 		gctx_frame_format(&s->frames[s->site], at + 4, sizeof(at) - 4);
 	}
-	snprintf(buf, len, "%s%s%s%s", type, msg[0] ? ": " : "", msg, at);
+	snprintf(buf, len, "%s%s", name, at);
 }

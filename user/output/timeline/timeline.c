@@ -359,6 +359,7 @@ static int export_record(struct exporter *x, __u32 type, const void *data, __u32
 	union gctx_record r;
 	__u32 ctxs_before = gctx_model__nctxs(x->m);
 	__u32 objs_before = gctx_model__nobjs(x->m), files_before = gctx_model__nfiles(x->m);
+	__u32 pyexcs_before = gctx_model__npyexcs(x->m);
 	int old = -1, err;
 	size_t n = len < sizeof(r) ? len : sizeof(r);
 	__u32 got;
@@ -437,6 +438,10 @@ static int export_record(struct exporter *x, __u32 type, const void *data, __u32
 		break;
 	case GCTX_REC_STACK:
 		tl_on_stack(x);
+		break;
+	case GCTX_EV_PYEXC:
+		if (gctx_model__npyexcs(x->m) > pyexcs_before)
+			tl_on_pyexc(x);
 		break;
 	case GCTX_REC_END:
 		x->end_ns = r.end.end_ns;

@@ -258,6 +258,7 @@ void tl_stack_add(struct exporter *x, struct args *a, __u32 roles, __u32 pid, __
 		  __u64 end);
 /* A GCTX_REC_STACK the model took. */
 void tl_on_stack(struct exporter *x);
+void tl_on_pyexc(struct exporter *x);
 /* End of input: an instant for each stack no event took. */
 void tl_stacks_flush(struct exporter *x);
 /* Its frames as `gpuctx report` prints them, one per line. */

@@ -193,20 +193,20 @@ void tl_stack_add(struct exporter *x, struct args *a, __u32 roles, __u32 pid, __
 	stack_args(a, gctx_model__stack(m, best));
 }
 
-/* The track of the thread a stack was taken in: its own when described, else its process's,
- * else (a process the trace never showed) the recording's. */
-static void stack_track(struct exporter *x, const struct gctx_stack *s, struct gctx_tl_track *t)
+/* The track of thread tid of pid (a stack's, an exception's): its own when described, else its
+ * process's, else (a process the trace never showed) the recording's. */
+static void thread_track(struct exporter *x, __u32 pid, __u32 tid, struct gctx_tl_track *t)
 {
-	int pi = tl_proc_index(x->m, s->pid), ti;
+	int pi = tl_proc_index(x->m, pid), ti;
 
 	if (pi < 0 || !tl_xp(x, pi)) {
 		tl_trk_global(t);
 		return;
 	}
 	tl_proc_describe(x, pi, 0);
-	ti = tl_thread_index(x, pi, s->tid);
+	ti = tl_thread_index(x, pi, tid);
 	if (ti < 0 || (__u32)ti >= x->procs[pi].nth || !x->procs[pi].th[ti].described ||
-	    (x->s->ops->process_is_main_thread && s->tid == s->pid))
+	    (x->s->ops->process_is_main_thread && tid == pid))
 		tl_trk_proc(x, pi, t);
 	else
 		tl_trk_thread(x, pi, ti, t);
@@ -220,7 +220,7 @@ static void stack_instant(struct exporter *x, __u32 i, const char *name, const c
 	struct args a;
 
 	x->stk[i].used = true;
-	stack_track(x, s, &t);
+	thread_track(x, s->pid, s->tid, &t);
 	a.n = 0;
 	tl_arg_str(&a, "role", gctx_stack_role_name(s->role));
 	tl_arg_u64(&a, "pid", s->pid);
@@ -246,6 +246,31 @@ void tl_on_stack(struct exporter *x)
 	gctx_format_signal(sig, sizeof(sig), (int)s->trigger);
 	snprintf(name, sizeof(name), "fatal signal %s", sig);
 	stack_instant(x, i, name, "signal");
+}
+
+/* What a Python child that inherited GPU state raised (the model's newest exception): an
+ * instant "raised RuntimeError: ..." on its thread, with its stack (the raise's, keyed by the
+ * exception's seq). Past the kept ones only a count comes: no event. */
+void tl_on_pyexc(struct exporter *x)
+{
+	__u32 n = gctx_model__npyexcs(x->m);
+	const struct gctx_pyexc *e = n ? gctx_model__pyexc(x->m, n - 1) : NULL;
+	char text[GCTX_PYEXC_TYPE_LEN + GCTX_PYEXC_MSG_LEN + 2], name[96];
+	struct gctx_tl_track t;
+	struct args a;
+
+	if (!e || e->count_only)
+		return;
+	gctx_pyexc_name(e, text, sizeof(text));
+	/* a name the timeline can show in a row; the whole text is an arg */
+	snprintf(name, sizeof(name), "raised %.*s%s", 80, text, strlen(text) > 80 ? "..." : "");
+	thread_track(x, e->pid, e->tid, &t);
+	a.n = 0;
+	tl_arg_str(&a, "exception", text);
+	tl_arg_u64(&a, "seq", e->seq);
+	tl_arg_u64(&a, "about_gpu", gctx_pyexc_about_gpu(e));
+	tl_stack_add(x, &a, 1u << GCTX_STACK_RAISE, e->pid, e->seq, e->ts_ns, e->ts_ns);
+	tl_emit(x, 'I', &t, e->ts_ns, name, "python", &a, 0, 0);
 }
 
 void tl_stacks_flush(struct exporter *x)
