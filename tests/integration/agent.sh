@@ -351,16 +351,25 @@ t_agent_drops() {
 	wait $AGENT_PID
 	d1=$T/$name.spool/$(agent_dumps "$T/$name.spool" $j1 | head -1)
 	d2=$T/$name.spool/$(agent_dumps "$T/$name.spool" $j2 | head -1)
-	"$G" report "$d1" >"$T/$name.r1" 2>>"$T/$name.err" || rc=1
-	grep -Eq "^WARNING: [0-9]+ events? lost: fork=[1-9]" "$T/$name.r1" ||
-		{ echo "the first dump shows no lost events:"; cat "$T/$name.r1"; } >>"$T/$name.err"
-	grep -Eq "^WARNING: [0-9]+ events? lost: fork=[1-9]" "$T/$name.r1" || rc=1
-	"$G" report --json "$d1" >"$T/$name.j1" 2>>"$T/$name.err" || rc=1
+	# the agent watches the whole node: another job's dump made between the storm and j1's
+	# (a test suite running beside this one) carries the loss instead; it is told once, in
+	# the first dump after it
+	local f n=0 first=
+	for f in $(ls -tr "$T/$name.spool"/*.gctx); do
+		"$G" report --json "$f" >"$T/$name.j.$n" 2>>"$T/$name.err" || rc=1
+		[ -z "$first" ] && "$G" report "$f" >"$T/$name.r1" 2>>"$T/$name.err" &&
+			grep -Eq "^WARNING: [0-9]+ events? lost: fork=[1-9]" "$T/$name.r1" && first=$f
+		n=$((n + 1))
+		[ "$f" = "$d1" ] && break
+	done
+	[ -n "$first" ] || { echo "no dump up to j1's shows lost events:"; cat "$T/$name.r1"; } >>"$T/$name.err"
+	[ -n "$first" ] || rc=1
 	"$G" report --json "$d2" >"$T/$name.j2" 2>>"$T/$name.err" || rc=1
-	# the second dump: only what was lost after the first (nothing, on a quiet machine)
-	python3 - "$T/$name.j1" "$T/$name.j2" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+	# the dump after: only what was lost since (nothing, on a quiet machine)
+	python3 - "$T/$name.j2" "$T/$name".j.* >>"$T/$name.err" 2>&1 <<'PY' || rc=1
 import json, sys
-a, b = (json.load(open(p))["drops"]["total"] for p in sys.argv[1:3])
+b = json.load(open(sys.argv[1]))["drops"]["total"]
+a = sum(json.load(open(p))["drops"]["total"] for p in sys.argv[2:])
 assert a >= 1000 and b < a / 10, (a, b)
 PY
 	grep -Eq '^gpuctx_events_lost_total [1-9]' "$T/$name.prom" ||
