@@ -101,11 +101,11 @@ static void refuse(struct gctx_uprobes *u, const char *lib, enum gctx_api_fn fn,
 			why == -EPERM ? "not a function entry of a library defining the API"
 				      : "over the probe cap");
 	}
-	if (all > REFUSED_RECORDS || !u->o.cb)
+	if (all > REFUSED_RECORDS)
 		return;
 	snprintf(r.symbol, sizeof(r.symbol), "%.*s", (int)sizeof(r.symbol) - 1, name);
 	snprintf(r.lib, sizeof(r.lib), "%.*s", (int)sizeof(r.lib) - 1, lib);
-	u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &r, sizeof(r));
+	uprb_emit(u, &r);
 }
 
 /* Whose share a process's probes take: its uid ((__u32)-1 when it is gone: one share). */
@@ -375,11 +375,11 @@ void gctx_uprobes__finish(struct gctx_uprobes *u)
 		(unsigned long long)all, (unsigned long long)u->refused[0],
 		(unsigned long long)u->refused[1], PROCADDR_MAX_LIB, PROCADDR_MAX_PROC,
 		PROCADDR_MAX_USER, PROCADDR_MAX_TOTAL);
-	if (all > REFUSED_RECORDS && u->o.cb) {
+	if (all > REFUSED_RECORDS) {
 		struct gctx_rec_probe r = {.how = GCTX_PROBE_REFUSED, .err = -EDQUOT};
 
 		snprintf(r.symbol, sizeof(r.symbol), "%llu more not probed",
 			 (unsigned long long)(all - REFUSED_RECORDS));
-		u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &r, sizeof(r));
+		uprb_emit(u, &r);
 	}
 }

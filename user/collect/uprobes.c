@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "decode/api.h"
 #include "api.skel.h"
+#include "lib/grow.h"
 #include "lib/elfsyms.h"
 #include "lib/esc.h"
 #include "lib/procmaps.h"
@@ -54,6 +55,40 @@ static bool is_gpu_lib(const char *path)
 
 	base = base ? base + 1 : path;
 	return !strncmp(base, "libcuda.so", 10) || !strncmp(base, "libamdhip64.so", 14);
+}
+
+void uprb_lock(struct gctx_uprobes *u)
+{
+	pthread_mutex_lock(&u->mu);
+	u->depth++;
+}
+
+void uprb_unlock(struct gctx_uprobes *u)
+{
+	struct gctx_rec_probe *q = NULL;
+	__u32 n = 0;
+
+	if (!--u->depth && u->noutq) {
+		q = u->outq;
+		n = u->noutq;
+		u->outq = NULL;
+		u->noutq = u->cap_outq = 0;
+	}
+	pthread_mutex_unlock(&u->mu);
+	for (__u32 i = 0; i < n; i++)
+		u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &q[i], sizeof(q[i]));
+	free(q);
+}
+
+void uprb_emit(struct gctx_uprobes *u, const struct gctx_rec_probe *r)
+{
+	if (!u->o.cb)
+		return;
+	if (!u->depth || gctx_grow(&u->outq, &u->cap_outq, u->noutq + 1, sizeof(*u->outq))) {
+		u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, r, sizeof(*r)); /* no memory: at once */
+		return;
+	}
+	u->outq[u->noutq++] = *r;
 }
 
 static void mu_init(pthread_mutex_t *mu)
@@ -353,8 +388,7 @@ int uprb_flush_probes(struct gctx_uprobes *u, struct lib *l)
 			fprintf(stderr, "gpuctx: probe %s+0x%llx %s%s\n", esc,
 				(unsigned long long)r->offset, sym, r->err ? " FAILED" : "");
 		}
-		if (u->o.cb)
-			u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, r, sizeof(*r));
+		uprb_emit(u, r);
 	}
 	u->npend = 0;
 	return nok;
@@ -419,8 +453,7 @@ static void not_preresolved(struct gctx_uprobes *u, struct lib *l, int err, cons
 			"followed at run time only\n",
 			esc, w);
 	}
-	if (u->o.cb)
-		u->o.cb(u->o.cb_ctx, GCTX_REC_PROBE, &r, sizeof(r));
+	uprb_emit(u, &r);
 }
 
 /* Ask a library that only root could have written what cuGetProcAddress hands out, in an
@@ -503,9 +536,9 @@ int gctx_uprobes__add_lib_fd(struct gctx_uprobes *u, int fd, const struct stat *
 {
 	int ret;
 
-	pthread_mutex_lock(&u->mu);
+	uprb_lock(u);
 	ret = add_lib_fd(u, fd, st, shown, root, inpath, err, errlen);
-	pthread_mutex_unlock(&u->mu);
+	uprb_unlock(u);
 	return ret;
 }
 
@@ -633,9 +666,9 @@ static int scan_one(void *ctx, const struct mapping *m)
 
 void gctx_uprobes__scan_pid(struct gctx_uprobes *u, __u32 pid)
 {
-	pthread_mutex_lock(&u->mu);
+	uprb_lock(u);
 	uprb_walk_maps(pid, scan_one, u);
-	pthread_mutex_unlock(&u->mu);
+	uprb_unlock(u);
 }
 
 void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *data, __u32 len)
@@ -643,19 +676,19 @@ void gctx_uprobes__on_record(struct gctx_uprobes *u, __u32 type, const void *dat
 	if (type == GCTX_EV_LIBMAP && len >= sizeof(struct gctx_ev_libmap)) {
 		const struct gctx_ev_libmap *m = data;
 
-		pthread_mutex_lock(&u->mu);
+		uprb_lock(u);
 		if (!was_seen(u, m->dev, m->ino))
 			gctx_uprobes__scan_pid(u, m->hdr.tgid);
 		mark_seen(u, m->dev, m->ino);
-		pthread_mutex_unlock(&u->mu);
+		uprb_unlock(u);
 	} else if (type == GCTX_EV_API && len >= sizeof(struct gctx_ev_api)) {
 		const struct gctx_ev_api *a = data;
 
 		if (a->fn == GCTX_CU_GET_PROC_ADDRESS && a->ret == 0 &&
 		    (a->flags & GCTX_API_OUT_OK) && (a->flags & GCTX_API_STR_OK) && a->out) {
-			pthread_mutex_lock(&u->mu);
+			uprb_lock(u);
 			uprb_follow_proc_address(u, a);
-			pthread_mutex_unlock(&u->mu);
+			uprb_unlock(u);
 		}
 	}
 }
@@ -667,7 +700,7 @@ bool gctx_uprobes__lib(struct gctx_uprobes *u, __u32 kdev, __u64 ino, struct gct
 
 	if (!u)
 		return false;
-	pthread_mutex_lock(&u->mu);
+	uprb_lock(u);
 	l = uprb_find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino);
 	if (l && l->fd >= 0 && l->nexports) {
 		out->fd = l->fd;
@@ -675,7 +708,7 @@ bool gctx_uprobes__lib(struct gctx_uprobes *u, __u32 kdev, __u64 ino, struct gct
 		snprintf(out->at, sizeof(out->at), "%s", l->at);
 		ret = true;
 	}
-	pthread_mutex_unlock(&u->mu);
+	uprb_unlock(u);
 	return ret;
 }
 
@@ -686,10 +719,10 @@ bool gctx_uprobes__probed_at(struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u6
 
 	if (!u)
 		return false;
-	pthread_mutex_lock(&u->mu);
+	uprb_lock(u);
 	l = uprb_find_lib(u, makedev(kdev >> 20, kdev & 0xfffff), ino);
 	ret = l && uprb_lib_has_probe(l, off);
-	pthread_mutex_unlock(&u->mu);
+	uprb_unlock(u);
 	return ret;
 }
 
@@ -737,6 +770,7 @@ void gctx_uprobes__free(struct gctx_uprobes *u)
 	gctx_hmap__free(&u->per_user);
 	free(u->rt);
 	free(u->libs);
+	free(u->outq);
 	api_bpf__destroy(u->skel);
 	free(u);
 }

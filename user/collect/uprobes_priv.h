@@ -68,8 +68,13 @@ struct rt_probe {
 struct gctx_uprobes {
 	/* The forked-child probes (childprobe.c) read the library table from the ring's look
 	 * ahead thread while the main loop adds to it: every public function takes mu
-	 * (recursive: the record callback may come back in). */
+	 * (uprb_lock). The probe records made meanwhile wait in outq and go to the record
+	 * callback once mu is let go (uprb_unlock): the callback may block (live lines to a
+	 * full pipe, an agent's dump), and the look ahead must not wait behind it. */
 	pthread_mutex_t mu;
+	__u32 depth; /* uprb_lock()s held (by the thread holding mu) */
+	struct gctx_rec_probe *outq;
+	__u32 noutq, cap_outq;
 	struct api_bpf *skel;
 	struct gctx_uprobes_opts o;
 	bool multi;		 /* uprobe_multi links work here */
@@ -105,6 +110,10 @@ struct mapping {
 extern const __u8 uprb_endbr64[4];
 
 /* uprobes.c */
+void uprb_lock(struct gctx_uprobes *u);
+void uprb_unlock(struct gctx_uprobes *u);
+/* A probe record for the record callback: at once, or once mu is let go. */
+void uprb_emit(struct gctx_uprobes *u, const struct gctx_rec_probe *r);
 struct lib *uprb_find_lib(const struct gctx_uprobes *u, dev_t dev, ino_t ino);
 bool uprb_lib_has_probe(const struct lib *l, __u64 off);
 /* Queue entry (and return) probes at a function's file offset, past an endbr64. */
