@@ -191,7 +191,7 @@ vmlinux:
 FORMAT_SRCS = $(sort $(wildcard bpf/*.bpf.c bpf/*.bpf.h include/*.h user/*/*.c user/*/*.h \
 	user/*/*/*.c user/*/*/*.h tools/*.c tools/*.h tests/unit/*.h tests/unit/*/*.c \
 	tests/unit/*/*.h tests/workloads/*.c tests/workloads/*.cc tests/workloads/lib/*.c \
-	tests/doubles/*.c tests/realdriver/*.c tests/fuzz/*.c tests/fuzz/*.h tests/export/*.c \
+	tests/doubles/*.c tests/doubles/*.h tests/realdriver/*.c tests/fuzz/*.c tests/fuzz/*.h tests/export/*.c \
 	slurm/*.c bench/*.c))
 
 format:
@@ -398,10 +398,15 @@ $(BUILD)/doubles:
 ifneq ($(API_CUDA_H),)
 API_TARGETS += $(BUILD)/doubles/libcuda.so.1 $(API_CUDA_WORKLOADS)
 
-$(BUILD)/doubles/libcuda.so.1: tests/doubles/libcuda_double.c include/gpu_uapi.h | $(BUILD)/doubles
+# One file a concern, sharing the private libcuda_double.h (which lists them). -flto links them
+# as one unit: the helpers they share become local, so -x drops their names as it did when they
+# were static in one file, and the code is inlined as it was.
+LIBCUDA_DOUBLE_SRCS := $(addprefix tests/doubles/libcuda_,state.c rm.c ctx.c mem.c api.c procaddr.c)
+$(BUILD)/doubles/libcuda.so.1: $(LIBCUDA_DOUBLE_SRCS) tests/doubles/libcuda_double.h \
+		include/gpu_uapi.h | $(BUILD)/doubles
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(API_DOUBLE_CFLAGS) -I$(CUDA_INC_DIR) $< -Wl,-soname,libcuda.so.1 \
-		$(API_DOUBLE_LDFLAGS) -o $@
+	$(Q)$(CC) $(API_DOUBLE_CFLAGS) -flto -I$(CUDA_INC_DIR) $(LIBCUDA_DOUBLE_SRCS) \
+		-Wl,-soname,libcuda.so.1 $(API_DOUBLE_LDFLAGS) -o $@
 
 # The C++ stack workload (demangled names), built as distribution C++ is: g++ -O2, no frame pointers.
 API_TARGETS += $(BUILD)/workloads/wl_blame_cxx

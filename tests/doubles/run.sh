@@ -10,8 +10,9 @@ cd "$top"
 W=build/workloads
 D=build/doubles
 CUDA_STUB=${CUDA_STUB:-/usr/local/cuda/lib64/stubs/libcuda.so}
-pass=0
-fail=0
+SUITE=doubles
+. "$top/tests/lib.sh"
+RESULT_FILES=(out)
 skip=0
 
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
@@ -20,32 +21,19 @@ sk() { skip=$((skip + 1)); echo "skip $*"; }
 
 T=$(mktemp -d /tmp/gpuctx-doubles.XXXXXX)
 MNT=$T/gpu
-mkdir -p "$MNT"
-build/fakegpu "$MNT" 2>"$T/fakegpu.log" &
-FAKE=$!
 cleanup() {
-	kill "$FAKE" 2>/dev/null
-	wait "$FAKE" 2>/dev/null
-	mountpoint -q "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"; }
+	fakegpu_stop
 	rm -rf "$T"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do
-	[ -e "$MNT/nvidiactl" ] && break
-	sleep 0.05
-done
-[ -e "$MNT/nvidiactl" ] || { echo "doubles: FAIL: fakegpu did not mount" >&2; exit 1; }
+fakegpu_up
 
 # run NAME CMD...: run a workload, keep its output in $T/NAME.out
 run() {
 	local name=$1
 	shift
-	if "$@" >"$T/$name.out" 2>&1; then
-		ok "$name"
-	else
-		ko "$name"
-		sed 's/^/     | /' "$T/$name.out" | tail -20
-	fi
+	"$@" >"$T/$name.out" 2>&1
+	result "$name" $?
 }
 
 # The pids strace saw, in order of appearance (first = the workload, later = its children).

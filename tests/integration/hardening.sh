@@ -8,6 +8,8 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 G=${GPUCTX:-$top/build/gpuctx}
 D=$top/build/doubles
+SUITE=hardening
+. "$top/tests/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "hardening: FAIL: needs root" >&2; exit 1; }
 
 T=$(mktemp -d /tmp/gpuctx-hard.XXXXXX)
@@ -19,20 +21,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pass=0
-fail=0
-failed=()
-result() { # NAME RC [why]
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok   hard_$1"
-	else
-		fail=$((fail + 1))
-		failed+=("$1")
-		echo "FAIL hard_$1: ${3:-}"
-		[ -s "$T/$1.err" ] && sed 's/^/     | /' "$T/$1.err" | tail -15
-	fi
-}
+RESULT_LABEL=hard_ # result NAME RC [WHY]: "FAIL hard_NAME: WHY", then NAME.err's last lines
+RESULT_WHY=1
+RESULT_FILES=(err)
+RESULT_TAIL=15
 
 # A small trace to run check and export on.
 small_trace() {
@@ -388,5 +380,4 @@ all_tests=(junit_output cgroup_deep hold_runuser hold_shell hold_waiter hold_pki
 for t in "${all_tests[@]}"; do
 	"t_$t"
 done
-echo "hardening: $pass passed, $fail failed${failed:+: ${failed[*]}}"
-[ $fail = 0 ]
+suite_summary

@@ -8,6 +8,8 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 G=${GPUCTX:-$top/build/gpuctx} # GPUCTX=another build: check that each test fails without its fix
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+SUITE=security
+. "$top/tests/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "security: FAIL: needs root" >&2; exit 1; }
 
 T=$(mktemp -d /tmp/gpuctx-sec.XXXXXX)
@@ -19,20 +21,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pass=0
-fail=0
-failed=()
-result() { # NAME RC [why]
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok   sec_$1"
-	else
-		fail=$((fail + 1))
-		failed+=("$1")
-		echo "FAIL sec_$1: ${3:-}"
-		[ -s "$T/$1.err" ] && sed 's/^/     | /' "$T/$1.err" | tail -15
-	fi
-}
+RESULT_LABEL=sec_ # result NAME RC [WHY]: "FAIL sec_NAME: WHY", then NAME.err's last lines
+RESULT_WHY=1
+RESULT_FILES=(err)
+RESULT_TAIL=15
 
 # A libcuda.so.1 whose constructor leaves a mark saying who ran it: the comm (the traced
 # program, or "gpuctx" for gpuctx's resolver child), the uid, the effective capabilities and
@@ -661,5 +653,4 @@ all_tests=(root_exec elf_entsize fifo_lib record_output fd_leak export_output mo
 for t in "${all_tests[@]}"; do
 	"t_$t"
 done
-echo "security: $pass passed, $fail failed${failed:+: ${failed[*]}}"
-[ $fail = 0 ]
+suite_summary

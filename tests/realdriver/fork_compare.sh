@@ -16,8 +16,8 @@ cd "$top"
 R=$top/build/realdriver
 D=${FORK_COMPARE_DOUBLES:-$top/build/doubles}
 P=$R/forkprobe
-pass=0
-fail=0
+SUITE=fork_compare
+. "$top/tests/lib.sh"
 skip=0
 ok() { pass=$((pass + 1)); echo "ok   fork_compare: $*"; }
 ko() { fail=$((fail + 1)); echo "FAIL fork_compare: $*"; }
@@ -34,24 +34,7 @@ done
 
 T=$(mktemp -d /tmp/gpuctx-forkcmp.XXXXXX)
 MNT=$T/gpu
-FAKE=
-stop_fake() {
-	[ -n "$FAKE" ] && kill "$FAKE" 2>/dev/null && wait "$FAKE" 2>/dev/null
-	FAKE=
-	mountpoint -q "$MNT" && umount "$MNT"
-}
-trap 'stop_fake; rm -rf "$T"' EXIT
-start_fake() {
-	mkdir -p "$MNT"
-	build/fakegpu "$@" "$MNT" 2>>"$T/fakegpu.log" &
-	FAKE=$!
-	for _ in $(seq 100); do
-		[ -e "$MNT/nvidiactl" ] && return 0
-		sleep 0.05
-	done
-	echo "fork_compare: FAIL: fakegpu did not mount" >&2
-	exit 1
-}
+trap 'fakegpu_stop; rm -rf "$T"' EXIT
 
 ST=(strace -f -qq -e trace=openat,open,ioctl,fcntl,write,close)
 
@@ -91,14 +74,14 @@ elif [ ! -e "$D/libcuda.so.1" ]; then
 else
 	lib=$(cd "$lib" && pwd)
 	version=$(ls "$lib"/libcuda.so.5* | head -1)
-	start_fake -v -n "${version##*/libcuda.so.}"
+	fakegpu_up -v -n "${version##*/libcuda.so.}"
 	summarise cuda_real timeout 120 tests/realdriver/nv_ns.sh "$MNT" -- \
 		env GPUCTX_FAKEGPU_DIR="$MNT" LD_LIBRARY_PATH="$lib" \
 		"${ST[@]}" -o "$T/cuda_real.st" -E LD_PRELOAD="$R/nv_redirect.so" "$P" cuda &&
 		summarise cuda_double env GPUCTX_FAKEGPU_DIR="$MNT" LD_LIBRARY_PATH="$D" \
 			timeout 60 "${ST[@]}" -o "$T/cuda_double.st" "$P" cuda &&
 		compare cuda cuda_real cuda_double || ko "cuda: a probe failed (above)"
-	stop_fake
+	fakegpu_stop
 fi
 
 # HIP: Debian's real runtime (5.2) and the double
@@ -107,7 +90,7 @@ if ! ldconfig -p | grep -q 'libamdhip64.so.5 '; then
 elif [ ! -e "$D/libamdhip64.so.5" ]; then
 	sk "hip: $D/libamdhip64.so.5 was not built (HIP headers missing)"
 else
-	start_fake
+	fakegpu_up
 	build/fakegpu -t "$T/topo" 2>>"$T/fakegpu.log"
 	mkdir -p "$T/ns"
 	summarise hip_real timeout 120 tests/realdriver/amd_ns.sh "$MNT" "$T/topo" "$T/ns" -- \
@@ -115,7 +98,7 @@ else
 		summarise hip_double env GPUCTX_FAKEGPU_DIR="$MNT" LD_LIBRARY_PATH="$D" \
 			timeout 60 "${ST[@]}" -o "$T/hip_double.st" "$P" hip &&
 		compare hip hip_real hip_double || ko "hip: a probe failed (above)"
-	stop_fake
+	fakegpu_stop
 fi
 
 echo "fork_compare: $pass passed, $fail failed, $skip skipped"

@@ -20,9 +20,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 G=$top/build/gpuctx
 R=$top/build/realdriver
-pass=0
-fail=0
-failed=()
+SUITE=nvidia
+. "$top/tests/lib.sh"
 
 ok() { pass=$((pass + 1)); echo "ok   nvidia: $*"; }
 ko() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL nvidia: $*"; }
@@ -48,21 +47,12 @@ before=$(host_state)
 
 T=$(mktemp -d /tmp/gpuctx-nv.XXXXXX)
 MNT=$T/gpu
-mkdir -p "$MNT"
-build/fakegpu -v -n "$version" "$MNT" 2>"$T/fakegpu.log" &
-FAKE=$!
 cleanup() {
-	kill "$FAKE" 2>/dev/null
-	wait "$FAKE" 2>/dev/null
-	mountpoint -q "$MNT" && umount "$MNT"
+	fakegpu_stop
 	rm -rf "$T"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do
-	[ -e "$MNT/nvidiactl" ] && break
-	sleep 0.05
-done
-[ -e "$MNT/nvidiactl" ] || { echo "nvidia: FAIL: fakegpu did not mount" >&2; exit 1; }
+fakegpu_up -v -n "$version"
 
 # The run: parent init, context, allocation, then a forked child (nv_cuda.c).
 "$G" record -o "$T/nv.gctx" --device "$MNT/nvidiactl:nvidiactl" --device "$MNT/nvidia0:nvidia" \
@@ -161,5 +151,4 @@ else
 	diff <(echo "$before") <(echo "$after") | sed 's/^/     | /'
 fi
 
-echo "nvidia: $pass passed, $fail failed${failed:+: ${failed[*]}}"
-[ $fail = 0 ]
+suite_summary

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * api_cuda_fork DEVICE_DIR [--stub]: the CUDA driver API on the libcuda test double
- * (tests/doubles/libcuda_double.c), then a fork whose child tries to use CUDA.
+ * (tests/doubles/libcuda_*.c), then a fork whose child tries to use CUDA.
  *
  * Parent: cuInit, cuDeviceGet, cuDevicePrimaryCtxRetain, cuCtxSetCurrent, cuCtxCreate (v4,
  * through the cuda.h macro) and cuCtxDestroy; cuMemAlloc and cuCtxSetCurrent through pointers
