@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * cli/: the gpuctx command line (main.c dispatches): one file per subcommand, and what
- * commands share (load.c, hosts.c, list.c, verdict.c, fromagent.c). The agent's engine is a
- * stage of its own (agent/); agent.c here is its command line. The top of the data path: it
- * may include every other stage; nothing includes it. No two files of it call each other
- * round a circle (tools/check-layout.sh).
+ * cli/: the gpuctx command line (main.c dispatches): one file per subcommand (record's four
+ * share record.h), and what commands share (load.c, hosts.c, list.c, verdict.c, fromagent.c). The
+ * agent's engine is a stage of its own (agent/); agent.c here is its command line. The top of the
+ * data path: it may include every other stage; nothing includes it. No two files of it call each
+ * other round a circle (tools/check-layout.sh).
  */
 #ifndef __GPUCTX_CLI_H
 #define __GPUCTX_CLI_H
@@ -24,7 +24,7 @@ int cmd_check(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 
-/* record.c: what gpuctx agent hooks into a recording. With hooks, no trace file is written:
+/* record*.c: what gpuctx agent hooks into a recording. With hooks, no trace file is written:
  * every record (raw stacks excepted) goes to on_record after the live model took it. */
 struct gctx_finding;
 struct gctx_stack_progress;
