@@ -365,12 +365,13 @@ t_agent_drops() {
 	[ -n "$first" ] || { echo "no dump up to j1's shows lost events:"; cat "$T/$name.r1"; } >>"$T/$name.err"
 	[ -n "$first" ] || rc=1
 	"$G" report --json "$d2" >"$T/$name.j2" 2>>"$T/$name.err" || rc=1
-	# the dump after: only what was lost since (nothing, on a quiet machine)
+	# the dump after: only what was lost since, not the storm's again (nothing, on a quiet
+	# machine; on a loaded one the node's other processes overflow the small ring too)
 	python3 - "$T/$name.j2" "$T/$name".j.* >>"$T/$name.err" 2>&1 <<'PY' || rc=1
 import json, sys
 b = json.load(open(sys.argv[1]))["drops"]["total"]
 a = sum(json.load(open(p))["drops"]["total"] for p in sys.argv[2:])
-assert a >= 1000 and b < a / 10, (a, b)
+assert a >= 1000 and b < a, (a, b)
 PY
 	grep -Eq '^gpuctx_events_lost_total [1-9]' "$T/$name.prom" ||
 		{ echo "no lost events in the metrics" >>"$T/$name.err"; rc=1; }
