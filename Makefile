@@ -22,7 +22,7 @@ CFLAGS += -D_GNU_SOURCE -Wall -Wextra -Werror=undef -Wno-unused-parameter -Iincl
 LDLIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -ldw -lelf -lz -lstdc++
 STATIC_LDLIBS := -Wl,-Bstatic -lbpf -ldw -lelf -lz -lstdc++ $(foreach l,lzma bz2,$(if $(wildcard /usr/lib/$(shell uname -m)-linux-gnu/lib$(l).a),-l$(l))) $(shell [ -e /usr/lib/$(shell uname -m)-linux-gnu/libzstd.a ] && echo -lzstd)
 
-BPF_UNITS := gpuctx api guard
+BPF_UNITS := gpuctx api guard pyraise
 # user/ by stage of the data path (docs/architecture.md). The live side (collect/, agent/, cli/)
 # needs libbpf and root; the pure stages also run on a trace file and are unit tested without root.
 LIVE_DIRS := collect agent cli

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What gpuctx.bpf.c and api.bpf.c share. The collector loads gpuctx.bpf.c first and makes
- * api.bpf.c reuse its ring buffer and followed-process map (bpf_map__reuse_fd), which needs
- * the two objects to declare the maps identically: they are declared here, once, with the
- * knobs is_followed() and the wakeup decision read. Include after gpuctx_events.h.
+ * What gpuctx.bpf.c and api.bpf.c (and pyraise.bpf.c) share. The collector loads gpuctx.bpf.c
+ * first and makes api.bpf.c reuse its ring buffer and followed-process map (bpf_map__reuse_fd;
+ * pyraise.bpf.c reuses api.bpf.c's), which needs the objects to declare the maps identically:
+ * they are declared here, once, with the knobs is_followed() and the wakeup decision read.
+ * Include after gpuctx_events.h.
  */
 #ifndef __GPUCTX_COMMON_BPF_H
 #define __GPUCTX_COMMON_BPF_H

@@ -41,8 +41,8 @@ const volatile bool stacks_on = true; /* --no-stacks turns capture off */
 #ifndef GCTX_NO_CORE
 #include "vmas.bpf.h"
 #else
-/* The API object (api.bpf.c) needs no kernel BTF at load: no mappings walk (its stacks are
- * taken in a live process calling the API; the collector reads its /proc maps), and the fs
+/* The uprobe objects (api.bpf.c, pyraise.bpf.c) need no kernel BTF at load: no mappings walk
+ * (their stacks are taken in a live process; the collector reads its /proc maps), and the fs
  * base read at the offset the main object found (task_offsets). */
 const volatile __u32 task_fsbase_off = 0;
 
@@ -371,7 +371,7 @@ __noinline int stack_emit(void *ctx __arg_ctx, __u32 regs_in_ctx, __u32 role, __
 #ifndef GCTX_NO_CORE
 	struct pt_regs r = {};
 #else
-	struct gctx_uregs r = {}; /* the same x86-64 frame, read without CO-RE (api.bpf.c) */
+	struct gctx_uregs r = {}; /* the same x86-64 frame, read without CO-RE (uprobe.bpf.h) */
 #endif
 	bool vmas_ok;
 	long n;

@@ -34,7 +34,7 @@ struct cp_py {
 	int fd;
 	char at[32];
 	__u64 raise_off;
-	__u64 cookie; /* where a str's data starts, for the message (api.bpf.c py_message) */
+	__u64 cookie; /* where a str's data starts, for the message (pyraise.bpf.c py_message) */
 };
 
 /* The functions of one API library file, read once: probe offset and cookie of each. */
@@ -382,7 +382,8 @@ struct walk {
 	struct cp_child *k;
 	int nfns, err;
 	bool py_done;
-	__u32 py_kdev; /* the interpreter file probed, its read-only data faulted in */
+	/* the interpreter file probed (py_ino 0: none), its read-only data faulted in */
+	__u32 py_kdev;
 	__u64 py_ino;
 	int mem_fd;
 	__u64 prefaulted;
@@ -401,7 +402,7 @@ static int on_map(void *ctx, const struct gctx_procmap *pm)
 	struct cp_lib *l;
 	int ret;
 
-	if (w->py_done && pm->ino == w->py_ino && gctx_procmap_kdev(pm) == w->py_kdev &&
+	if (w->py_ino && pm->ino == w->py_ino && gctx_procmap_kdev(pm) == w->py_kdev &&
 	    !strcmp(pm->perms, "r--p") && pm->pgoff && w->mem_fd >= 0 &&
 	    w->prefaulted < PY_PREFAULT_MAX) {
 		w->prefaulted +=
@@ -412,17 +413,21 @@ static int on_map(void *ctx, const struct gctx_procmap *pm)
 		return 0;
 	if (!w->py_done && py_named(pm->path)) {
 		struct cp_py *p = py_get(w->c, w->k->pid, pm);
-		int fd;
+		int prog, fd;
 
-		if (p) {
-			w->py_done = true;
-			w->py_kdev = p->kdev;
-			w->py_ino = p->ino;
-			fd = gctx_uprobe_multi_link(w->c->progs.raise_fd, p->at, &p->raise_off,
-						    &p->cookie, 1, false, w->k->pid);
-			if (fd >= 0)
-				w->k->fds[w->k->nfds++] = fd;
-		}
+		if (!p)
+			return 0;
+		w->py_done = true;
+		/* loaded at the first child that gets here: none, it has its API probes alone */
+		prog = gctx_uprobes__raise_prog(w->c->u);
+		if (prog < 0)
+			return 0;
+		w->py_kdev = p->kdev;
+		w->py_ino = p->ino;
+		fd = gctx_uprobe_multi_link(prog, p->at, &p->raise_off, &p->cookie, 1, false,
+					    w->k->pid);
+		if (fd >= 0)
+			w->k->fds[w->k->nfds++] = fd;
 		return 0;
 	}
 	if (w->ndone == MAX_CHILD_LIB)

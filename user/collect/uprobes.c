@@ -31,8 +31,7 @@
 #include "collect/collector.h"
 #include "collect/uprobes_priv.h"
 
-/* From the kernel's UAPI (Linux 6.6), newer than the headers libbpf 1.1 builds against. */
-#define ATTACH_UPROBE_MULTI 48 /* BPF_TRACE_UPROBE_MULTI */
+/* From the kernel's UAPI (Linux 6.6), as ATTACH_UPROBE_MULTI (uprobes_priv.h). */
 #define UPROBE_MULTI_RETURN 1  /* BPF_F_UPROBE_MULTI_RETURN */
 #define CMD_LINK_CREATE	    28 /* BPF_LINK_CREATE */
 
@@ -112,6 +111,7 @@ struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *
 	}
 	u->o = *o;
 	mu_init(&u->mu);
+	pthread_mutex_init(&u->py_mu, NULL);
 	/* uprobe_multi programs first; a kernel before 6.6 refuses them: load without */
 	/* GPUCTX_NO_UPROBE_MULTI=1 takes the older kernels' path here too (tests use it) */
 	for (int multi = !getenv("GPUCTX_NO_UPROBE_MULTI"); multi >= 0; multi--) {
@@ -125,9 +125,6 @@ struct gctx_uprobes *gctx_uprobes__new(const struct gctx_uprobes_opts *o, char *
 		u->skel->rodata->self_tgid = o->self_tgid;
 		bpf_program__set_autoload(u->skel->progs.api_enter_multi, multi);
 		bpf_program__set_autoload(u->skel->progs.api_return_multi, multi);
-		bpf_program__set_autoload(u->skel->progs.py_raise_multi, multi);
-		bpf_program__set_expected_attach_type(u->skel->progs.py_raise_multi,
-						      ATTACH_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(u->skel->progs.api_enter_multi,
 						      ATTACH_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(u->skel->progs.api_return_multi,
@@ -732,7 +729,6 @@ int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, struct gctx_uprobes_
 		return -EOPNOTSUPP;
 	out->enter_fd = bpf_program__fd(u->skel->progs.api_enter_multi);
 	out->ret_fd = bpf_program__fd(u->skel->progs.api_return_multi);
-	out->raise_fd = bpf_program__fd(u->skel->progs.py_raise_multi);
 	out->names_fd = bpf_map__fd(u->skel->maps.api_names);
 	return 0;
 }
@@ -744,7 +740,10 @@ __u32 gctx_uprobes__nlibs(const struct gctx_uprobes *u)
 
 void gctx_uprobes__drops(const struct gctx_uprobes *u, __u64 *drops, __u64 *missed)
 {
-	*drops = u ? __atomic_load_n(&u->skel->bss->api_drops, __ATOMIC_RELAXED) : 0;
+	/* the Python exceptions lost (pyraise.c) are counted with the API records */
+	*drops =
+	    u ? __atomic_load_n(&u->skel->bss->api_drops, __ATOMIC_RELAXED) + uprb_raise_drops(u)
+	      : 0;
 	*missed = u ? __atomic_load_n(&u->skel->bss->api_missed, __ATOMIC_RELAXED) : 0;
 }
 
@@ -771,6 +770,7 @@ void gctx_uprobes__free(struct gctx_uprobes *u)
 	free(u->rt);
 	free(u->libs);
 	free(u->outq);
+	uprb_raise_free(u);
 	api_bpf__destroy(u->skel);
 	free(u);
 }

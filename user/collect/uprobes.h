@@ -66,10 +66,14 @@ bool gctx_uprobes__probed_at(struct gctx_uprobes *u, __u32 kdev, __u64 ino, __u6
 /* The uprobe_multi programs and the api_names map; -EOPNOTSUPP without uprobe_multi. */
 struct gctx_uprobes_multi {
 	int enter_fd, ret_fd; /* API entry and return */
-	int raise_fd;	      /* CPython's _PyErr_SetObject */
 	int names_fd;	      /* api_names */
 };
 int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, struct gctx_uprobes_multi *out);
+/* The uprobe_multi program of CPython's _PyErr_SetObject (bpf/pyraise.bpf.c), an object of its
+ * own loaded the first time it is asked for (a few ms: the caller's held child waits). Its
+ * fd, or -errno: no uprobe_multi, or the load failed (said once on stderr, never tried
+ * again). From any thread. */
+int gctx_uprobes__raise_prog(struct gctx_uprobes *u);
 /* A uprobe_multi link (BPF_TRACE_UPROBE_MULTI, raw syscall: libbpf 1.1 has no wrapper) on cnt
  * offsets of path; ret: return probes; pid: that process's address space alone, 0 all. The
  * link fd, or -errno. */

@@ -2,7 +2,8 @@
 /*
  * Inside the API probes (uprobes.h): the library table and the probe machinery of uprobes.c,
  * shared with procaddr.c, which probes the addresses cuGetProcAddress hands out, caps them and
- * releases them. Callers hold u->mu (every public function takes it).
+ * releases them, and pyraise.c, which loads the Python exception probe. Callers hold u->mu
+ * (every public function takes it), but for pyraise.c's (py_mu).
  */
 #ifndef __GPUCTX_UPROBES_PRIV_H
 #define __GPUCTX_UPROBES_PRIV_H
@@ -17,6 +18,9 @@
 
 #define MAX_SEEN 4096
 #define RT_OFFS	 4 /* offsets a runtime probe keeps for its release (more: never released) */
+
+/* From the kernel's UAPI (Linux 6.6), newer than the headers libbpf 1.1 builds against. */
+#define ATTACH_UPROBE_MULTI 48 /* BPF_TRACE_UPROBE_MULTI */
 
 struct probe_at {
 	__u64 off; /* probed file offset */
@@ -97,6 +101,12 @@ struct gctx_uprobes {
 	struct rt_probe next_rt;
 	__u64 last_reclaim;
 	__u64 refused[2]; /* addresses not probed: [0] not a function entry, [1] caps */
+	/* The Python exception probe's object (pyraise.c), loaded at the first forked child that
+	 * needs it, on whichever thread attaches that child: py_mu orders the load (not mu,
+	 * which the main loop's library probing takes). */
+	pthread_mutex_t py_mu;
+	struct pyraise_bpf *py; /* once loaded (stored and read atomically: drops) */
+	int py_err;		/* its load failed (-errno): never tried again */
 };
 
 struct mapping {
@@ -135,5 +145,10 @@ int uprb_probe_procaddr(struct gctx_uprobes *u, struct lib *l, __u32 pid, enum g
 void uprb_keep_rt(struct gctx_uprobes *u, struct lib *l, __u32 mfd_from, __u32 link_from);
 /* A cuGetProcAddress answer (a GCTX_EV_API record): probe the address it handed out. */
 void uprb_follow_proc_address(struct gctx_uprobes *u, const struct gctx_ev_api *ev);
+
+/* pyraise.c */
+/* Python exceptions lost (ring buffer full), 0 before the probe is loaded. From any thread. */
+__u64 uprb_raise_drops(const struct gctx_uprobes *u);
+void uprb_raise_free(struct gctx_uprobes *u);
 
 #endif /* __GPUCTX_UPROBES_PRIV_H */
