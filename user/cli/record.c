@@ -298,7 +298,7 @@ no_trace_file:
 			 ? NULL
 			 : gctx_pyprobe__new(gctx_collector__map_fd(c, "pyinfo"),
 					     gctx_collector__map_fd(c, "pyexe"), env.verbose);
-	gctx_pyprobe__set_found_cb(st.pyprobe, record_watch_python, st.stacks);
+	gctx_pyprobe__set_found_cb(st.pyprobe, record_watch_python, &st);
 	st.callers = env.no_api ? NULL : gctx_callers__new(st.stacks, record_feed, &st);
 	if (!env.no_api && !st.callers)
 		fprintf(stderr,

@@ -115,7 +115,12 @@ void record_next_stacks(struct record_state *st)
 
 void record_watch_python(void *ctx, __u32 pid)
 {
-	gctx_stacks__watch(ctx, pid);
+	struct record_state *st = ctx;
+
+	gctx_stacks__watch(st->stacks, pid);
+	/* a Python process that goes on to initialise CUDA and fork (a DataLoader) needs the
+	 * Python exception probe for its children: loaded meanwhile, not while one is held */
+	gctx_uprobes__raise_prepare(st->uprobes);
 }
 
 void record_on_finding(const struct gctx_finding *f, void *ctx)

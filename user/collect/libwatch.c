@@ -88,6 +88,7 @@ struct gctx_libwatch {
 	 * between (most of a fork/exec storm: its five /proc reads per process would fail). */
 	__u32 pending[MAX_PENDING];
 	__u32 npending;
+	bool py_prepared; /* the Python probe's load started (gctx_uprobes__raise_prepare) */
 };
 
 struct gctx_libwatch *gctx_libwatch__new(const struct gctx_libwatch_opts *o, char *err,
@@ -641,6 +642,12 @@ void gctx_libwatch__on_record(struct gctx_libwatch *w, __u32 type, const void *d
 	if (!w || len < sizeof(struct gctx_ev_hdr))
 		return;
 	tgid = ((const struct gctx_ev_hdr *)data)->tgid;
+	/* a process has GPU state: a child it forks may need the Python probe, whose load
+	 * should not lengthen that child's hold */
+	if ((type == GCTX_EV_OPEN || type == GCTX_REC_FILE_PRESENT) && !w->py_prepared) {
+		w->py_prepared = true;
+		gctx_uprobes__raise_prepare(w->u);
+	}
 	if (type == GCTX_EV_APIMAP && len >= sizeof(struct gctx_ev_apimap)) {
 		if (((const struct gctx_ev_apimap *)data)->flags & GCTX_APIMAP_FORK)
 			on_fork_child(w, data);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The probe of a forked child's Python exceptions (bpf/pyraise.bpf.c): an object of its own,
- * loaded the first time a child that maps CPython is attached (childprobe.c), while that child
- * is held. Most recordings have no such child and never pay for verifying it; the one that
- * does waits for it once (docs/performance.md). Every map it declares that the API object
+ * loaded on a thread of its own once a process has GPU state (libwatch.c: the first GPU file
+ * opened or present at attach), or else the first time a child that maps CPython is attached
+ * (childprobe.c), while that child is held. A recording with no GPU process never pays for
+ * verifying it, and the command starts without waiting for it either way
+ * (docs/performance.md). Every map it declares that the API object
  * has too (the ring buffer, the followed processes, the Python layouts, the stack state and
  * scratch) is the API object's, by fd: that object reuses the main object's already.
  */
@@ -83,11 +85,32 @@ int gctx_uprobes__raise_prog(struct gctx_uprobes *u)
 	return ret;
 }
 
+static void *loader(void *arg)
+{
+	gctx_uprobes__raise_prog(arg);
+	return NULL;
+}
+
+void gctx_uprobes__raise_prepare(struct gctx_uprobes *u)
+{
+	if (!u || !u->multi || u->py_loading)
+		return;
+	/* no thread: the first child that needs it loads it while held, as before */
+	u->py_loading = !pthread_create(&u->py_loader, NULL, loader, u);
+}
+
 __u64 uprb_raise_drops(const struct gctx_uprobes *u)
 {
 	const struct pyraise_bpf *py = __atomic_load_n(&u->py, __ATOMIC_ACQUIRE);
 
 	return py ? __atomic_load_n(&py->bss->pyexc_drops, __ATOMIC_RELAXED) : 0;
+}
+
+void uprb_raise_wait(struct gctx_uprobes *u)
+{
+	if (u->py_loading)
+		pthread_join(u->py_loader, NULL);
+	u->py_loading = false;
 }
 
 void uprb_raise_free(struct gctx_uprobes *u)

@@ -751,6 +751,7 @@ void gctx_uprobes__free(struct gctx_uprobes *u)
 {
 	if (!u)
 		return;
+	uprb_raise_wait(u); /* it uses the API object */
 	for (__u32 i = 0; i < u->nlinks; i++)
 		bpf_link__destroy(u->links[i]);
 	for (__u32 i = 0; i < u->nmfds; i++)

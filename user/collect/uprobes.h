@@ -74,6 +74,10 @@ int gctx_uprobes__multi_progs(const struct gctx_uprobes *u, struct gctx_uprobes_
  * fd, or -errno: no uprobe_multi, or the load failed (said once on stderr, never tried
  * again). From any thread. */
 int gctx_uprobes__raise_prog(struct gctx_uprobes *u);
+/* Load it now, on a thread of its own, so that a child held later does not wait for the
+ * verifier (tens of ms on a busy machine): once a process has GPU state, the first child it
+ * forks may need it. Once; no-op without uprobe_multi. */
+void gctx_uprobes__raise_prepare(struct gctx_uprobes *u);
 /* A uprobe_multi link (BPF_TRACE_UPROBE_MULTI, raw syscall: libbpf 1.1 has no wrapper) on cnt
  * offsets of path; ret: return probes; pid: that process's address space alone, 0 all. The
  * link fd, or -errno. */

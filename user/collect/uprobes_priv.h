@@ -107,6 +107,8 @@ struct gctx_uprobes {
 	pthread_mutex_t py_mu;
 	struct pyraise_bpf *py; /* once loaded (stored and read atomically: drops) */
 	int py_err;		/* its load failed (-errno): never tried again */
+	pthread_t py_loader;	/* gctx_uprobes__raise_prepare's, joined at free */
+	bool py_loading;
 };
 
 struct mapping {
@@ -147,6 +149,7 @@ void uprb_keep_rt(struct gctx_uprobes *u, struct lib *l, __u32 mfd_from, __u32 l
 void uprb_follow_proc_address(struct gctx_uprobes *u, const struct gctx_ev_api *ev);
 
 /* pyraise.c */
+void uprb_raise_wait(struct gctx_uprobes *u); /* the loader thread ended */
 /* Python exceptions lost (ring buffer full), 0 before the probe is loaded. From any thread. */
 __u64 uprb_raise_drops(const struct gctx_uprobes *u);
 void uprb_raise_free(struct gctx_uprobes *u);
