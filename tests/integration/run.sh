@@ -822,6 +822,7 @@ assert "cuGetProcAddress" in how and "not-pre-resolved" not in how, how' \
 . "$top/tests/realdriver/amd.sh"
 
 . "$top/tests/integration/agent.sh"
+. "$top/tests/integration/agent_output.sh"
 
 all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd fdpass attach
 	attach_threads	fork_storm nongpu demo cgroup all record_export exit_status release syscall_args params_capture ioctl_comm open_syscalls exec_fd_scan lib_once lib_maps_once lib_seen_renamed ioctl_slot_shared ring_wrap ring_size load_budget errors sigkill api_cuda api_cuda_single api_cuda_stub api_hip
@@ -830,7 +831,8 @@ all_tests=(fork_child_ioctl fork_exec_own thread double_fork exec_leak segv kfd 
 	stacks_c stacks_c_fp stacks_gone_c stacks_gone_crash stacks_cxx stacks_inline stacks_py stacks_py_crash stacks_py_cuda stacks_py_cudause stacks_py_unknown
 	stacks_py_long stacks_py_long_parent stacks_py_long_gone stacks_py_late
 	stacks_dataloader stacks_timeline api_caller api_caller_gone
-	api_caller_gone_nostacks "${cluster_tests[@]}" "${agent_tests[@]}")
+	api_caller_gone_nostacks "${cluster_tests[@]}" "${agent_tests[@]}"
+	"${agent_output_tests[@]}")
 . "$top/tests/integration/childprobe.sh"
 all_tests+=("${childprobe_tests[@]}")
 . "$top/tests/integration/api_coverage.sh"

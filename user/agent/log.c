@@ -6,6 +6,7 @@
 
 #include "agent/agent.h"
 #include "collect/discover.h"
+#include "lib/esc.h"
 
 void agent_log(struct agent *a, const char *fmt, ...)
 {
@@ -15,6 +16,9 @@ void agent_log(struct agent *a, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	/* what a traced process names is escaped where it is put in; this keeps the journal's
+	 * and syslog's line whole, nothing in it acting on a terminal, whatever a caller missed */
+	gctx_printable(line);
 	/* one call each: the spool_sync thread logs too */
 	if (a->o.syslog) {
 		syslog(LOG_WARNING, "%s", line);

@@ -22,6 +22,7 @@
 #include "agent/proto.h"
 #include "collect/discover.h"
 #include "collect/jobcg.h"
+#include "lib/esc.h"
 #include "lib/grow.h"
 #include "trace/window.h"
 
@@ -251,9 +252,14 @@ static void start_cgroup(struct agent *a, struct sub *c, const struct gctx_model
 		return;
 	}
 	go_live(a, c, m);
-	if (c->live)
+	if (c->live) {
+		/* a delegated cgroup's user names its directories (ESC and all) */
+		char shown[4096];
+
+		gctx_format_str(shown, sizeof(shown), dir, strlen(dir));
 		agent_log(a, "record --from-agent: following cgroup %s (%u processes in it now)%s",
-			  dir, c->t.n, skipped ? " (some of its cgroups not read)" : "");
+			  shown, c->t.n, skipped ? " (some of its cgroups not read)" : "");
+	}
 }
 
 /* "pids 12,34": their trees, history then live. */

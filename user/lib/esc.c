@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lib/esc.h"
+#include "lib/utf8.h"
 
 void gctx_sbuf__init(struct gctx_sbuf *sb, char *buf, size_t size)
 {
@@ -55,6 +56,24 @@ void gctx_format_str(char *dst, size_t dstlen, const char *s, size_t n)
 	gctx_sbuf__init(&sb, dst, dstlen);
 	for (i = 0; s && i < n && s[i] && !sb.full; i++)
 		gctx_sbuf__put_escaped(&sb, (unsigned char)s[i]);
+}
+
+void gctx_printable(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t n = strlen(s), i = 0, len, bad;
+
+	while (i < n) {
+		len = gctx_utf8_seq(p + i, n - i, &bad);
+		if (len &&
+		    (p[i] < ' ' || p[i] == 0x7f || gctx_utf8_deceptive(gctx_utf8_cp(p + i, len)))) {
+			bad = len;
+			len = 0;
+		}
+		if (!len)
+			memset(p + i, '?', bad);
+		i += len ? len : bad;
+	}
 }
 
 void gctx_format_argv(char *dst, size_t dstlen, const char *args, __u32 len)

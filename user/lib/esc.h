@@ -29,5 +29,10 @@ void gctx_sbuf__put_escaped(struct gctx_sbuf *sb, unsigned char c);
 void gctx_format_argv(char *dst, size_t dstlen, const char *args, __u32 len);
 /* At most n bytes of s, up to its first NUL, escaped. */
 void gctx_format_str(char *dst, size_t dstlen, const char *s, size_t n);
+/* In place, text shown as written (a message in any language, déjà, 🚫): a control byte, DEL,
+ * a code point that acts on a terminal or reorders the line (C1, bidi, zero-width, line
+ * separators: gctx_utf8_deceptive) or a byte that is not UTF-8 becomes '?', byte for byte.
+ * For a line made of escaped and plain pieces: one line, nothing raw, whatever a piece missed. */
+void gctx_printable(char *s);
 
 #endif /* __GPUCTX_ESC_H */

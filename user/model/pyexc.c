@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/esc.h"
 #include "lib/grow.h"
-#include "lib/utf8.h"
 #include "lib/str.h"
 #include "model/model_priv.h"
 
@@ -159,42 +159,15 @@ const struct gctx_pyexc *gctx_model__pyexc_of(const struct gctx_model *m, __u32 
 	return about ? about : last;
 }
 
-/* Code points that would act on a terminal or reorder the line rather than show: C1
- * controls, and the bidirectional marks, embeddings, overrides and isolates. */
-static bool acts(unsigned int cp)
-{
-	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
-	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
-}
-
-/* Printable: a message is the traced program's text. Its characters stay (déjà, ✓, 🚫: a
- * message in any language reads as written); a control, a mark that acts, or a byte that is
- * not UTF-8 becomes '?', byte for byte. */
-static void printable(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-	size_t n = strlen(s), i = 0, len, bad;
-
-	while (i < n) {
-		len = gctx_utf8_seq(p + i, n - i, &bad);
-		if (len && (p[i] < ' ' || p[i] == 0x7f || acts(gctx_utf8_cp(p + i, len)))) {
-			bad = len;
-			len = 0;
-		}
-		if (!len)
-			memset(p + i, '?', bad);
-		i += len ? len : bad;
-	}
-}
-
 void gctx_pyexc_name(const struct gctx_pyexc *e, char *buf, size_t len)
 {
 	char type[GCTX_PYEXC_TYPE_LEN], msg[GCTX_PYEXC_MSG_LEN];
 
 	snprintf(type, sizeof(type), "%s", e->type[0] ? e->type : "an exception");
 	snprintf(msg, sizeof(msg), "%s", e->msg);
-	printable(type);
-	printable(msg);
+	/* a message is the traced program's text: it reads as written, nothing acts */
+	gctx_printable(type);
+	gctx_printable(msg);
 	snprintf(buf, len, "%s%s%s", type, msg[0] ? ": " : "", msg);
 }
 

@@ -203,6 +203,11 @@ static void test_format_helpers(void **state)
 	gctx_format_argv(tiny, 0, "abc", 3); /* writes nothing */
 	gctx_format_str(buf, sizeof(buf), "no\tnul", 4);
 	assert_string_equal(buf, "no\\x09n");
+	/* a line's last guard: escapes and characters kept (d\xc3\xa9j\xc3\xa0), what acts
+	 * (ESC, U+202E, DEL, newline, U+2028) or is not UTF-8 '?', byte for byte */
+	strcpy(buf, "a\\x1b\x1b[2J\xe2\x80\xae\x7f\nd\xc3\xa9j\xc3\xa0\xe2\x80\xa8\xff");
+	gctx_printable(buf);
+	assert_string_equal(buf, "a\\x1b?[2J?????d\xc3\xa9j\xc3\xa0????");
 	gctx_format_open_flags(buf, sizeof(buf), 02 | 0100 | 02000000 | 0x80000000u);
 	assert_string_equal(buf, "O_RDWR|O_CREAT|O_CLOEXEC|0x80000000");
 	gctx_format_open_flags(buf, sizeof(buf), 0);
