@@ -7,9 +7,11 @@
  * step's stderr and srun exits 86 when a node's trace holds an error incident.
  *
  * plugstack.conf:  optional /usr/lib/x86_64-linux-gnu/slurm-wlm/gpuctx_spank.so [gpuctx=PATH]
- *                  [record-opt=ARG]... [run-dir=DIR]   (PATH: the gpuctx binary; each ARG one
- *                  more argument of gpuctx record, such as --no-stacks or --device PATH:KIND
- *                  as two; DIR: the agent's --run-dir, default /run/gpuctx, the node's)
+ *                  [record-opt=ARG]... [run-dir=DIR] [check-timeout=S]   (PATH: the gpuctx
+ *                  binary; each ARG one more argument of gpuctx record, such as --no-stacks or
+ *                  --device PATH:KIND as two; DIR: the agent's --run-dir, default /run/gpuctx,
+ *                  the node's; S: seconds a check may take, on the node and in srun, default
+ *                  300, from 1 to 86400)
  *
  * Where each part runs (spank.h's order):
  *   slurmstepd (remote, root), init_post_opt: the step's cgroup (Slurm's own under cgroup v2,
@@ -65,6 +67,7 @@ SPANK_PLUGIN(gpuctx, 1);
 #define ATTACH_WAIT_S 60	     /* a tracer not attached by then is given up */
 #define STOP_WAIT_S   60	     /* a tracer not done by then is killed */
 #define CHECK_WAIT_S  300	     /* a check not done by then is killed (a trace of GiBs) */
+#define CHECK_MAX_S   86400	     /* check-timeout= at most: a day */
 #define CREATE_WAIT_S 30	     /* the helper creating the trace (a hung NFS directory) */
 #define TRACE_FD      3		     /* where the tracer and the check find the trace */
 #define CG_OURS	      "slurm_gpuctx" /* our cgroup v2 directory, _CLUSTER: job_N/step_M below */
@@ -78,6 +81,7 @@ static struct {
 	char *rec_opts[16]; /* record options from plugstack.conf (record-opt=ARG) */
 	int nrec_opts;
 	const char *run_dir; /* the agent asked (run-dir=DIR), NULL: the node's */
+	int check_wait;	     /* seconds a check may take (check-timeout=S) */
 	char cgroup[2200];   /* the cgroup the tracer follows */
 	bool cg_ours;	     /* made by us: tasks are moved into it */
 	char trace[1600];
@@ -127,11 +131,30 @@ static int opt_cb(int val, const char *optarg, int remote)
 	return 0;
 }
 
+/* check-timeout=S: whole seconds from 1 to CHECK_MAX_S, else the default, said. */
+static void check_timeout_arg(const char *arg)
+{
+	char *end;
+	long s;
+
+	errno = 0;
+	s = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || s < 1 || s > CHECK_MAX_S) {
+		slurm_error("gpuctx: check-timeout=%s: want seconds from 1 to %d (%d s kept)", arg,
+			    CHECK_MAX_S, g.check_wait);
+		return;
+	}
+	g.check_wait = (int)s;
+}
+
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	snprintf(g.bin, sizeof(g.bin), "%s", GPUCTX_BIN);
+	g.check_wait = CHECK_WAIT_S;
 	for (int i = 0; i < ac; i++) {
-		if (!strncmp(av[i], "gpuctx=", 7))
+		if (!strncmp(av[i], "check-timeout=", 14))
+			check_timeout_arg(av[i] + 14);
+		else if (!strncmp(av[i], "gpuctx=", 7))
 			snprintf(g.bin, sizeof(g.bin), "%s", av[i] + 7);
 		else if (!strncmp(av[i], "run-dir=", 8) && av[i][8] == '/')
 			g.run_dir = av[i] + 8;
@@ -695,11 +718,11 @@ static void finish(void)
 		argv[2] = "/dev/fd/3"; /* the file the tracer wrote, whatever is at its path now */
 		argv[3] = NULL;
 		pid = spawn(argv, g.err_fd, g.trace_fd);
-		if (pid > 0 && wait_deadline(pid, CHECK_WAIT_S) == -1) {
+		if (pid > 0 && wait_deadline(pid, g.check_wait) == -1) {
 			fcntl(g.err_fd, F_SETFL, O_APPEND | O_NONBLOCK);
-			slurm_error("gpuctx: check of %s killed after %d s", g.trace, CHECK_WAIT_S);
+			slurm_error("gpuctx: check of %s killed after %d s", g.trace, g.check_wait);
 			dprintf(g.err_fd, "gpuctx: no verdict: the check of %s took over %d s\n",
-				g.trace, CHECK_WAIT_S);
+				g.trace, g.check_wait);
 		}
 	}
 	trace_close();
@@ -762,7 +785,7 @@ static int local_exit(spank_t sp)
 		/* the nodes said their verdicts already: only its errors are shown */
 		errfd = log_file();
 		pid = spawn(argv, errfd, -1);
-		st = pid > 0 ? wait_deadline(pid, CHECK_WAIT_S) : -1;
+		st = pid > 0 ? wait_deadline(pid, g.check_wait) : -1;
 		if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == EXIT_INCIDENT) {
 			fprintf(stderr,
 				"gpuctx: job %u step %u: an error incident on %s node: "

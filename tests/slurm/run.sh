@@ -29,6 +29,8 @@
 #   user_agent  the agent serves the user's step after root loaded a libcuda in another user's
 #               directory: the user's trace names no library their step did not map but root's
 #   user_untraced  a tracer that cannot start: the step passes untraced, no empty trace is left
+#   user_check_timeout  plugstack.conf's check-timeout=2 and a check that hangs: the node's
+#               check and srun's are killed past 2 s, srun fails closed (exit 1, "no verdict")
 # Needs root, Debian's slurm-wlm, libslurm-dev and munge (make test installs them:
 # tools/install-deps.sh test); skipped without them when run by hand.
 # Usage: tests/slurm/run.sh [TEST...]
@@ -497,8 +499,50 @@ t_user_untraced() {
 	result $name $rc
 }
 
+# A check that never ends (plugstack.conf's gpuctx= a program whose check hangs, for one step,
+# with check-timeout=2): the node's check and srun's are killed past 2 s, the step fails closed
+# (srun exits 1, "no verdict" from the node and from srun), nothing of the checks is left, and
+# srun is done in seconds, not the 300 s of the default
+t_user_check_timeout() {
+	local name=user_check_timeout rc=0 got job d=$UW/timeout t0 secs p
+	mkdir -p "$d"
+	chown "$TU:" "$d"
+	cat >"$T/hang-gpuctx" <<EOF
+#!/bin/sh
+[ "\$1" = check ] || exec $G "\$@"
+echo \$\$ >>$T/hang.pids
+exec sleep 600
+EOF
+	chmod 755 "$T/hang-gpuctx"
+	: >"$T/hang.pids"
+	chmod 666 "$T/hang.pids"
+	cp "$T/plugstack.conf" "$T/plugstack.conf.good"
+	sed -i "s|gpuctx=$G |gpuctx=$T/hang-gpuctx check-timeout=2 |" "$T/plugstack.conf"
+	t0=$(date +%s)
+	(cd "$d" && as_user timeout -k 10 120 srun -n1 --gpuctx=check "$W/wl_fork_exec_own" "$MNT" \
+		>"$T/$name.out" 2>"$T/$name.err")
+	got=$?
+	secs=$(($(date +%s) - t0))
+	cp "$T/plugstack.conf.good" "$T/plugstack.conf"
+	job=$(newest_job)
+	[ $got = 1 ] || { why $name "srun exited $got, want 1 (no verdict is no pass)"; rc=1; }
+	[ $secs -le 60 ] || { why $name "srun took $secs s"; rc=1; }
+	grep -q "^gpuctx: no verdict: the check of .*gpuctx-$job.0-$NODE.gctx took over 2 s$" \
+		"$T/$name.err" || { why $name "the node's check did not say it was cut off"; rc=1; }
+	grep -q "^gpuctx: job $job step 0: no verdict (the check took too long): exit 1$" \
+		"$T/$name.err" || { why $name "srun's check did not fail closed"; rc=1; }
+	grep -q "\[$job.0\] error: gpuctx: check of .* killed after 2 s" "$T/slurmd.log" ||
+		{ why $name "slurmd's log does not say the check was killed"; rc=1; }
+	[ "$(grep -c . "$T/hang.pids")" = 2 ] ||
+		{ why $name "want 2 checks (the node's, srun's), ran: $(cat "$T/hang.pids")"; rc=1; }
+	for p in $(cat "$T/hang.pids"); do
+		kill -0 "$p" 2>/dev/null && { why $name "check $p still runs"; kill -KILL "$p"; rc=1; }
+	done
+	result $name $rc
+}
+
 all_tests=(fork spawn record batch agent user_check user_dirs user_swap_link user_swap_fifo
-	user_agent user_untraced)
+	user_agent user_untraced user_check_timeout)
 [ $# -gt 0 ] && all_tests=("$@")
 for t in "${all_tests[@]}"; do
 	"t_$t"
