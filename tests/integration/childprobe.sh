@@ -16,6 +16,8 @@
 #   fork_query_hip      the HIP double: the child's only call, hipGetDeviceCount, is answered
 #                       from the parent's state with no ioctl (as the real HIP runtime does):
 #                       an error naming it and its result
+#   agent_pyexc         the node's agent dumps the PyTorch-style poison fork (the child only
+#                       raises, no driver call): the error incident quotes what it raised
 #   fork_blocked_output record's live output goes to a pipe nobody reads (`gpuctx record |
 #                       less`, not scrolled): its main loop is blocked on it when the child
 #                       forks, and the child must still get its probes before it runs (the
@@ -28,7 +30,7 @@
 childprobe_tests=(fork_query_count fork_query_errname fork_query_lookup fork_query_none
 	fork_query_nostacks pyexc_torch pyexc_numba pyexc_noise pyexc_torch_debian pyexc_torch_310
 	pyexc_torch_312 pyexc_torch_313 pyexc_torch_nostacks pyexc_latin1 pyexc_emoji_nostacks
-	fork_query_hip fork_blocked_output)
+	fork_query_hip fork_blocked_output agent_pyexc)
 
 t_fork_query_count() { fork_query_case fork_query_count count 86; }
 t_fork_query_errname() { fork_query_case fork_query_errname errname 86; }
@@ -216,4 +218,35 @@ EOS
 		echo "record or the job exited $rc" >>"$T/$name.err"
 	fi
 	result "$name" $rc
+}
+
+t_agent_pyexc() {
+	local name=agent_pyexc rc=0 job d
+	if [ ! -e "$DOUBLES/libcuda.so.1" ]; then
+		echo "SKIP $name: build/doubles/libcuda.so.1 was not built (no CUDA headers)"
+		return
+	fi
+	agent_start $name --grace 0.5 || { result $name 1; return; }
+	GPUCTX_FAKEGPU_DIR=$MNT LD_LIBRARY_PATH=$DOUBLES /usr/bin/python3 \
+		"$top/tests/workloads/pyexc_job.py" "$MNT" torch >"$T/$name.wl" 2>&1 &
+	job=$!
+	wait $job || { echo "the job exited $?" >>"$T/$name.err"; rc=1; }
+	agent_wait_dump "$T/$name.spool" $job || { echo "no dump for $job" >>"$T/$name.err"; rc=1; }
+	kill -TERM $AGENT_PID
+	wait $AGENT_PID
+	d=$T/$name.spool/$(agent_dumps "$T/$name.spool" $job | head -1)
+	if [ $rc = 0 ]; then
+		"$G" report --json "$d" >"$T/$name.json" 2>>"$T/$name.err" || rc=1
+		grep -q "poison-fork: .*$(basename "$d").*raised RuntimeError: Cannot re-initialize CUDA in forked subprocess" \
+			"$T/$name.out" || { echo "no incident line quoting it" >>"$T/$name.err"; rc=1; }
+	fi
+	[ $rc = 0 ] && python3 - "$T/$name.json" >>"$T/$name.err" 2>&1 <<'PY' || rc=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+inc = [i for i in d["incidents"] if i["kind"] == "poison-fork"]
+assert len(inc) == 1 and inc[0]["severity"] == "error", d["incidents"]
+assert inc[0]["raised"].startswith(
+    "RuntimeError: Cannot re-initialize CUDA in forked subprocess"), inc[0]
+PY
+	result $name $rc
 }

@@ -186,6 +186,18 @@ void agent__on_record(void *ctx, const struct gctx_model *m, __u32 type, const v
 		gctx_window__push(a->win, gctx_now_mono(), type, data, len);
 		agent_subs__on_record(a, type, data, len);
 	}
+	/* A child forked with GPU state that raised about the GPU, its driver or fork (PyTorch
+	 * refuses in Python, before any driver call): a poison fork with no finding of its own,
+	 * as the model's incidents have it (only such children are probed for exceptions) */
+	if (type == GCTX_EV_PYEXC && gctx_model__npyexcs(m)) {
+		const struct gctx_pyexc *e = gctx_model__pyexc(m, gctx_model__npyexcs(m) - 1);
+		const struct gctx_proc *p = e ? gctx_model__proc_by_pid(m, e->pid) : NULL;
+
+		if (p && !e->count_only && gctx_pyexc_about_gpu(e) &&
+		    (int)GCTX_SEV_ERROR >= a->o.fail_on)
+			incident(a, m, p->idx, false);
+		return;
+	}
 	if (type == GCTX_EV_EXIT && len >= sizeof(struct gctx_ev_exit)) {
 		struct gctx_ev_exit e;
 		const struct gctx_proc *p;
