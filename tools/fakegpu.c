@@ -25,6 +25,7 @@
 #define GPU_UAPI_NO_HELPERS
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fuse.h>
 #include <limits.h>
 #include <pthread.h>
@@ -35,7 +36,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,7 +45,6 @@
 #include "gpu_uapi.h"
 
 #define DEV_FILE_SIZE	 (1 << 20)
-#define FUSE_SUPER_MAGIC 0x65735546
 #define DEV_INO(kind)	 (2 + (kind)) /* fixed (use_ino), the root is 1 */
 
 static const char *const dev_names[DEV_NR] = {
@@ -103,18 +103,40 @@ static pid_t tid_to_tgid(pid_t tid)
 	return tgid > 0 ? tgid : tid;
 }
 
-/* Does fd number @fd of thread @tid refer to our file @kind? (fds are per process) */
+/* The device of our mount, from mountinfo: a stat or statfs of a file of ours would be a
+ * request to ourselves. */
+static dev_t mnt_dev;
+
+static void find_mnt_dev(void)
+{
+	char line[PATH_MAX + 256], mp[PATH_MAX];
+	unsigned int maj, min;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, mp) == 3 &&
+		    !strcmp(mp, G.mnt))
+			mnt_dev = makedev(maj, min); /* the last: a mount over an older one */
+	if (f)
+		fclose(f);
+}
+
+/* Does fd number @fd of thread @tid refer to our file @kind? (fds are per process) By inode
+ * and device, not by path: a test may bind our file over /dev/kfd in its own namespace. The
+ * attributes the kernel has cached, never a request to ourselves: a handler waiting for a free
+ * worker of its own filesystem deadlocks once every worker does the same (270 callers). */
 bool caller_fd_is(pid_t tid, int fd, enum dev_kind kind)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct statx stx;
 	char link[64];
-	struct statfs sfs;
-	struct stat st;
 
-	/* by inode, not by path: a test may bind our file over /dev/kfd in its own namespace */
+	pthread_once(&once, find_mnt_dev);
 	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, fd);
-	if (stat(link, &st) || statfs(link, &sfs))
+	if (statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_INO, &stx))
 		return false;
-	return st.st_ino == DEV_INO(kind) && sfs.f_type == FUSE_SUPER_MAGIC;
+	return mnt_dev && stx.stx_ino == DEV_INO(kind) &&
+	       makedev(stx.stx_dev_major, stx.stx_dev_minor) == mnt_dev;
 }
 
 int remote_read(pid_t tid, __u64 addr, void *buf, size_t len)
