@@ -44,8 +44,8 @@
 #include "fakegpu.h"
 #include "gpu_uapi.h"
 
-#define DEV_FILE_SIZE	 (1 << 20)
-#define DEV_INO(kind)	 (2 + (kind)) /* fixed (use_ino), the root is 1 */
+#define DEV_FILE_SIZE (1 << 20)
+#define DEV_INO(kind) (2 + (kind)) /* fixed (use_ino), the root is 1 */
 
 static const char *const dev_names[DEV_NR] = {
     [DEV_NVIDIACTL] = "nvidiactl", [DEV_NVIDIA0] = "nvidia0",
