@@ -292,6 +292,7 @@ struct gctx_ev_api {
 #define GCTX_PYEXC_MSG_RAW	0x8
 #define GCTX_PYEXC_RAW_KIND(f)	(((f) >> 8) & 7)
 #define GCTX_PYEXC_RAW_BYTES(f) (((f) >> 16) & 0xff)
+#define GCTX_PYEXC_RAW_MASK	(GCTX_PYEXC_MSG_RAW | 0x7u << 8 | 0xffu << 16)
 
 struct gctx_ev_pyexc {
 	struct gctx_ev_hdr hdr;

@@ -189,12 +189,16 @@ void agent__on_record(void *ctx, const struct gctx_model *m, __u32 type, const v
 	/* A child forked with GPU state that raised about the GPU, its driver or fork (PyTorch
 	 * refuses in Python, before any driver call): a poison fork with no finding of its own,
 	 * as the model's incidents have it (only such children are probed for exceptions) */
-	if (type == GCTX_EV_PYEXC && gctx_model__npyexcs(m)) {
+	if (type == GCTX_EV_PYEXC && len >= sizeof(struct gctx_ev_pyexc) &&
+	    gctx_model__npyexcs(m)) {
+		const struct gctx_ev_pyexc *r = data;
 		const struct gctx_pyexc *e = gctx_model__pyexc(m, gctx_model__npyexcs(m) - 1);
 		const struct gctx_proc *p = e ? gctx_model__proc_by_pid(m, e->pid) : NULL;
 
-		if (p && !e->count_only && gctx_pyexc_about_gpu(e) &&
-		    (int)GCTX_SEV_ERROR >= a->o.fail_on)
+		/* the model's newest is this record's unless it was only a count (or one past
+		 * what the model keeps) */
+		if (p && e->pid == r->hdr.tgid && e->seq == r->seq && !e->count_only &&
+		    gctx_pyexc_about_gpu(e) && (int)GCTX_SEV_ERROR >= a->o.fail_on)
 			incident(a, m, p->idx, false);
 		return;
 	}

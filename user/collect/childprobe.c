@@ -418,7 +418,8 @@ static int on_map(void *ctx, const struct gctx_procmap *pm)
 		if (!p)
 			return 0;
 		w->py_done = true;
-		/* loaded at the first child that gets here: none, it has its API probes alone */
+		/* loaded once Python or GPU state was seen, else here while this child is held;
+		 * where it cannot load, the child has its API probes alone */
 		prog = gctx_uprobes__raise_prog(w->c->u);
 		if (prog < 0)
 			return 0;

@@ -44,7 +44,7 @@ static int pyexc_utf8(struct gctx_collector *c, const struct gctx_ev_pyexc *raw)
 	__u32 n = GCTX_PYEXC_RAW_BYTES(raw->flags);
 
 	memset(e.msg, 0, sizeof(e.msg));
-	e.flags &= ~(GCTX_PYEXC_MSG_RAW | 0x7u << 8 | 0xffu << 16);
+	e.flags &= ~GCTX_PYEXC_RAW_MASK;
 	if (n <= sizeof(raw->msg) &&
 	    gctx_py_str_utf8(raw->msg, n, GCTX_PYEXC_RAW_KIND(raw->flags), e.msg, sizeof(e.msg)))
 		e.flags |= GCTX_PYEXC_MSG_OK;

@@ -402,9 +402,7 @@ static __u32 gap_reason(struct gctx_libwatch *w, __u32 flags, int rel, bool prob
 	return GCTX_GAP_HOLD_FAILED;
 }
 
-/* A child forked without exec from a process holding GPU state, back from fork: its own
- * probes on every API function, then resume it. */
-/* Attach the child's probes and end its hold: what must not wait. */
+/* Attach a held forked child's probes and end its hold: what must not wait. */
 static void fork_act(struct gctx_libwatch *w, const struct gctx_ev_apimap *m, struct fork_done *d)
 {
 	if (w->o.verbose)

@@ -108,8 +108,8 @@ err:
 
 /* Hand every wanted record past the scan position, up to the first one still reserved, to the
  * early callback, each once (under ahead_mu). Records behind the reader's published position
- * may be overwritten by now: each is copied, then kept only if the producer has not come
- * round to it since. */
+ * may be overwritten by now: a wanted one is copied, then kept only if the producer has not
+ * come round to it since (and a header read meanwhile is not trusted either). */
 static void look_ahead(struct gctx_ringread *r)
 {
 	unsigned long pos, prod, cons = __atomic_load_n(r->cons_pos, __ATOMIC_ACQUIRE);
@@ -125,7 +125,8 @@ static void look_ahead(struct gctx_ringread *r)
 		if (len & BPF_RINGBUF_BUSY_BIT)
 			break;
 		n = len & ~BPF_RINGBUF_DISCARD_BIT;
-		if (!(len & BPF_RINGBUF_DISCARD_BIT) && n <= sizeof(copy)) {
+		/* only what is wanted is copied: asked of the record in place */
+		if (!(len & BPF_RINGBUF_DISCARD_BIT) && n <= sizeof(copy) && r->want(hdr + 2, n)) {
 			memcpy(copy, hdr + 2, n);
 			copied = true;
 		}
@@ -140,6 +141,13 @@ static void look_ahead(struct gctx_ringread *r)
 	r->scan = pos;
 }
 
+static void look_ahead_locked(struct gctx_ringread *r)
+{
+	pthread_mutex_lock(&r->ahead_mu);
+	look_ahead(r);
+	pthread_mutex_unlock(&r->ahead_mu);
+}
+
 static void *ahead_thread(void *arg)
 {
 	struct gctx_ringread *r = arg;
@@ -151,9 +159,7 @@ static void *ahead_thread(void *arg)
 		for (int i = 0; i < n; i++)
 			if (got[i].data.u32 == 1)
 				return NULL;
-		pthread_mutex_lock(&r->ahead_mu);
-		look_ahead(r);
-		pthread_mutex_unlock(&r->ahead_mu);
+		look_ahead_locked(r);
 	}
 }
 
@@ -242,11 +248,8 @@ int gctx_ringread__consume(struct gctx_ringread *r)
 	int n = 0, ret = 0;
 
 	prod = __atomic_load_n(r->prod_pos, __ATOMIC_ACQUIRE);
-	if (r->early && !r->ahead_on) {
-		pthread_mutex_lock(&r->ahead_mu);
-		look_ahead(r);
-		pthread_mutex_unlock(&r->ahead_mu);
-	}
+	if (r->early && !r->ahead_on)
+		look_ahead_locked(r);
 	for (;;) {
 		unsigned long at;
 		const __u32 *hdr;
@@ -272,11 +275,8 @@ int gctx_ringread__consume(struct gctx_ringread *r)
 			if (r->early && r->want(data, size))
 				claim(r, at, cons);
 			ret = r->fn(r->ctx, data, size);
-			if (r->early && !r->ahead_on && slow_record(data, size)) {
-				pthread_mutex_lock(&r->ahead_mu);
-				look_ahead(r);
-				pthread_mutex_unlock(&r->ahead_mu);
-			}
+			if (r->early && !r->ahead_on && slow_record(data, size))
+				look_ahead_locked(r);
 		}
 		if (ret < 0 || cons - published >= r->publish) {
 			__atomic_store_n(r->cons_pos, cons, __ATOMIC_RELEASE);
